@@ -1,0 +1,231 @@
+#!/usr/bin/env python3
+"""Set-up, tests, demo, benchmarks and the add-on build for collide.
+
+    python3 build.py test      create the environments if needed, then run every test
+    python3 build.py demo      run the main job on the bundled demo and print what it found
+    python3 build.py zip       write dist/collide_addon-<version>.zip (legacy add-on + extension)
+    python3 build.py bench     run the benchmarks against coal and python-fcl
+    python3 build.py lint      ruff format --check and ruff check
+    python3 build.py setup     only create/refresh the environments
+
+Two virtual environments, because the bpy 5.0.1 wheel needs numpy < 2 and coal 3
+needs numpy >= 2:
+    .venv-core  (requirements-core.txt)  core tests with the coal oracle, benchmarks
+    .venv       (requirements.txt)       Blender tests with the real bpy wheel
+Works on a bare machine: it creates both from the pinned requirement files and,
+when run as root, installs Debian's `blender` (3.4) and `python3-numpy` (that
+Blender build has no numpy of its own) with apt-get, for the `blender -b` tests.
+Standard library only, so it runs before anything is installed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+VENV = ROOT / ".venv"
+CORE_VENV = ROOT / ".venv-core"
+REQUIREMENTS = ROOT / "requirements.txt"
+CORE_REQUIREMENTS = ROOT / "requirements-core.txt"
+PACKAGE = ROOT / "collide_addon"
+DIST = ROOT / "dist"
+APT_PACKAGES = ("blender", "python3-numpy")
+
+
+def log(message: str) -> None:
+    print(f"[build] {message}", file=sys.stderr, flush=True)
+
+
+def run(command: list[str], **kwargs) -> None:
+    log("$ " + " ".join(str(part) for part in command))
+    subprocess.run([str(part) for part in command], check=True, **kwargs)
+
+
+def venv_python(venv: Path) -> Path:
+    return venv / "bin" / "python"
+
+
+def find_python311() -> str:
+    """The interpreter for the venvs: the bpy wheel exists for CPython 3.11 only."""
+    for candidate in (sys.executable, "python3.11", "python3"):
+        path = shutil.which(candidate) or candidate
+        try:
+            version = subprocess.run(
+                [path, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout.strip()
+        except (OSError, subprocess.CalledProcessError):
+            continue
+        if version == "3.11":
+            return path
+    sys.exit("build.py: Python 3.11 is required (the bpy 5.0.1 wheel is built for it only)")
+
+
+def ensure_venv(venv: Path, requirements: Path) -> Path:
+    """Create `venv` and install `requirements` into it, unless already done for this file."""
+    stamp = venv / ".requirements.sha256"
+    digest = hashlib.sha256(requirements.read_bytes()).hexdigest()
+    python = venv_python(venv)
+    if python.exists() and stamp.exists() and stamp.read_text().strip() == digest:
+        return python
+    if not python.exists():
+        run([find_python311(), "-m", "venv", venv])
+    run(
+        [
+            python,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            "-r",
+            requirements,
+        ]
+    )
+    stamp.write_text(digest + "\n")
+    return python
+
+
+def ensure_blender() -> None:
+    """Install Debian's blender and python3-numpy when missing and we may (root)."""
+    missing = [name for name in APT_PACKAGES if not debian_package_installed(name)]
+    if not missing:
+        return
+    if os.geteuid() != 0 or shutil.which("apt-get") is None:
+        log(f"not root or no apt-get: cannot install {' '.join(missing)}; the CLI tests will fail")
+        return
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    run(["apt-get", "update", "-qq"], env=env)
+    run(["apt-get", "install", "-y", "-qq", *missing], env=env, stdout=subprocess.DEVNULL)
+
+
+def debian_package_installed(name: str) -> bool:
+    if shutil.which("dpkg-query") is None:
+        return False
+    result = subprocess.run(
+        ["dpkg-query", "-W", "-f=${Status}", name], capture_output=True, text=True
+    )
+    return result.returncode == 0 and "install ok installed" in result.stdout
+
+
+def setup() -> Path:
+    """Blender, .venv and .venv-core; returns the Blender environment's python."""
+    ensure_blender()
+    ensure_venv(CORE_VENV, CORE_REQUIREMENTS)
+    return ensure_venv(VENV, REQUIREMENTS)
+
+
+def cmd_setup(args: list[str]) -> int:
+    setup()
+    return 0
+
+
+def pytest(python: Path, paths: list[str], args: list[str]) -> int:
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    command = [python, "-m", "pytest", "-rs", *paths, *args]
+    log("$ " + " ".join(str(part) for part in command))
+    return subprocess.run(command, cwd=ROOT, env=env).returncode
+
+
+def cmd_test(args: list[str]) -> int:
+    """Core tests in .venv-core, then the Blender and CLI tests in .venv.
+
+    Extra arguments go to both pytest runs (e.g. `-x`, `-k name`).
+    """
+    blender_python = setup()
+    core = pytest(venv_python(CORE_VENV), ["tests/core"], args)
+    # The add-on zip is what the Blender tests install, so build it first.
+    build_zip()
+    blender = pytest(blender_python, ["tests/blender", "tests/cli"], args)
+    log(
+        f"core tests: {'passed' if core == 0 else 'FAILED'}; "
+        f"Blender tests: {'passed' if blender == 0 else 'FAILED'}"
+    )
+    return core or blender
+
+
+def cmd_demo(args: list[str]) -> int:
+    python = setup()
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    return subprocess.run([python, ROOT / "demo.py", *args], cwd=ROOT, env=env).returncode
+
+
+def cmd_bench(args: list[str]) -> int:
+    python = ensure_venv(CORE_VENV, CORE_REQUIREMENTS)
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    scripts = args or [str(path) for path in sorted((ROOT / "benchmarks").glob("bench_core*.py"))]
+    for script in scripts:
+        result = subprocess.run([python, script], cwd=ROOT, env=env)
+        if result.returncode:
+            return result.returncode
+    return 0
+
+
+def cmd_lint(args: list[str]) -> int:
+    python = setup()
+    paths = ["collide_addon", "blender_scripts", "tests", "benchmarks", "build.py", "demo.py"]
+    formatted = subprocess.run([python, "-m", "ruff", "format", "--check", *paths], cwd=ROOT)
+    checked = subprocess.run([python, "-m", "ruff", "check", *paths], cwd=ROOT)
+    return formatted.returncode or checked.returncode
+
+
+def addon_version() -> str:
+    """The version in blender_manifest.toml, the one source of the version number."""
+    for line in (PACKAGE / "blender_manifest.toml").read_text().splitlines():
+        key, _, value = line.partition("=")
+        if key.strip() == "version":
+            return value.strip().strip('"')
+    raise SystemExit("build.py: no version in collide_addon/blender_manifest.toml")
+
+
+def build_zip() -> Path:
+    """dist/collide_addon-<version>.zip: the package folder at the zip's root.
+
+    One zip serves both install paths: Blender 3.4-4.1 reads `bl_info` from
+    `collide_addon/__init__.py`; Blender 4.2+ reads `blender_manifest.toml`.
+    """
+    import zipfile
+
+    DIST.mkdir(exist_ok=True)
+    target = DIST / f"collide_addon-{addon_version()}.zip"
+    temporary = target.with_suffix(".zip.tmp")
+    with zipfile.ZipFile(temporary, "w", zipfile.ZIP_DEFLATED) as archive:
+        for path in sorted(PACKAGE.rglob("*")):
+            if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc":
+                archive.write(path, path.relative_to(ROOT).as_posix())
+    os.replace(temporary, target)
+    log(f"wrote {target.relative_to(ROOT)}")
+    return target
+
+
+def cmd_zip(args: list[str]) -> int:
+    build_zip()
+    return 0
+
+
+COMMANDS = {
+    "setup": cmd_setup,
+    "test": cmd_test,
+    "demo": cmd_demo,
+    "zip": cmd_zip,
+    "bench": cmd_bench,
+    "lint": cmd_lint,
+}
+
+
+def main(argv: list[str]) -> int:
+    if not argv or argv[0] not in COMMANDS:
+        print(__doc__, file=sys.stderr)
+        return 2
+    return COMMANDS[argv[0]](argv[1:])
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,147 @@
+"""Broad phase: a hierarchical uniform grid over axis-aligned bounds, vectorised.
+
+Each object goes to the level whose cell size is the smallest power-of-two multiple
+of a base size that its bounds span in at most 2 cells per axis; it is stored in
+those (at most 8) cells. An object then queries its own level and every coarser
+one, where it also spans at most 2 cells per axis (the grids share one origin, so
+coarser cell walls are a subset of finer ones). A pair is reported only from the
+cell holding the minimum corner of the two boxes' intersection, which both boxes
+cover, so no pair is found twice and no sort-unique pass is needed.
+
+Expected cost O(n + k) for n objects and k overlapping pairs, also when sizes span
+orders of magnitude (a floor slab among bolts lives on a coarse level and is met
+by each bolt's few look-ups there).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .narrow import pair_intersects
+from .shapes import ShapeBatch
+
+# Cells per axis must fit 20 bits so that three of them pack into one int64 key.
+_MAX_CELLS_PER_AXIS = 1 << 20
+# Queriers are expanded in groups so the candidate arrays stay bounded in memory.
+_QUERY_GROUP = 1 << 16
+
+_CORNER_OFFSETS = np.array(
+    [[x, y, z] for x in (0, 1) for y in (0, 1) for z in (0, 1)], dtype=np.int64
+)
+
+
+def _cell_sizes(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Level of each box and the base cell size.
+
+    lo, hi: (n, 3) bounds; returns (levels (n,) int64, base size float)
+    """
+    extents = (hi - lo).max(axis=1)
+    span = float((hi.max(axis=0) - lo.min(axis=0)).max())
+    positive = extents[extents > 0]
+    base = float(positive.min()) if len(positive) else 1.0
+    base = max(base, span / (_MAX_CELLS_PER_AXIS - 2), np.finfo(float).tiny)
+    with np.errstate(divide="ignore"):
+        levels = np.ceil(np.log2(np.maximum(extents, base) / base)).astype(np.int64)
+    return np.maximum(levels, 0), base
+
+
+def _cells(points: np.ndarray, origin: np.ndarray, size: float) -> np.ndarray:
+    return np.floor((points - origin) / size).astype(np.int64)
+
+
+def _keys(cells: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    return (cells[..., 0] * counts[1] + cells[..., 1]) * counts[2] + cells[..., 2]
+
+
+def overlapping_bounds(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """All pairs of closed axis-aligned boxes that overlap (touching counts).
+
+    lo, hi: (n, 3) float64 bounds
+    returns: (k, 2) int64 pairs with i < j, in no particular order
+    """
+    lo = np.asarray(lo, dtype=np.float64)
+    hi = np.asarray(hi, dtype=np.float64)
+    n = len(lo)
+    if n < 2:
+        return np.zeros((0, 2), dtype=np.int64)
+    levels, base = _cell_sizes(lo, hi)
+    origin = lo.min(axis=0)
+    # A box whose bounds straddle 3 cells through rounding moves one level up.
+    for _ in range(2):
+        size = base * np.exp2(levels)
+        spans = _cells(hi, origin, size[:, None]) - _cells(lo, origin, size[:, None])
+        levels = levels + (spans > 1).any(axis=1)
+    found = []
+    for level in np.unique(levels):
+        size = base * 2.0**level
+        counts = _cells(hi.max(axis=0), origin, size) + 2
+        stored = np.flatnonzero(levels == level)
+        stored_keys, stored_objects = _store(lo[stored], hi[stored], stored, origin, size, counts)
+        queriers = np.flatnonzero(levels <= level)
+        for start in range(0, len(queriers), _QUERY_GROUP):
+            group = queriers[start : start + _QUERY_GROUP]
+            found.append(
+                _query(
+                    group, levels, level, lo, hi, origin, size, counts, stored_keys, stored_objects
+                )
+            )
+    pairs = np.concatenate(found) if found else np.zeros((0, 2), dtype=np.int64)
+    return np.sort(pairs, axis=1)
+
+
+def _store(lo, hi, objects, origin, size, counts):
+    """Sorted (keys, objects) of every cell each box covers on one level."""
+    low_cells = _cells(lo, origin, size)
+    high_cells = _cells(hi, origin, size)
+    cells = low_cells[:, None, :] + _CORNER_OFFSETS[None, :, :]
+    covered = (cells <= high_cells[:, None, :]).all(axis=2)
+    keys = _keys(cells, counts)[covered]
+    owners = np.broadcast_to(objects[:, None], covered.shape)[covered]
+    order = np.argsort(keys, kind="stable")
+    return keys[order], owners[order]
+
+
+def _query(group, levels, level, lo, hi, origin, size, counts, stored_keys, stored_objects):
+    """Pairs (querier, stored) met in the cells of `group` on one level."""
+    low_cells = _cells(lo[group], origin, size)
+    high_cells = _cells(hi[group], origin, size)
+    cells = low_cells[:, None, :] + _CORNER_OFFSETS[None, :, :]
+    covered = (cells <= high_cells[:, None, :]).all(axis=2)
+    query_keys = _keys(cells, counts)[covered]
+    queriers = np.broadcast_to(group[:, None], covered.shape)[covered]
+    first = np.searchsorted(stored_keys, query_keys, side="left")
+    last = np.searchsorted(stored_keys, query_keys, side="right")
+    hits = last - first
+    total = int(hits.sum())
+    if total == 0:
+        return np.zeros((0, 2), dtype=np.int64)
+    entry = np.repeat(np.arange(len(query_keys)), hits)
+    offset_in_run = np.arange(total) - np.repeat(np.cumsum(hits) - hits, hits)
+    mine = queriers[entry]
+    other = stored_objects[first[entry] + offset_in_run]
+    # Same level: both find each other, keep one; coarser stored objects never query back.
+    keep = (levels[mine] < level) | (mine < other)
+    keep &= (lo[mine] <= hi[other]).all(axis=1) & (lo[other] <= hi[mine]).all(axis=1)
+    mine, other, entry = mine[keep], other[keep], entry[keep]
+    corner_keys = _keys(_cells(np.maximum(lo[mine], lo[other]), origin, size), counts)
+    own_cell = corner_keys == query_keys[entry]
+    return np.stack([mine[own_cell], other[own_cell]], axis=1)
+
+
+def find_pairs(batch: ShapeBatch, margin: float = 0.0) -> np.ndarray:
+    """Every pair of shapes whose signed distance is <= margin, and no other.
+
+    batch: n shapes; margin: float (negative: only pairs penetrating deeper than -margin)
+    returns: (k, 2) int64, i < j, sorted lexicographically
+    """
+    margin = float(margin)
+    if not np.isfinite(margin):
+        raise ValueError(f"margin must be finite, got {margin}")
+    lo, hi = batch.aabbs()
+    # Bounds grown by half the margin each meet whenever the shapes are within it.
+    growth = 0.5 * max(margin, 0.0)
+    candidates = overlapping_bounds(lo - growth, hi + growth)
+    hits = pair_intersects(batch, candidates[:, 0], candidates[:, 1], margin)
+    pairs = candidates[hits]
+    order = np.lexsort((pairs[:, 1], pairs[:, 0]))
+    return pairs[order]

@@ -1,0 +1,25 @@
+"""Tolerances and shape kinds, named once for the whole core."""
+
+KIND_BOX = 0
+KIND_SPHERE = 1
+KIND_CAPSULE = 2
+KIND_NAMES = ("box", "sphere", "capsule")
+
+# |R^T R - I| above this rejects a rotation as not orthonormal. Blender's float32
+# matrices orthonormalised in float64 stay far below it; a scaled or sheared matrix
+# is far above it.
+ORTHONORMAL_TOLERANCE = 1e-6
+
+# A cross product of two unit edge directions shorter than this is treated as
+# parallel edges: the SAT axis it would give is skipped (the face axes cover that
+# case, and skipping it changes a depth by at most |cross| * extent).
+PARALLEL_CROSS_NORM = 1e-12
+
+# Pairs are processed in chunks of this many so that the temporary arrays of the
+# narrow phase stay within a few hundred MiB whatever the number of pairs.
+PAIR_CHUNK = 65536
+
+# Core gaps below this times (1 + coordinate magnitude) are rounding noise on
+# touching cores: their direction is noise too, so they are handled as contact
+# (normal from the contact's geometry, not from the noise).
+TOUCH_TOLERANCE = 1e-12

@@ -1,0 +1,586 @@
+"""Exact signed distance between pairs of shapes, vectorised over pairs.
+
+Every shape is a core (point, segment or oriented box) swept by a ball of radius r
+(see `shapes.py`). For convex A, B: sd(A + ball(ra), B + ball(rb)) = sd(A, B) - ra - rb,
+both outside (distance) and inside (penetration depth = minimum over directions of
+the support function of A - B, which grows by ra + rb). The same direction is the
+normal of both. So each kind pairing reduces to a core pairing:
+
+point-point, point-segment, segment-segment   closed forms (Ericson, RTCD 5.1)
+point-box                                     clamp in the box frame; inside: nearest face
+segment-box                                   distance: minimum of a convex piecewise
+                                              quadratic in the segment parameter;
+                                              overlap: SAT on the 6 face normals of
+                                              box - segment (3 faces, 3 edge crosses)
+box-box                                       overlap: SAT on 15 axes (exact depth);
+                                              separated: exact closest features
+
+Conventions: pairs (i, j); the normal points from i towards j (the direction to
+push j out); `point_i` lies on shape i, `point_j` on shape j. For separated shapes
+point_j - point_i = distance * normal; for overlapping ones they are the deepest
+points of each shape along the normal.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .constants import (
+    KIND_BOX,
+    KIND_CAPSULE,
+    KIND_SPHERE,
+    PAIR_CHUNK,
+    PARALLEL_CROSS_NORM,
+    TOUCH_TOLERANCE,
+)
+from .shapes import ShapeBatch
+
+# Which core each kind has; pairs are evaluated with the simpler core first.
+CORE_POINT, CORE_SEGMENT, CORE_BOX = 0, 1, 2
+_CORE_OF_KIND = np.array([CORE_BOX, CORE_POINT, CORE_SEGMENT], dtype=np.int8)
+assert _CORE_OF_KIND[KIND_BOX] == CORE_BOX
+assert _CORE_OF_KIND[KIND_SPHERE] == CORE_POINT
+assert _CORE_OF_KIND[KIND_CAPSULE] == CORE_SEGMENT
+
+# Separated box pairs whose cheap upper bound is within this of the SAT lower bound
+# are exact to this tolerance and skip the full closest-feature search.
+BOUND_GAP_TOLERANCE = 1e-10
+
+# The 12 edges of a box with half-extents e: start = _EDGE_STARTS * e, direction =
+# _EDGE_DIRECTIONS * e. Edge along axis k starts at -1 on k, at each of the four
+# sign combinations on the other two axes.
+_EDGE_STARTS = np.array(
+    [
+        [
+            -1.0 if axis == k else (first if k == min(set(range(3)) - {axis}) else second)
+            for k in range(3)
+        ]
+        for axis in range(3)
+        for first in (-1.0, 1.0)
+        for second in (-1.0, 1.0)
+    ]
+)
+_EDGE_DIRECTIONS = np.repeat(2.0 * np.eye(3), 4, axis=0)
+_VERTEX_SIGNS = np.array([[x, y, z] for x in (-1.0, 1.0) for y in (-1.0, 1.0) for z in (-1.0, 1.0)])
+
+
+@dataclass(frozen=True)
+class PairResult:
+    """Signed distance of m pairs.
+
+    distance: (m,) > 0 gap, < 0 minus the penetration depth, 0 touching
+    normal: (m, 3) unit, from shape i towards shape j
+    point_i, point_j: (m, 3) witness points on shape i and shape j
+    """
+
+    distance: np.ndarray
+    normal: np.ndarray
+    point_i: np.ndarray
+    point_j: np.ndarray
+
+
+def _dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return np.einsum("...k,...k->...", a, b)
+
+
+def _to_local(rotations: np.ndarray, vectors: np.ndarray) -> np.ndarray:
+    """R^T v for rotations (m, 3, 3) and vectors (m, 3) or (m, p, 3)."""
+    if vectors.ndim == 2:
+        return np.einsum("mji,mj->mi", rotations, vectors)
+    return np.einsum("mji,mpj->mpi", rotations, vectors)
+
+
+def _to_world(rotations: np.ndarray, vectors: np.ndarray) -> np.ndarray:
+    """R v for rotations (m, 3, 3) and vectors (m, 3)."""
+    return np.einsum("mij,mj->mi", rotations, vectors)
+
+
+def _safe_divide(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
+    return np.divide(
+        numerator,
+        denominator,
+        out=np.zeros(np.broadcast(numerator, denominator).shape),
+        where=denominator > 0,
+    )
+
+
+def _unit_or_fallback(vectors: np.ndarray, fallback: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(unit vectors, lengths); rows of zero length take `fallback` (m, 3), unit."""
+    lengths = np.linalg.norm(vectors, axis=1)
+    units = np.where(lengths[:, None] > 0, _safe_divide(vectors, lengths[:, None]), fallback)
+    return units, lengths
+
+
+def _perpendicular(vectors: np.ndarray) -> np.ndarray:
+    """A unit vector perpendicular to each row of (m, 3) (any, for zero rows: +x)."""
+    helper = np.eye(3)[np.argmin(np.abs(vectors), axis=1)]
+    perpendicular = np.cross(vectors, helper)
+    units, _ = _unit_or_fallback(perpendicular, np.array([[1.0, 0.0, 0.0]]))
+    return units
+
+
+def _support_box(centers, rotations, half_extents, directions) -> np.ndarray:
+    """Point of each box furthest along `directions` (face/edge centre on ties).
+
+    centers, directions: (m, 3); rotations: (m, 3, 3); half_extents: (m, 3)
+    """
+    local_sign = np.sign(_to_local(rotations, directions))
+    return centers + _to_world(rotations, local_sign * half_extents)
+
+
+# --- core pairings: each returns (core_distance, normal, x_core, y_core) ------------------------
+# core_distance >= 0: y_core - x_core = core_distance * normal;
+# core_distance < 0: x_core, y_core are the deepest core points along the normal.
+
+
+def _touching(gaps: np.ndarray, x_core: np.ndarray, y_core: np.ndarray) -> np.ndarray:
+    """Gaps too small to carry a direction: rounding noise on points that touch."""
+    scale = 1.0 + np.maximum(np.abs(x_core).max(axis=-1), np.abs(y_core).max(axis=-1))
+    return gaps <= TOUCH_TOLERANCE * scale
+
+
+def _points_result(x_core: np.ndarray, y_core: np.ndarray, fallback_normal: np.ndarray):
+    """Core result of two closest points; touching points take the fallback normal."""
+    normal, distance = _unit_or_fallback(y_core - x_core, fallback_normal)
+    normal = np.where(_touching(distance, x_core, y_core)[:, None], fallback_normal, normal)
+    return distance, normal, x_core, y_core
+
+
+def _closest_on_segment(points, starts, ends) -> np.ndarray:
+    direction = ends - starts
+    t = np.clip(_safe_divide(_dot(points - starts, direction), _dot(direction, direction)), 0, 1)
+    return starts + t[:, None] * direction
+
+
+def _closest_segment_segment(p1, q1, p2, q2) -> tuple[np.ndarray, np.ndarray]:
+    """Closest points of segments p1-q1 and p2-q2 (Ericson, RTCD 5.1.9), each (m, 3).
+
+    Degenerate segments are points; parallel segments give one of the closest pairs.
+    """
+    d1, d2, r = q1 - p1, q2 - p2, p1 - p2
+    a, e, f = _dot(d1, d1), _dot(d2, d2), _dot(d2, r)
+    c, b = _dot(d1, r), _dot(d1, d2)
+    denominator = a * e - b * b
+    # Nearly parallel: any s works as a start; t and then s are re-clamped below.
+    skew = denominator > 1e-14 * a * e
+    s = np.where(
+        skew, np.clip(_safe_divide(b * f - c * e, np.where(skew, denominator, 0)), 0, 1), 0
+    )
+    t = _safe_divide(b * s + f, e)
+    t_clamped = np.clip(t, 0, 1)
+    s = np.where(t == t_clamped, s, np.clip(_safe_divide(b * t_clamped - c, a), 0, 1))
+    # A point-like second segment: t = 0 and s from the first segment alone.
+    s = np.where(e > 0, s, np.clip(_safe_divide(-c, a), 0, 1))
+    return p1 + s[:, None] * d1, p2 + t_clamped[:, None] * d2
+
+
+def _touching_segments_normal(d1: np.ndarray, d2: np.ndarray) -> np.ndarray:
+    """Normal for crossing segments: their common perpendicular, else any perpendicular."""
+    cross = np.cross(d1, d2)
+    fallback = _perpendicular(np.where(_dot(d1, d1)[:, None] > 0, d1, d2))
+    scale = np.linalg.norm(d1, axis=1) * np.linalg.norm(d2, axis=1)
+    units, lengths = _unit_or_fallback(cross, fallback)
+    return np.where((lengths > PARALLEL_CROSS_NORM * scale)[:, None], units, fallback)
+
+
+def _point_point(pa, pb):
+    return _points_result(pa, pb, np.broadcast_to([0.0, 0.0, 1.0], pa.shape))
+
+
+def _point_segment(pa, sb0, sb1):
+    closest = _closest_on_segment(pa, sb0, sb1)
+    return _points_result(pa, closest, _perpendicular(sb1 - sb0))
+
+
+def _segment_segment(sa0, sa1, sb0, sb1):
+    x_core, y_core = _closest_segment_segment(sa0, sa1, sb0, sb1)
+    return _points_result(x_core, y_core, _touching_segments_normal(sa1 - sa0, sb1 - sb0))
+
+
+def _point_box(points, centers, rotations, half_extents):
+    local = _to_local(rotations, points - centers)
+    clamped = np.clip(local, -half_extents, half_extents)
+    outside = local - clamped
+    gap = np.linalg.norm(outside, axis=1)
+    # Inside: the nearest face; the normal pushes the box (shape j) off the point.
+    face_gaps = half_extents - np.abs(local)
+    face = np.argmin(face_gaps, axis=1)
+    rows = np.arange(len(points))
+    face_sign = np.where(local[rows, face] < 0, -1.0, 1.0)
+    inside_normal_local = np.zeros_like(local)
+    inside_normal_local[rows, face] = -face_sign
+    depth = face_gaps[rows, face]
+    face_point_local = local.copy()
+    face_point_local[rows, face] = face_sign * half_extents[rows, face]
+    separated = ~_touching(gap, local, clamped)
+    normal_local = np.where(
+        separated[:, None], _safe_divide(-outside, gap[:, None]), inside_normal_local
+    )
+    box_point_local = np.where(separated[:, None], clamped, face_point_local)
+    return (
+        np.where(separated, gap, -depth),
+        _to_world(rotations, normal_local),
+        points,
+        centers + _to_world(rotations, box_point_local),
+    )
+
+
+def _segment_box_local(starts, directions, half_extents):
+    """Closest points of segments to origin-centred axis-aligned boxes (box frame).
+
+    starts, directions, half_extents: (..., 3); segment = starts + t directions, t in [0, 1]
+    returns: (segment points, box points), each (..., 3)
+
+    f(t) = |excess(t)|^2, excess = q - clamp(q), q = starts + t directions, is convex
+    and C1 with a piecewise linear derivative whose kinks are where a coordinate
+    crosses a face plane. Evaluating f' at t = 0, 1 and every kink brackets its zero
+    between two neighbouring candidates, where f' is linear: one exact interpolation.
+    """
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        kinks = np.concatenate(
+            [(half_extents - starts) / directions, (-half_extents - starts) / directions], axis=-1
+        )
+    kinks = np.where(np.isfinite(kinks), np.clip(kinks, 0.0, 1.0), 0.0)
+    shape = kinks.shape[:-1]
+    candidates = np.concatenate([kinks, np.zeros(shape + (1,)), np.ones(shape + (1,))], axis=-1)
+    q = starts[..., None, :] + candidates[..., :, None] * directions[..., None, :]
+    extents = half_extents[..., None, :]
+    slope = np.einsum("...ck,...k->...c", q - np.clip(q, -extents, extents), directions)
+    rising = slope > 0
+    low_index = np.argmax(np.where(rising, -np.inf, candidates), axis=-1)[..., None]
+    high_index = np.argmin(np.where(rising, candidates, np.inf), axis=-1)[..., None]
+    t_low = np.take_along_axis(candidates, low_index, -1)[..., 0]
+    t_high = np.take_along_axis(candidates, high_index, -1)[..., 0]
+    slope_low = np.take_along_axis(slope, low_index, -1)[..., 0]
+    slope_high = np.take_along_axis(slope, high_index, -1)[..., 0]
+    any_falling = (~rising).any(axis=-1)
+    any_rising = rising.any(axis=-1)
+    step = np.divide(
+        -slope_low * (t_high - t_low),
+        slope_high - slope_low,
+        out=np.zeros(shape),
+        where=any_falling & any_rising,
+    )
+    t = np.where(any_falling, np.where(any_rising, np.clip(t_low + step, t_low, t_high), 1.0), 0.0)
+    segment_points = starts + t[..., None] * directions
+    return segment_points, np.clip(segment_points, -half_extents, half_extents)
+
+
+def _sat_depth(axes, axis_valid, radii_a, radii_b, center_offsets):
+    """Best separating axis among candidates, all in one frame.
+
+    axes: (m, p, 3) unit (invalid ones ignored); axis_valid: (m, p) bool
+    radii_a, radii_b: (m, p) projected half-widths; center_offsets: (m, 3) = c_b - c_a
+    returns: (separation (m,), oriented axis (m, 3)); separation > 0 is a gap along
+    the axis, <= 0 is minus the overlap, the smallest push over the candidates.
+    """
+    projected = np.einsum("mpk,mk->mp", axes, center_offsets)
+    separation = np.where(axis_valid, np.abs(projected) - radii_a - radii_b, -np.inf)
+    best = np.argmax(separation, axis=1)
+    rows = np.arange(len(axes))
+    sign = np.where(projected[rows, best] < 0, -1.0, 1.0)
+    return separation[rows, best], axes[rows, best] * sign[:, None]
+
+
+def _segment_box(sa0, sa1, centers, rotations, half_extents):
+    starts = _to_local(rotations, sa0 - centers)
+    directions = _to_local(rotations, sa1 - sa0)
+    segment_local, box_local = _segment_box_local(starts, directions, half_extents)
+    gap_vector = box_local - segment_local
+    gap = np.linalg.norm(gap_vector, axis=1)
+    result_normal = _to_world(rotations, _safe_divide(gap_vector, gap[:, None]))
+    x_core = centers + _to_world(rotations, segment_local)
+    y_core = centers + _to_world(rotations, box_local)
+    overlapping = _touching(gap, segment_local, box_local)
+    if overlapping.any():
+        # Face normals of (box - segment): the box axes and axis x segment direction.
+        rows = np.flatnonzero(overlapping)
+        m = len(rows)
+        unit_direction, length = _unit_or_fallback(directions[rows], np.zeros((m, 3)))
+        crosses = np.cross(np.eye(3)[None, :, :], unit_direction[:, None, :])
+        cross_lengths = np.linalg.norm(crosses, axis=2)
+        axes = np.concatenate(
+            [
+                np.broadcast_to(np.eye(3), (m, 3, 3)),
+                _safe_divide(crosses, cross_lengths[..., None]),
+            ],
+            axis=1,
+        )
+        valid = np.concatenate(
+            [np.ones((m, 3), dtype=bool), cross_lengths > PARALLEL_CROSS_NORM], axis=1
+        )
+        # Segment (shape a) half-width on an axis: |axis . direction| / 2, centre at its midpoint.
+        radii_segment = (
+            0.5 * length[:, None] * np.abs(np.einsum("mpk,mk->mp", axes, unit_direction))
+        )
+        radii_box = np.einsum("mpk,mk->mp", np.abs(axes), half_extents[rows])
+        midpoints = starts[rows] + 0.5 * directions[rows]
+        separation, axis_local = _sat_depth(axes, valid, radii_segment, radii_box, -midpoints)
+        normal = _to_world(rotations[rows], axis_local)
+        ends_world = np.stack([sa0[rows], sa1[rows]], axis=1)
+        deepest_end = np.argmax(np.einsum("mpk,mk->mp", ends_world, normal), axis=1)
+        gap[rows] = separation
+        result_normal[rows] = normal
+        x_core[rows] = ends_world[np.arange(m), deepest_end]
+        y_core[rows] = _support_box(centers[rows], rotations[rows], half_extents[rows], -normal)
+    return gap, result_normal, x_core, y_core
+
+
+def _box_box_sat(rotations_a, half_a, centers_a, rotations_b, half_b, centers_b):
+    """SAT over the 15 axes, in box a's frame.
+
+    returns: separation (m,), axis in world (m, 3) oriented from a to b
+    """
+    relative = np.einsum("mji,mjk->mik", rotations_a, rotations_b)  # columns: b's axes in a
+    m = len(relative)
+    b_axes = np.transpose(relative, (0, 2, 1))
+    crosses = np.cross(np.eye(3)[None, :, None, :], b_axes[:, None, :, :]).reshape(m, 9, 3)
+    cross_lengths = np.linalg.norm(crosses, axis=2)
+    axes = np.concatenate(
+        [
+            np.broadcast_to(np.eye(3), (m, 3, 3)),
+            b_axes,
+            _safe_divide(crosses, cross_lengths[..., None]),
+        ],
+        axis=1,
+    )
+    valid = np.concatenate(
+        [np.ones((m, 6), dtype=bool), cross_lengths > PARALLEL_CROSS_NORM], axis=1
+    )
+    radii_a = np.einsum("mpk,mk->mp", np.abs(axes), half_a)
+    radii_b = np.einsum("mpk,mk->mp", np.abs(np.einsum("mpk,mkl->mpl", axes, relative)), half_b)
+    offsets = _to_local(rotations_a, centers_b - centers_a)
+    separation, axis_local = _sat_depth(axes, valid, radii_a, radii_b, offsets)
+    return separation, _to_world(rotations_a, axis_local)
+
+
+def _box_box_closest(ca, ra, ea, cb, rb, eb):
+    """Exact closest points of separated boxes: (distance, x on a, y on b).
+
+    A closest pair always has a point on an edge of a, or a vertex of b over a face
+    of a (then sliding along parallel features reaches an edge or a vertex), so
+    min(12 edges of a vs box b, 8 vertices of b vs box a) is exact.
+    """
+    m = len(ca)
+    # Edges of a, in b's frame.
+    relative = np.einsum("mji,mjk->mik", rb, ra)  # a's axes in b's frame (columns)
+    offset_ab = _to_local(rb, ca - cb)
+    edge_starts = offset_ab[:, None, :] + np.einsum(
+        "mkl,mel->mek", relative, _EDGE_STARTS * ea[:, None, :]
+    )
+    edge_dirs = np.einsum("mkl,mel->mek", relative, _EDGE_DIRECTIONS * ea[:, None, :])
+    edge_points, box_points = _segment_box_local(
+        edge_starts, edge_dirs, np.broadcast_to(eb[:, None, :], (m, 12, 3))
+    )
+    edge_gaps = np.linalg.norm(box_points - edge_points, axis=2)
+    best_edge = np.argmin(edge_gaps, axis=1)
+    rows = np.arange(m)
+    edge_x = cb + _to_world(rb, edge_points[rows, best_edge])
+    edge_y = cb + _to_world(rb, box_points[rows, best_edge])
+    # Vertices of b, in a's frame.
+    offset_ba = _to_local(ra, cb - ca)
+    vertices = offset_ba[:, None, :] + np.einsum(
+        "mkl,mvl->mvk", np.transpose(relative, (0, 2, 1)), _VERTEX_SIGNS * eb[:, None, :]
+    )
+    clamped = np.clip(vertices, -ea[:, None, :], ea[:, None, :])
+    vertex_gaps = np.linalg.norm(vertices - clamped, axis=2)
+    best_vertex = np.argmin(vertex_gaps, axis=1)
+    vertex_x = ca + _to_world(ra, clamped[rows, best_vertex])
+    vertex_y = ca + _to_world(ra, vertices[rows, best_vertex])
+    use_edge = edge_gaps[rows, best_edge] <= vertex_gaps[rows, best_vertex]
+    distance = np.where(use_edge, edge_gaps[rows, best_edge], vertex_gaps[rows, best_vertex])
+    x = np.where(use_edge[:, None], edge_x, vertex_x)
+    y = np.where(use_edge[:, None], edge_y, vertex_y)
+    return distance, x, y
+
+
+def _box_box(ca, ra, ea, cb, rb, eb):
+    separation, axis = _box_box_sat(ra, ea, ca, rb, eb, cb)
+    distance = separation.copy()
+    normal = axis
+    x_core = _support_box(ca, ra, ea, axis)
+    y_core = _support_box(cb, rb, eb, -axis)
+    separated = np.flatnonzero(~_touching(separation, ca, cb) & (separation > 0))
+    if len(separated):
+        sub = separated
+        # Upper bounds from the support features along the SAT axis; where one meets the
+        # lower bound (face-vertex and face-face contacts) it is the exact distance.
+        vertex_b = y_core[sub]
+        gap_b, _, _, on_a = _point_box(vertex_b, ca[sub], ra[sub], ea[sub])
+        vertex_a = x_core[sub]
+        gap_a, _, _, on_b = _point_box(vertex_a, cb[sub], rb[sub], eb[sub])
+        use_b = gap_b <= gap_a
+        upper = np.where(use_b, gap_b, gap_a)
+        x_sub = np.where(use_b[:, None], on_a, vertex_a)
+        y_sub = np.where(use_b[:, None], vertex_b, on_b)
+        loose = np.flatnonzero(upper - separation[sub] > BOUND_GAP_TOLERANCE)
+        if len(loose):
+            rows = sub[loose]
+            exact, x_exact, y_exact = _box_box_closest(
+                ca[rows], ra[rows], ea[rows], cb[rows], rb[rows], eb[rows]
+            )
+            upper[loose] = exact
+            x_sub[loose] = x_exact
+            y_sub[loose] = y_exact
+        distance[sub] = upper
+        x_core[sub] = x_sub
+        y_core[sub] = y_sub
+        normal[sub] = _safe_divide(y_sub - x_sub, upper[:, None])
+    return distance, normal, x_core, y_core
+
+
+def _core_pairing(core_a: int, core_b: int, batch: ShapeBatch, a: np.ndarray, b: np.ndarray):
+    """Core distance for pairs whose cores are (core_a, core_b), core_a <= core_b."""
+    if core_a == CORE_BOX:
+        return _box_box(
+            batch.centers[a],
+            batch.rotations[a],
+            batch.half_extents[a],
+            batch.centers[b],
+            batch.rotations[b],
+            batch.half_extents[b],
+        )
+    starts, ends = batch.capsule_segments()
+    if core_a == CORE_POINT:
+        points = batch.centers[a]
+        if core_b == CORE_POINT:
+            return _point_point(points, batch.centers[b])
+        if core_b == CORE_SEGMENT:
+            return _point_segment(points, starts[b], ends[b])
+        return _point_box(points, batch.centers[b], batch.rotations[b], batch.half_extents[b])
+    if core_b == CORE_SEGMENT:
+        return _segment_segment(starts[a], ends[a], starts[b], ends[b])
+    return _segment_box(
+        starts[a], ends[a], batch.centers[b], batch.rotations[b], batch.half_extents[b]
+    )
+
+
+def _check_pairs(batch: ShapeBatch, i, j) -> tuple[np.ndarray, np.ndarray]:
+    i = np.asarray(i)
+    j = np.asarray(j)
+    if i.shape != j.shape or i.ndim != 1:
+        raise ValueError(
+            f"i and j must be (m,) arrays of equal length, got {i.shape} and {j.shape}"
+        )
+    if i.size and not (np.issubdtype(i.dtype, np.integer) and np.issubdtype(j.dtype, np.integer)):
+        raise ValueError("i and j must be integer index arrays")
+    i = i.astype(np.int64, copy=False)
+    j = j.astype(np.int64, copy=False)
+    n = len(batch)
+    for name, index in (("i", i), ("j", j)):
+        bad = (index < 0) | (index >= n)
+        if bad.any():
+            raise ValueError(
+                f"{name}[{int(np.flatnonzero(bad)[0])}] is out of range for {n} shapes"
+            )
+    return i, j
+
+
+def _pair_distance_chunk(batch: ShapeBatch, i: np.ndarray, j: np.ndarray) -> PairResult:
+    m = len(i)
+    core_i = _CORE_OF_KIND[batch.kinds[i]]
+    core_j = _CORE_OF_KIND[batch.kinds[j]]
+    swapped = core_i > core_j
+    a = np.where(swapped, j, i)
+    b = np.where(swapped, i, j)
+    core_a = np.minimum(core_i, core_j)
+    core_b = np.maximum(core_i, core_j)
+    core_distance = np.empty(m)
+    normal = np.empty((m, 3))
+    x_core = np.empty((m, 3))
+    y_core = np.empty((m, 3))
+    for first in (CORE_POINT, CORE_SEGMENT, CORE_BOX):
+        for second in range(first, CORE_BOX + 1):
+            rows = np.flatnonzero((core_a == first) & (core_b == second))
+            if len(rows):
+                result = _core_pairing(first, second, batch, a[rows], b[rows])
+                core_distance[rows], normal[rows], x_core[rows], y_core[rows] = result
+    # Back to (i, j) order: swapping the roles flips the normal and the witnesses.
+    normal = np.where(swapped[:, None], -normal, normal)
+    x_core, y_core = (
+        np.where(swapped[:, None], y_core, x_core),
+        np.where(swapped[:, None], x_core, y_core),
+    )
+    radius_i = batch.radii[i]
+    radius_j = batch.radii[j]
+    return PairResult(
+        distance=core_distance - radius_i - radius_j,
+        normal=normal,
+        point_i=x_core + radius_i[:, None] * normal,
+        point_j=y_core - radius_j[:, None] * normal,
+    )
+
+
+def pair_distance(batch: ShapeBatch, i, j) -> PairResult:
+    """Exact signed distance, normal and witness points of the pairs (i[k], j[k]).
+
+    batch: n shapes; i, j: (m,) int indices into batch
+    returns: PairResult with (m,) distance and (m, 3) normal, point_i, point_j
+    """
+    i, j = _check_pairs(batch, i, j)
+    parts = [
+        _pair_distance_chunk(batch, i[start : start + PAIR_CHUNK], j[start : start + PAIR_CHUNK])
+        for start in range(0, len(i), PAIR_CHUNK)
+    ]
+    if not parts:
+        empty = np.zeros((0, 3))
+        return PairResult(np.zeros(0), empty, empty.copy(), empty.copy())
+    return PairResult(
+        *(
+            np.concatenate([getattr(p, f) for p in parts])
+            for f in ("distance", "normal", "point_i", "point_j")
+        )
+    )
+
+
+def pair_intersects(batch: ShapeBatch, i, j, margin: float = 0.0) -> np.ndarray:
+    """Whether each pair's signed distance is <= margin, deciding cheaply where it can.
+
+    batch: n shapes; i, j: (m,) int indices; margin: float (may be negative: then
+    only pairs penetrating deeper than -margin count)
+    returns: (m,) bool
+
+    Bounding spheres reject far pairs; box-box pairs are decided by SAT alone except
+    those separated by less than the margin; the rest use the exact distance.
+    """
+    i, j = _check_pairs(batch, i, j)
+    margin = float(margin)
+    if not np.isfinite(margin):
+        raise ValueError(f"margin must be finite, got {margin}")
+    hits = np.zeros(len(i), dtype=bool)
+    for start in range(0, len(i), PAIR_CHUNK):
+        chunk_i = i[start : start + PAIR_CHUNK]
+        chunk_j = j[start : start + PAIR_CHUNK]
+        hits[start : start + PAIR_CHUNK] = _intersects_chunk(batch, chunk_i, chunk_j, margin)
+    return hits
+
+
+def _intersects_chunk(batch: ShapeBatch, i: np.ndarray, j: np.ndarray, margin: float) -> np.ndarray:
+    bounding = np.linalg.norm(batch.half_extents, axis=1) + batch.radii
+    center_gap = np.linalg.norm(batch.centers[j] - batch.centers[i], axis=1)
+    hits = np.zeros(len(i), dtype=bool)
+    near = center_gap - bounding[i] - bounding[j] <= margin
+    both_boxes = (batch.kinds[i] == KIND_BOX) & (batch.kinds[j] == KIND_BOX)
+    exact_rows = np.flatnonzero(near & ~both_boxes)
+    box_rows = np.flatnonzero(near & both_boxes)
+    if len(box_rows):
+        a, b = i[box_rows], j[box_rows]
+        separation, _ = _box_box_sat(
+            batch.rotations[a],
+            batch.half_extents[a],
+            batch.centers[a],
+            batch.rotations[b],
+            batch.half_extents[b],
+            batch.centers[b],
+        )
+        # SAT is exact for overlap and a lower bound of a gap.
+        hits[box_rows] = (separation <= 0) & (separation <= margin)
+        exact_rows = np.concatenate(
+            [exact_rows, box_rows[(separation > 0) & (separation <= margin)]]
+        )
+    if len(exact_rows):
+        result = _pair_distance_chunk(batch, i[exact_rows], j[exact_rows])
+        hits[exact_rows] = result.distance <= margin
+    return hits

@@ -1,0 +1,95 @@
+"""Broad phase: find_pairs equals the brute-force all-pairs answer."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from collide_addon.core import ShapeBatch, find_pairs, pair_distance
+from collide_addon.core.broad import overlapping_bounds
+from tests.core.shapes_for_tests import random_rotations, random_scene
+
+
+def brute_force_pairs(batch: ShapeBatch, margin: float) -> np.ndarray:
+    i, j = np.triu_indices(len(batch), k=1)
+    distance = pair_distance(batch, i, j).distance
+    keep = distance <= margin
+    return np.stack([i[keep], j[keep]], axis=1).astype(np.int64)
+
+
+def brute_force_bounds(lo: np.ndarray, hi: np.ndarray) -> set[tuple[int, int]]:
+    i, j = np.triu_indices(len(lo), k=1)
+    overlap = ((lo[i] <= hi[j]) & (lo[j] <= hi[i])).all(axis=1)
+    return set(zip(i[overlap].tolist(), j[overlap].tolist(), strict=True))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(2, 120), st.sampled_from([-0.3, 0.0, 0.25, 1.0]))
+def test_find_pairs_equals_brute_force(seed, count, margin):
+    rng = np.random.default_rng(seed)
+    batch = random_scene(rng, count, side=(8 * count) ** (1 / 3))
+    pairs = find_pairs(batch, margin)
+    np.testing.assert_array_equal(pairs, brute_force_pairs(batch, margin))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(0, 80))
+def test_overlapping_bounds_of_wildly_different_sizes(seed, count):
+    rng = np.random.default_rng(seed)
+    centers = rng.uniform(-50, 50, (count, 3))
+    half = 10.0 ** rng.uniform(-3, 2, (count, 3))
+    half[rng.random(count) < 0.1] = 0.0  # points
+    lo, hi = centers - half, centers + half
+    found = overlapping_bounds(lo, hi)
+    assert len(found) == len({tuple(p) for p in found.tolist()}), "a pair was reported twice"
+    assert (found[:, 0] < found[:, 1]).all()
+    assert {tuple(p) for p in found.tolist()} == brute_force_bounds(lo, hi)
+
+
+def test_touching_bounds_and_shapes_count():
+    boxes = ShapeBatch.boxes(
+        [[0, 0, 0], [2, 0, 0], [4, 0, 0], [7, 0, 0]],
+        np.broadcast_to(np.eye(3), (4, 3, 3)),
+        np.ones((4, 3)),
+    )
+    np.testing.assert_array_equal(find_pairs(boxes), [[0, 1], [1, 2]])
+    np.testing.assert_array_equal(find_pairs(boxes, margin=1.0), [[0, 1], [1, 2], [2, 3]])
+
+
+def test_slab_among_bolts_finds_every_bolt_on_the_slab():
+    rng = np.random.default_rng(7)
+    bolts = 5000
+    slab = ShapeBatch.boxes([[0, 0, -0.05]], [np.eye(3)], [[50.0, 50.0, 0.05]])
+    # Half the bolts stand on the slab (touching or through it), half float above it.
+    heights = np.where(
+        np.arange(bolts) % 2 == 0, rng.uniform(-0.004, 0.0, bolts), rng.uniform(0.02, 5, bolts)
+    )
+    starts = np.column_stack([rng.uniform(-49, 49, (bolts, 2)), heights])
+    capsules = ShapeBatch.capsules(starts, starts + [0, 0, 0.01], np.full(bolts, 0.004))
+    batch = ShapeBatch.concat([slab, capsules])
+    pairs = find_pairs(batch)
+    on_slab = pairs[pairs[:, 0] == 0, 1] - 1
+    expected = np.flatnonzero(heights - 0.004 <= 0.0)
+    np.testing.assert_array_equal(on_slab, expected)
+    np.testing.assert_array_equal(pairs, brute_force_pairs(batch, 0.0))
+
+
+def test_all_objects_in_one_plane_and_one_cell():
+    # Degenerate distributions: everything at the same place, everything on a line.
+    count = 200
+    same = ShapeBatch.spheres(np.zeros((count, 3)), np.full(count, 0.5))
+    assert len(find_pairs(same)) == count * (count - 1) // 2
+    line = ShapeBatch.boxes(
+        np.column_stack([np.arange(count) * 1.5, np.zeros(count), np.zeros(count)]),
+        random_rotations(np.random.default_rng(3), count),
+        np.full((count, 3), 0.5),
+    )
+    np.testing.assert_array_equal(find_pairs(line), brute_force_pairs(line, 0.0))
+
+
+@pytest.mark.parametrize("count", [0, 1])
+def test_fewer_than_two_shapes(count):
+    batch = ShapeBatch.spheres(np.zeros((count, 3)), np.ones(count))
+    assert find_pairs(batch).shape == (0, 2)

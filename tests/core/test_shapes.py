@@ -1,0 +1,83 @@
+"""ShapeBatch construction, concatenation, bounds; the core never imports Blender."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from collide_addon.core import KIND_BOX, KIND_CAPSULE, KIND_SPHERE, ShapeBatch
+from collide_addon.core.shapes import frames_from_axes
+
+
+def test_concat_keeps_order_and_kinds():
+    boxes = ShapeBatch.boxes(
+        np.zeros((2, 3)), np.broadcast_to(np.eye(3), (2, 3, 3)), np.ones((2, 3))
+    )
+    spheres = ShapeBatch.spheres([[1, 2, 3]], [0.5])
+    capsules = ShapeBatch.capsules([[0, 0, 0]], [[0, 0, 4]], [1.0])
+    batch = ShapeBatch.concat([boxes, spheres, capsules])
+    assert len(batch) == 4
+    np.testing.assert_array_equal(batch.kinds, [KIND_BOX, KIND_BOX, KIND_SPHERE, KIND_CAPSULE])
+    np.testing.assert_array_equal(batch.centers[2], [1, 2, 3])
+    np.testing.assert_allclose(batch.centers[3], [0, 0, 2])
+    np.testing.assert_allclose(batch.half_extents[3], [0, 0, 2])
+    np.testing.assert_allclose(batch.rotations[3][:, 2], [0, 0, 1])
+    assert len(ShapeBatch.concat([])) == 0
+
+
+def test_capsule_segments_round_trip():
+    starts = np.array([[1.0, 2.0, 3.0], [0.0, 0.0, 0.0]])
+    ends = np.array([[-1.0, 5.0, 0.5], [0.0, 0.0, 0.0]])
+    batch = ShapeBatch.capsules(starts, ends, [0.1, 0.2])
+    got_starts, got_ends = batch.capsule_segments()
+    np.testing.assert_allclose(got_starts, starts, atol=1e-12)
+    np.testing.assert_allclose(got_ends, ends, atol=1e-12)
+
+
+def test_frames_are_right_handed_orthonormal():
+    axes = np.array([[0, 0, 1.0], [1.0, 0, 0], [0, 0, 0], [0.6, 0.8, 0.0]])
+    frames = frames_from_axes(axes)
+    np.testing.assert_allclose(
+        np.einsum("nki,nkj->nij", frames, frames), np.broadcast_to(np.eye(3), (4, 3, 3)), atol=1e-12
+    )
+    np.testing.assert_allclose(np.linalg.det(frames), 1.0)
+    np.testing.assert_allclose(frames[[0, 1, 3], :, 2], axes[[0, 1, 3]])
+
+
+def test_aabbs_cover_each_kind():
+    rotation = np.array([[0.0, -1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]])
+    batch = ShapeBatch.concat(
+        [
+            ShapeBatch.boxes([[0, 0, 0]], [rotation], [[1.0, 2.0, 3.0]]),
+            ShapeBatch.spheres([[5, 5, 5]], [1.0]),
+            ShapeBatch.capsules([[0, 0, 0]], [[2, 0, 0]], [0.5]),
+        ]
+    )
+    lo, hi = batch.aabbs()
+    np.testing.assert_allclose(lo, [[-2, -1, -3], [4, 4, 4], [-0.5, -0.5, -0.5]], atol=1e-12)
+    np.testing.assert_allclose(hi, [[2, 1, 3], [6, 6, 6], [2.5, 0.5, 0.5]], atol=1e-12)
+
+
+def test_take_selects_rows():
+    batch = ShapeBatch.spheres([[0, 0, 0], [1, 1, 1], [2, 2, 2]], [1.0, 2.0, 3.0])
+    picked = batch.take([2, 0])
+    np.testing.assert_array_equal(picked.radii, [3.0, 1.0])
+
+
+def test_shape_mismatch_is_rejected():
+    with pytest.raises(ValueError, match=r"centers must have shape \(n, 3\)"):
+        ShapeBatch.spheres([1.0, 2.0, 3.0], [1.0])
+    with pytest.raises(ValueError, match="differ in length"):
+        ShapeBatch.spheres([[0, 0, 0]], [1.0, 2.0])
+
+
+def test_core_and_report_do_not_import_blender():
+    code = (
+        "import sys, collide_addon.core, collide_addon.report\n"
+        "bad = [m for m in ('bpy', 'mathutils', 'bmesh', 'gpu') if m in sys.modules]\n"
+        "assert not bad, bad\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
