@@ -77,55 +77,74 @@ def overlapping_bounds(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
         counts = _cells(hi.max(axis=0), origin, size) + 2
         stored = np.flatnonzero(levels == level)
         stored_keys, stored_objects = _store(lo[stored], hi[stored], stored, origin, size, counts)
-        queriers = np.flatnonzero(levels <= level)
-        for start in range(0, len(queriers), _QUERY_GROUP):
-            group = queriers[start : start + _QUERY_GROUP]
-            found.append(
-                _query(
-                    group, levels, level, lo, hi, origin, size, counts, stored_keys, stored_objects
-                )
+        first, second, cell_keys = _pairs_sharing_cells(stored_keys, stored_objects)
+        found.append(_keep_overlapping_once(first, second, cell_keys, lo, hi, origin, size, counts))
+        finer = np.flatnonzero(levels < level)
+        for start in range(0, len(finer), _QUERY_GROUP):
+            group = finer[start : start + _QUERY_GROUP]
+            first, second, cell_keys = _look_up(
+                group, lo, hi, origin, size, counts, stored_keys, stored_objects
             )
-    pairs = np.concatenate(found) if found else np.zeros((0, 2), dtype=np.int64)
+            found.append(
+                _keep_overlapping_once(first, second, cell_keys, lo, hi, origin, size, counts)
+            )
+    pairs = np.concatenate(found)
     return np.sort(pairs, axis=1)
 
 
 def _store(lo, hi, objects, origin, size, counts):
     """Sorted (keys, objects) of every cell each box covers on one level."""
+    keys, owners = _covered_cells(lo, hi, objects, origin, size, counts)
+    order = np.argsort(keys, kind="stable")
+    return keys[order], owners[order]
+
+
+def _covered_cells(lo, hi, objects, origin, size, counts):
+    """(keys, owners): one entry per cell (at most 8) that each box covers on a level."""
     low_cells = _cells(lo, origin, size)
     high_cells = _cells(hi, origin, size)
     cells = low_cells[:, None, :] + _CORNER_OFFSETS[None, :, :]
     covered = (cells <= high_cells[:, None, :]).all(axis=2)
     keys = _keys(cells, counts)[covered]
     owners = np.broadcast_to(objects[:, None], covered.shape)[covered]
-    order = np.argsort(keys, kind="stable")
-    return keys[order], owners[order]
+    return keys, owners
 
 
-def _query(group, levels, level, lo, hi, origin, size, counts, stored_keys, stored_objects):
-    """Pairs (querier, stored) met in the cells of `group` on one level."""
-    low_cells = _cells(lo[group], origin, size)
-    high_cells = _cells(hi[group], origin, size)
-    cells = low_cells[:, None, :] + _CORNER_OFFSETS[None, :, :]
-    covered = (cells <= high_cells[:, None, :]).all(axis=2)
-    query_keys = _keys(cells, counts)[covered]
-    queriers = np.broadcast_to(group[:, None], covered.shape)[covered]
+def _expand_runs(starts: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For runs [start, start + length): (run index, position) of every element."""
+    total = int(lengths.sum())
+    run = np.repeat(np.arange(len(starts)), lengths)
+    position = np.repeat(starts - (np.cumsum(lengths) - lengths), lengths) + np.arange(total)
+    return run, position
+
+
+def _pairs_sharing_cells(keys, objects):
+    """Every pair of entries with the same key: (first, second, key), each (k,)."""
+    count = len(keys)
+    boundaries = np.flatnonzero(keys[1:] != keys[:-1]) + 1
+    run_ends = np.append(boundaries, count)
+    run_ends_per_entry = np.repeat(run_ends, np.diff(np.append(0, run_ends)))
+    later = run_ends_per_entry - np.arange(count) - 1
+    entry, partner = _expand_runs(np.arange(count) + 1, later)
+    return objects[entry], objects[partner], keys[entry]
+
+
+def _look_up(group, lo, hi, origin, size, counts, stored_keys, stored_objects):
+    """Pairs (querier, stored) met in the cells of `group` on one level, with the cell key."""
+    query_keys, queriers = _covered_cells(lo[group], hi[group], group, origin, size, counts)
     first = np.searchsorted(stored_keys, query_keys, side="left")
     last = np.searchsorted(stored_keys, query_keys, side="right")
-    hits = last - first
-    total = int(hits.sum())
-    if total == 0:
-        return np.zeros((0, 2), dtype=np.int64)
-    entry = np.repeat(np.arange(len(query_keys)), hits)
-    offset_in_run = np.arange(total) - np.repeat(np.cumsum(hits) - hits, hits)
-    mine = queriers[entry]
-    other = stored_objects[first[entry] + offset_in_run]
-    # Same level: both find each other, keep one; coarser stored objects never query back.
-    keep = (levels[mine] < level) | (mine < other)
-    keep &= (lo[mine] <= hi[other]).all(axis=1) & (lo[other] <= hi[mine]).all(axis=1)
-    mine, other, entry = mine[keep], other[keep], entry[keep]
-    corner_keys = _keys(_cells(np.maximum(lo[mine], lo[other]), origin, size), counts)
-    own_cell = corner_keys == query_keys[entry]
-    return np.stack([mine[own_cell], other[own_cell]], axis=1)
+    entry, position = _expand_runs(first, last - first)
+    return queriers[entry], stored_objects[position], query_keys[entry]
+
+
+def _keep_overlapping_once(first, second, cell_keys, lo, hi, origin, size, counts):
+    """Pairs whose boxes overlap, each kept only in the cell of its intersection's min corner."""
+    overlap = (lo[first] <= hi[second]).all(axis=1) & (lo[second] <= hi[first]).all(axis=1)
+    first, second, cell_keys = first[overlap], second[overlap], cell_keys[overlap]
+    corner = _keys(_cells(np.maximum(lo[first], lo[second]), origin, size), counts)
+    own = corner == cell_keys
+    return np.stack([first[own], second[own]], axis=1)
 
 
 def find_pairs(batch: ShapeBatch, margin: float = 0.0) -> np.ndarray:

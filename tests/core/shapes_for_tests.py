@@ -23,10 +23,6 @@ def rotation_from_quaternion(quaternion) -> np.ndarray:
     )
 
 
-def random_rotations(rng: np.random.Generator, count: int) -> np.ndarray:
-    return rotation_from_quaternion(rng.normal(size=(count, 4)))
-
-
 coordinate = st.floats(-4.0, 4.0, allow_nan=False, allow_infinity=False)
 point = st.tuples(coordinate, coordinate, coordinate)
 quaternion = st.tuples(*[st.floats(-1, 1) for _ in range(4)]).filter(
@@ -79,20 +75,3 @@ def distance_inside(batch: ShapeBatch, index: int, points: np.ndarray) -> np.nda
     t = np.clip((points - a) @ ab / max(ab @ ab, 1e-300), 0, 1) if ab @ ab > 0 else 0.0
     closest = a + np.multiply.outer(t, ab) if np.ndim(t) else np.broadcast_to(a, points.shape)
     return np.linalg.norm(points - closest, axis=1) - radius
-
-
-def random_scene(rng: np.random.Generator, count: int, side: float) -> ShapeBatch:
-    """Mixed boxes, spheres and capsules uniform in a cube of the given side."""
-    third = count // 3
-    boxes = ShapeBatch.boxes(
-        rng.uniform(0, side, (third, 3)),
-        random_rotations(rng, third),
-        rng.uniform(0.2, 1.0, (third, 3)),
-    )
-    spheres = ShapeBatch.spheres(rng.uniform(0, side, (third, 3)), rng.uniform(0.2, 1.0, third))
-    rest = count - 2 * third
-    starts = rng.uniform(0, side, (rest, 3))
-    directions = rng.normal(size=(rest, 3))
-    directions *= (rng.uniform(0, 2, rest) / np.linalg.norm(directions, axis=1))[:, None]
-    capsules = ShapeBatch.capsules(starts, starts + directions, rng.uniform(0.1, 0.5, rest))
-    return ShapeBatch.concat([boxes, spheres, capsules])

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from collide_addon.core import ShapeBatch, find_pairs, pair_distance
 from collide_addon.core.broad import overlapping_bounds
-from tests.core.shapes_for_tests import random_rotations, random_scene
+from collide_addon.core.synthetic import mixed_scene, random_rotations
 
 
 def brute_force_pairs(batch: ShapeBatch, margin: float) -> np.ndarray:
@@ -29,7 +29,7 @@ def brute_force_bounds(lo: np.ndarray, hi: np.ndarray) -> set[tuple[int, int]]:
 @given(st.integers(0, 2**32 - 1), st.integers(2, 120), st.sampled_from([-0.3, 0.0, 0.25, 1.0]))
 def test_find_pairs_equals_brute_force(seed, count, margin):
     rng = np.random.default_rng(seed)
-    batch = random_scene(rng, count, side=(8 * count) ** (1 / 3))
+    batch = mixed_scene(rng, count)
     pairs = find_pairs(batch, margin)
     np.testing.assert_array_equal(pairs, brute_force_pairs(batch, margin))
 

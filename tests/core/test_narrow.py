@@ -254,21 +254,33 @@ def test_witness_points_normal_and_sign(first, second):
             assert -gap @ result.normal[row] == pytest.approx(-result.distance[row], abs=1e-9)
 
 
-@settings(max_examples=200, deadline=None)
-@given(any_shape, any_shape)
-def test_pushing_j_out_by_the_depth_along_the_normal_separates_exactly(first, second):
-    batch = shape_pair(first, second)
-    result = pair_distance(batch, [0], [1])
-    assume(result.distance[0] < -1e-6)
-    shift = -result.distance[0] * result.normal[0]
-    moved = ShapeBatch(
+def translated(batch: ShapeBatch, shifts: np.ndarray) -> ShapeBatch:
+    """The same shapes moved by shifts (n, 3)."""
+    return ShapeBatch(
         kinds=batch.kinds,
-        centers=batch.centers + np.array([[0, 0, 0], shift]),
+        centers=batch.centers + shifts,
         rotations=batch.rotations,
         half_extents=batch.half_extents,
         radii=batch.radii,
     )
-    assert pair_distance(moved, [0], [1]).distance[0] == pytest.approx(0.0, abs=1e-9)
+
+
+small_offset = st.tuples(*[st.floats(-1.0, 1.0) for _ in range(3)])
+
+
+@settings(max_examples=300, deadline=None)
+@given(any_shape, any_shape, small_offset)
+def test_pushing_j_out_by_the_depth_along_the_normal_separates_exactly(first, second, offset):
+    # Put the second shape's centre near the first's so that most pairs overlap.
+    batch = shape_pair(first, second)
+    batch = translated(batch, np.array([[0, 0, 0], batch.centers[0] - batch.centers[1] + offset]))
+    result = pair_distance(batch, [0], [1])
+    assume(result.distance[0] < -1e-6)
+    shift = -result.distance[0] * result.normal[0]
+    moved = translated(batch, np.array([[0, 0, 0], shift]))
+    # 1e-7, not 1e-9: edges 1e-7 rad from parallel give SAT cross axes whose direction
+    # carries rounding of 1e-16 / 1e-7 (the issue's bound is 1e-6).
+    assert pair_distance(moved, [0], [1]).distance[0] == pytest.approx(0.0, abs=1e-7)
 
 
 def pairing_strategy():

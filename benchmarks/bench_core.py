@@ -1,0 +1,270 @@
+"""collide's core against coal and python-fcl, measured in one run.
+
+    python3 build.py bench            (or: .venv-core/bin/python benchmarks/bench_core.py)
+    options: --sizes 1000,10000,100000 --repeats 5 --pairs 1000000 --skip-fcl-above 100000
+
+1. find_pairs vs DynamicAABBTreeCollisionManager (build + collide with the default
+   narrow-phase callback, enough max contacts) of coal and python-fcl, on the seeded
+   mixed scene (a third each boxes, spheres, capsules; cube of side (8n)^(1/3)).
+   The pair sets are compared: python-fcl's exactly (it hands back its Python
+   geometries), coal's by count plus coal's own verdict on each of our pairs.
+2. pair_intersects / pair_distance throughput on 1,000,000 box-box pairs vs coal
+   called per pair from Python (on a sample; per-pair cost is flat).
+3. peak memory of find_pairs at the largest n (tracemalloc of numpy allocations).
+Best of `repeats` wall-clock runs each, one core (the machine's BLAS is not used).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import tracemalloc
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import coal  # noqa: E402
+import fcl  # noqa: E402
+
+from collide_addon.core import (  # noqa: E402
+    KIND_BOX,
+    KIND_SPHERE,
+    ShapeBatch,
+    find_pairs,
+    pair_distance,
+    pair_intersects,
+)
+from collide_addon.core.synthetic import mixed_scene, random_rotations  # noqa: E402
+
+
+def best_of(repeats: int, function):
+    """(best seconds, last result) of `repeats` calls."""
+    best = float("inf")
+    result = None
+    for _ in range(repeats):
+        start = time.perf_counter()
+        result = function()
+        best = min(best, time.perf_counter() - start)
+    return best, result
+
+
+def coal_objects(batch: ShapeBatch) -> list:
+    objects = []
+    for index in range(len(batch)):
+        kind = batch.kinds[index]
+        if kind == KIND_BOX:
+            geometry = coal.Box(*(2.0 * batch.half_extents[index]))
+        elif kind == KIND_SPHERE:
+            geometry = coal.Sphere(float(batch.radii[index]))
+        else:
+            geometry = coal.Capsule(
+                float(batch.radii[index]), float(2 * batch.half_extents[index, 2])
+            )
+        transform = coal.Transform3s(batch.rotations[index], batch.centers[index])
+        objects.append(coal.CollisionObject(geometry, transform))
+    return objects
+
+
+def fcl_objects(batch: ShapeBatch) -> tuple[list, dict]:
+    objects, index_of = [], {}
+    for index in range(len(batch)):
+        kind = batch.kinds[index]
+        if kind == KIND_BOX:
+            geometry = fcl.Box(*(2.0 * batch.half_extents[index]))
+        elif kind == KIND_SPHERE:
+            geometry = fcl.Sphere(float(batch.radii[index]))
+        else:
+            geometry = fcl.Capsule(
+                float(batch.radii[index]), float(2 * batch.half_extents[index, 2])
+            )
+        index_of[id(geometry)] = index
+        objects.append(
+            fcl.CollisionObject(
+                geometry, fcl.Transform(batch.rotations[index], batch.centers[index])
+            )
+        )
+    return objects, index_of
+
+
+def coal_collide_all(objects: list) -> int:
+    manager = coal.DynamicAABBTreeCollisionManager()
+    for obj in objects:
+        manager.registerObject(obj)
+    manager.setup()
+    callback = coal.CollisionCallBackDefault()
+    callback.data.request.num_max_contacts = 10 * len(objects)
+    manager.collide(callback)
+    return callback.data.result.numContacts()
+
+
+def fcl_collide_all(objects: list):
+    manager = fcl.DynamicAABBTreeCollisionManager()
+    manager.registerObjects(objects)
+    manager.setup()
+    data = fcl.CollisionData(request=fcl.CollisionRequest(num_max_contacts=10 * len(objects)))
+    manager.collide(data, fcl.defaultCollisionCallback)
+    return data.result.contacts
+
+
+def coal_collides(objects: list, i: int, j: int) -> bool:
+    request = coal.CollisionRequest()
+    result = coal.CollisionResult()
+    return coal.collide(objects[i], objects[j], request, result) > 0
+
+
+def bench_find_pairs(sizes: list[int], repeats: int, skip_fcl_above: int) -> list[dict]:
+    rows = []
+    for count in sizes:
+        batch = mixed_scene(np.random.default_rng(count), count)
+        ours_time, pairs = best_of(repeats, lambda batch=batch: find_pairs(batch))
+        objects = coal_objects(batch)
+        coal_time, coal_count = best_of(repeats, lambda objects=objects: coal_collide_all(objects))
+        ours_set = {tuple(p) for p in pairs.tolist()}
+        coal_rejects = sum(not coal_collides(objects, i, j) for i, j in ours_set)
+        row = {
+            "n": count,
+            "pairs": len(pairs),
+            "ours_s": ours_time,
+            "coal_s": coal_time,
+            "coal_pairs": coal_count,
+            "coal_rejects_ours": coal_rejects,
+        }
+        if count <= skip_fcl_above:
+            fcl_list, index_of = fcl_objects(batch)
+            fcl_time, contacts = best_of(
+                repeats, lambda fcl_list=fcl_list: fcl_collide_all(fcl_list)
+            )
+            fcl_set = {tuple(sorted((index_of[id(c.o1)], index_of[id(c.o2)]))) for c in contacts}
+            row.update(
+                fcl_s=fcl_time,
+                fcl_only=len(fcl_set - ours_set),
+                ours_only_vs_fcl=len(ours_set - fcl_set),
+            )
+        rows.append(row)
+        print_progress(f"find_pairs n={count}: done")
+    return rows
+
+
+def box_pairs(count: int) -> tuple[ShapeBatch, np.ndarray, np.ndarray]:
+    """`count` box-box pairs from a dense box scene: near and far pairs mixed."""
+    rng = np.random.default_rng(1)
+    boxes = 20000
+    batch = ShapeBatch.boxes(
+        rng.uniform(0, 30, (boxes, 3)),
+        random_rotations(rng, boxes),
+        rng.uniform(0.2, 1.0, (boxes, 3)),
+    )
+    near = rng.integers(0, boxes, count)
+    # Half the pairs are neighbours (box k and its nearest few in a sort by x), half random.
+    order = np.argsort(batch.centers[:, 0])
+    rank = np.empty(boxes, dtype=np.int64)
+    rank[order] = np.arange(boxes)
+    neighbour = order[np.clip(rank[near] + rng.integers(1, 4, count), 0, boxes - 1)]
+    far = rng.integers(0, boxes, count)
+    other = np.where(np.arange(count) % 2 == 0, neighbour, far)
+    other = np.where(other == near, (other + 1) % boxes, other)
+    return batch, near, other
+
+
+def bench_pair_throughput(count: int, repeats: int) -> list[dict]:
+    batch, i, j = box_pairs(count)
+    intersects_time, hits = best_of(repeats, lambda: pair_intersects(batch, i, j))
+    distance_time, result = best_of(repeats, lambda: pair_distance(batch, i, j))
+    sample = min(count, 20000)
+    objects = coal_objects(batch)
+
+    def coal_per_pair_collide():
+        request = coal.CollisionRequest()
+        for a, b in zip(i[:sample].tolist(), j[:sample].tolist(), strict=True):
+            coal.collide(objects[a], objects[b], request, coal.CollisionResult())
+
+    def coal_per_pair_distance():
+        request = coal.DistanceRequest()
+        for a, b in zip(i[:sample].tolist(), j[:sample].tolist(), strict=True):
+            coal.distance(objects[a], objects[b], request, coal.DistanceResult())
+
+    coal_collide_time, _ = best_of(repeats, coal_per_pair_collide)
+    coal_distance_time, _ = best_of(repeats, coal_per_pair_distance)
+    print_progress("pair throughput: done")
+    return [
+        {
+            "what": "pair_intersects",
+            "pairs": count,
+            "hits": int(hits.sum()),
+            "ours_per_s": count / intersects_time,
+            "coal_per_s": sample / coal_collide_time,
+        },
+        {
+            "what": "pair_distance",
+            "pairs": count,
+            "hits": int((result.distance <= 0).sum()),
+            "ours_per_s": count / distance_time,
+            "coal_per_s": sample / coal_distance_time,
+        },
+    ]
+
+
+def peak_memory(count: int) -> float:
+    batch = mixed_scene(np.random.default_rng(count), count)
+    tracemalloc.start()
+    find_pairs(batch)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    return peak / 2**20
+
+
+def print_progress(message: str) -> None:
+    print(f"[bench] {message}", file=sys.stderr, flush=True)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--sizes", default="1000,10000,100000")
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--pairs", type=int, default=1_000_000)
+    parser.add_argument("--skip-fcl-above", type=int, default=100_000)
+    args = parser.parse_args(argv)
+    sizes = [int(size) for size in args.sizes.split(",")]
+
+    print(f"coal {coal.__version__}, python-fcl, numpy {np.__version__}; best of {args.repeats}\n")
+    rows = bench_find_pairs(sizes, args.repeats, args.skip_fcl_above)
+    print("find_pairs vs DynamicAABBTreeCollisionManager (build + collide, narrow phase)")
+    print(
+        f"{'n':>8} {'pairs':>8} {'collide s':>10} {'coal s':>9} {'ratio':>7} {'fcl s':>9} {'ratio':>7}  pair sets"
+    )
+    for row in rows:
+        fcl_part = (
+            f"{row['fcl_s']:9.4f} {row['ours_s'] / row['fcl_s']:7.3f}"
+            if "fcl_s" in row
+            else f"{'-':>9} {'-':>7}"
+        )
+        agreement = f"coal found {row['coal_pairs']}, rejects {row['coal_rejects_ours']} of ours"
+        if "fcl_only" in row:
+            agreement += f"; fcl-only {row['fcl_only']}, ours-only {row['ours_only_vs_fcl']}"
+        print(
+            f"{row['n']:>8} {row['pairs']:>8} {row['ours_s']:10.4f} {row['coal_s']:9.4f} "
+            f"{row['ours_s'] / row['coal_s']:7.3f} {fcl_part}  {agreement}"
+        )
+    print("(ratio = collide time / peer time; <= 1.0 means collide is as fast or faster)\n")
+
+    print(f"box-box pair throughput, {args.pairs:,} pairs (coal: per pair from Python)")
+    print(f"{'':16} {'collide pairs/s':>16} {'coal pairs/s':>13} {'speed-up':>9}")
+    for row in bench_pair_throughput(args.pairs, args.repeats):
+        print(
+            f"{row['what']:16} {row['ours_per_s']:16,.0f} {row['coal_per_s']:13,.0f} "
+            f"{row['ours_per_s'] / row['coal_per_s']:9.1f}"
+        )
+    print()
+    largest = max(sizes)
+    print(
+        f"peak memory of find_pairs at n={largest:,}: {peak_memory(largest):.0f} MiB (tracemalloc)"
+    )
+
+
+if __name__ == "__main__":
+    main()
