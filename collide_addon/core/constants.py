@@ -17,7 +17,7 @@ PARALLEL_CROSS_NORM = 1e-12
 
 # Pairs are processed in chunks of this many so that the temporary arrays of the
 # narrow phase stay within a few hundred MiB whatever the number of pairs.
-PAIR_CHUNK = 65536
+PAIR_CHUNK = 4096
 
 # Core gaps below this times (1 + coordinate magnitude) are rounding noise on
 # touching cores: their direction is noise too, so they are handled as contact
