@@ -1,0 +1,266 @@
+"""BCF 2.1 export of a clash report (BIM Collaboration Format, buildingSMART).
+
+The .bcf file is a zip:
+
+    bcf.version                      <Version VersionId="2.1">
+    <topic guid>/markup.bcf          one topic per clash: title, status, description
+    <topic guid>/viewpoint.bcfv      a perspective camera on the clash point; the two
+                                     objects as selected components, a red, b blue
+    <topic guid>/snapshot.png        when a PNG is given for the clash
+
+Guids are stable: a topic's guid is uuid5(COLLIDE_NAMESPACE, "topic:" + clash id) and
+its viewpoint's uuid5(COLLIDE_NAMESPACE, "viewpoint:" + clash id), so re-exporting a
+re-run updates the same topics in a BCF server or viewer.
+
+Component IfcGuid (`object_ifc_guid`): the object's custom property "IfcGuid", else
+"GlobalId" (as Bonsai/IFC imports set it), when it is a valid 22-character IFC guid;
+otherwise one derived from the object name: uuid5(COLLIDE_NAMESPACE, name) written in
+IFC's base-64 form (`compress_guid`), so the same name always gives the same IfcGuid.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import re
+import uuid
+import xml.etree.ElementTree as ElementTree
+import zipfile
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .atomic import write_bytes_atomic
+
+# Fixed namespace for every uuid5 this module derives; changing it changes every guid.
+COLLIDE_NAMESPACE = uuid.UUID("6c1f4a1e-2b8e-5d0c-9a57-3e0c0b1d2f4a")
+IFC_BASE64 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_$"
+IFC_GUID_PATTERN = re.compile(r"[0-3][0-9A-Za-z_$]{21}")
+IFC_GUID_PROPERTIES = ("IfcGuid", "GlobalId")
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+FIELD_OF_VIEW_DEGREES = 60.0  # BCF 2.1 allows 45 to 60
+COLOR_A = "FF0000"
+COLOR_B = "0000FF"
+# The camera looks down at the clash from the front right, like Blender's default view.
+VIEW_FROM = np.array([1.0, -1.0, 0.8]) / np.linalg.norm([1.0, -1.0, 0.8])
+# Characters XML 1.0 cannot carry at all; object names could hold them.
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def compress_guid(value: uuid.UUID) -> str:
+    """The 22-character IFC form of a 128-bit guid: the number in base 64 with IFC's
+    alphabet (0-9, A-Z, a-z, _, $), most significant digit first; the first digit is
+    0-3 because 22 digits hold 132 bits."""
+    number = value.int
+    digits = []
+    for _ in range(22):
+        number, digit = divmod(number, 64)
+        digits.append(IFC_BASE64[digit])
+    return "".join(reversed(digits))
+
+
+def expand_guid(ifc_guid: str) -> uuid.UUID:
+    """Inverse of `compress_guid`. Raises ValueError for a string that is not one."""
+    if not IFC_GUID_PATTERN.fullmatch(ifc_guid):
+        raise ValueError(f"not an IFC guid: {ifc_guid!r}")
+    number = 0
+    for character in ifc_guid:
+        number = number * 64 + IFC_BASE64.index(character)
+    return uuid.UUID(int=number)
+
+
+def object_ifc_guid(name: str, properties: Mapping[str, Any] | None = None) -> str:
+    """The IfcGuid of an object for BCF components: its "IfcGuid" or "GlobalId" custom
+    property when that is a valid IFC guid, else compress_guid(uuid5(namespace, name))."""
+    for key in IFC_GUID_PROPERTIES:
+        value = (properties or {}).get(key)
+        if isinstance(value, str) and IFC_GUID_PATTERN.fullmatch(value):
+            return value
+    return compress_guid(uuid.uuid5(COLLIDE_NAMESPACE, name))
+
+
+def topic_guid(clash_id: str) -> str:
+    """Stable BCF topic guid of a clash."""
+    return str(uuid.uuid5(COLLIDE_NAMESPACE, "topic:" + clash_id))
+
+
+def viewpoint_guid(clash_id: str) -> str:
+    """Stable BCF viewpoint guid of a clash."""
+    return str(uuid.uuid5(COLLIDE_NAMESPACE, "viewpoint:" + clash_id))
+
+
+def camera_for_clash(
+    point, bounds, field_of_view_degrees: float = FIELD_OF_VIEW_DEGREES
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A perspective camera aimed at `point` from the front right and above, far enough
+    that the sphere around `bounds` fills the field of view.
+
+    point: (3,); bounds: (2, 3) [lo, hi] of the two objects
+    returns: (position, unit direction, unit up vector), each (3,)
+    """
+    point = np.asarray(point, dtype=np.float64)
+    lo, hi = np.asarray(bounds, dtype=np.float64)
+    # The bounds' sphere around the clash point, at least 10 cm so a tiny clash is framed.
+    radius = max(float(np.linalg.norm(np.maximum(np.abs(hi - point), np.abs(lo - point)))), 0.1)
+    distance = radius / math.sin(math.radians(field_of_view_degrees) / 2)
+    direction = -VIEW_FROM
+    up = np.array([0.0, 0.0, 1.0]) - direction[2] * direction
+    return point + VIEW_FROM * distance, direction, up / np.linalg.norm(up)
+
+
+def _text(value: Any) -> str:
+    return _NOT_XML.sub("\ufffd", str(value))
+
+
+def _sub(parent: ElementTree.Element, tag: str, text: Any = None, **attributes: str):
+    element = ElementTree.SubElement(
+        parent, tag, {key: _text(value) for key, value in attributes.items()}
+    )
+    if text is not None:
+        element.text = _text(text)
+    return element
+
+
+def _xml_bytes(root: ElementTree.Element) -> bytes:
+    ElementTree.indent(root)
+    return ElementTree.tostring(root, encoding="UTF-8", xml_declaration=True)
+
+
+def _vector(parent: ElementTree.Element, tag: str, values: np.ndarray) -> None:
+    element = _sub(parent, tag)
+    for axis, value in zip("XYZ", values.tolist(), strict=True):
+        _sub(element, axis, repr(float(value)))
+
+
+def _describe(clash: Mapping[str, Any]) -> str:
+    distance = clash["distance"]
+    depth = f"penetration {-distance:.4g} m" if distance < 0 else f"distance {distance:.4g} m"
+    frames = ", ".join(
+        str(first) if first == last else f"{first}-{last}" for first, last in clash["frames"]
+    )
+    kind_a, kind_b = clash["kinds"]
+    return (
+        f"{clash['type']} clash of test {clash['test']!r}: {clash['a']!r} ({kind_a}) and "
+        f"{clash['b']!r} ({kind_b}); {depth} at frame {clash['worst_frame']}; frames {frames}."
+    )
+
+
+def markup_xml(
+    clash: Mapping[str, Any], created: datetime, file: str | None, has_snapshot: bool
+) -> bytes:
+    """markup.bcf of one clash's topic (valid against BCF 2.1 markup.xsd)."""
+    root = ElementTree.Element("Markup")
+    if file:
+        header = _sub(root, "Header")
+        _sub(_sub(header, "File", isExternal="true"), "Filename", Path(file).name)
+    topic = _sub(
+        root,
+        "Topic",
+        Guid=topic_guid(clash["id"]),
+        TopicType="Clash",
+        TopicStatus=clash["status"].capitalize(),
+    )
+    _sub(topic, "Title", f"{clash['test']}: {clash['a']} / {clash['b']}")
+    _sub(topic, "Labels", clash["test"])
+    _sub(topic, "Labels", clash["type"])
+    _sub(topic, "CreationDate", created.isoformat())
+    _sub(topic, "CreationAuthor", "collide")
+    _sub(topic, "Description", _describe(clash))
+    viewpoints = _sub(root, "Viewpoints", Guid=viewpoint_guid(clash["id"]))
+    _sub(viewpoints, "Viewpoint", "viewpoint.bcfv")
+    if has_snapshot:
+        _sub(viewpoints, "Snapshot", "snapshot.png")
+    return _xml_bytes(root)
+
+
+def viewpoint_xml(clash: Mapping[str, Any], guid_a: str, guid_b: str) -> bytes:
+    """viewpoint.bcfv of one clash (valid against BCF 2.1 visinfo.xsd): both objects
+    selected, a coloured red and b blue, a perspective camera on the clash point."""
+    root = ElementTree.Element("VisualizationInfo", Guid=viewpoint_guid(clash["id"]))
+    components = _sub(root, "Components")
+
+    def component(parent: ElementTree.Element, name: str, ifc_guid: str) -> None:
+        element = _sub(parent, "Component", IfcGuid=ifc_guid)
+        _sub(element, "OriginatingSystem", "Blender")
+        _sub(element, "AuthoringToolId", name)
+
+    selection = _sub(components, "Selection")
+    component(selection, clash["a"], guid_a)
+    component(selection, clash["b"], guid_b)
+    _sub(components, "Visibility", DefaultVisibility="true")
+    coloring = _sub(components, "Coloring")
+    component(_sub(coloring, "Color", Color=COLOR_A), clash["a"], guid_a)
+    component(_sub(coloring, "Color", Color=COLOR_B), clash["b"], guid_b)
+    position, direction, up = camera_for_clash(clash["point"], clash["bounds"])
+    camera = _sub(root, "PerspectiveCamera")
+    _vector(camera, "CameraViewPoint", position)
+    _vector(camera, "CameraDirection", direction)
+    _vector(camera, "CameraUpVector", up)
+    _sub(camera, "FieldOfView", repr(FIELD_OF_VIEW_DEGREES))
+    return _xml_bytes(root)
+
+
+def version_xml() -> bytes:
+    """bcf.version for BCF 2.1."""
+    root = ElementTree.Element("Version", VersionId="2.1")
+    _sub(root, "DetailedVersion", "2.1")
+    return _xml_bytes(root)
+
+
+def bcf_bytes(
+    report: Mapping[str, Any],
+    snapshots: Mapping[str, bytes] | None = None,
+    created: datetime | None = None,
+) -> bytes:
+    """The .bcf zip of a report: one topic per clash (resolved ones too, with their
+    status).
+
+    snapshots: clash id -> PNG bytes, optional per clash
+    created: topics' CreationDate and the zip entries' time; default now (UTC)
+    """
+    created = (created or datetime.now(UTC)).replace(microsecond=0)
+    snapshots = snapshots or {}
+    objects = report.get("objects", {})
+
+    def guid_of(name: str) -> str:
+        return objects.get(name, {}).get("ifc_guid") or object_ifc_guid(name)
+
+    buffer = io.BytesIO()
+    # Zip timestamps cannot go before 1980.
+    stamp = max(created, datetime(1980, 1, 1, tzinfo=created.tzinfo)).timetuple()[:6]
+
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+
+        def add(name: str, data: bytes) -> None:
+            archive.writestr(zipfile.ZipInfo(name, date_time=stamp), data, zipfile.ZIP_DEFLATED)
+
+        add("bcf.version", version_xml())
+        for clash in report["clashes"]:
+            folder = topic_guid(clash["id"])
+            snapshot = snapshots.get(clash["id"])
+            if snapshot is not None and not snapshot.startswith(PNG_SIGNATURE):
+                raise ValueError(f"snapshot for clash {clash['id']} is not a PNG")
+            add(
+                f"{folder}/markup.bcf",
+                markup_xml(clash, created, report.get("file"), snapshot is not None),
+            )
+            add(
+                f"{folder}/viewpoint.bcfv",
+                viewpoint_xml(clash, guid_of(clash["a"]), guid_of(clash["b"])),
+            )
+            if snapshot is not None:
+                add(f"{folder}/snapshot.png", snapshot)
+    return buffer.getvalue()
+
+
+def write_bcf_report(
+    report: Mapping[str, Any],
+    path: str | Path,
+    snapshots: Mapping[str, bytes] | None = None,
+    created: datetime | None = None,
+) -> None:
+    """Write `bcf_bytes(report, snapshots, created)` to `path` atomically."""
+    write_bytes_atomic(path, bcf_bytes(report, snapshots, created))

@@ -1,0 +1,131 @@
+"""The JSON clash report: the source of truth that the HTML, CSV and BCF reports view.
+
+Document (schema: `schema/collide-report-1.schema.json`):
+
+    {"format": "collide-report", "version": 1,
+     "blender": "5.0.1" or null,          Blender version that ran the scan
+     "file": "/path/scene.blend" or null, the scanned file
+     "frames": [start, end, step],        the scanned range, inclusive
+     "tests": [test, ...],                clash tests in their tests-file form
+     "objects": {name: {"ifc_guid": str}}, per clashing object (see bcf_report)
+     "clashes": [clash, ...],             clash dicts, see collide_addon.core.clash
+     "summary": {...}}                    see `summarize`
+
+The report carries no time stamp so that two runs over the same scene give the same
+bytes, which keeps reports diffable and baselines reviewable.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..core.clash import STATUSES, ClashTest, clash_test_to_dict
+from .atomic import write_text_atomic
+
+REPORT_FORMAT = "collide-report"
+REPORT_VERSION = 1
+SCHEMA_PATH = Path(__file__).resolve().parent / "schema" / "collide-report-1.schema.json"
+
+
+class ReportError(ValueError):
+    """A report file cannot be used; the message names the file and the reason."""
+
+
+def summarize(clashes: Sequence[Mapping[str, Any]], tests: Sequence[ClashTest]) -> dict[str, Any]:
+    """Counts over the clashes:
+
+    open: clashes not resolved; resolved: the others
+    by_status: {status: count} for every status, zeros included
+    by_test: {test name: open clashes}, every test included
+    worst: {"id", "distance"} of the open clash with the smallest distance, or None
+    """
+    open_clashes = [record for record in clashes if record["status"] != "resolved"]
+    by_status = dict.fromkeys(STATUSES, 0)
+    for record in clashes:
+        by_status[record["status"]] += 1
+    by_test = {test.name: 0 for test in tests}
+    for record in open_clashes:
+        by_test[record["test"]] = by_test.get(record["test"], 0) + 1
+    worst = min(open_clashes, key=lambda record: (record["distance"], record["id"]), default=None)
+    return {
+        "open": len(open_clashes),
+        "resolved": len(clashes) - len(open_clashes),
+        "by_status": by_status,
+        "by_test": by_test,
+        "worst": None if worst is None else {"id": worst["id"], "distance": worst["distance"]},
+    }
+
+
+def build_report(
+    *,
+    tests: Sequence[ClashTest],
+    clashes: Sequence[Mapping[str, Any]],
+    frames: tuple[int, int, int],
+    blender: str | None = None,
+    file: str | None = None,
+    objects: Mapping[str, Mapping[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """The report document for a finished run (see the module docstring).
+
+    frames: (start, end, step) of the scan
+    objects: per-object data of the clashing objects, e.g. {"Wall": {"ifc_guid": ...}}
+    """
+    start, end, step = (int(value) for value in frames)
+    return {
+        "format": REPORT_FORMAT,
+        "version": REPORT_VERSION,
+        "blender": blender,
+        "file": file,
+        "frames": [start, end, step],
+        "tests": [clash_test_to_dict(test) for test in tests],
+        "objects": {name: dict(data) for name, data in sorted((objects or {}).items())},
+        "clashes": [dict(record) for record in clashes],
+        "summary": summarize(clashes, tests),
+    }
+
+
+def report_to_json(report: Mapping[str, Any]) -> str:
+    """The report's file text: indented UTF-8 JSON, keys in document order."""
+    return json.dumps(report, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def write_json_report(report: Mapping[str, Any], path: str | Path) -> None:
+    """Write the report atomically."""
+    write_text_atomic(path, report_to_json(report))
+
+
+def read_json_report(path: str | Path) -> dict[str, Any]:
+    """A report written by `write_json_report` (e.g. a baseline). Checks what a re-run
+    relies on: format, version, and clashes each with id, test and a known status.
+    Raises ReportError naming the file otherwise."""
+    path = Path(path)
+    try:
+        report = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as error:
+        raise ReportError(f"{path}: cannot read report: {error}") from None
+    except json.JSONDecodeError as error:
+        raise ReportError(f"{path}: not valid JSON: {error}") from None
+    if not isinstance(report, dict) or report.get("format") != REPORT_FORMAT:
+        raise ReportError(f"{path}: not a collide report (format is not {REPORT_FORMAT!r})")
+    if report.get("version") != REPORT_VERSION:
+        raise ReportError(
+            f"{path}: report version {report.get('version')!r} is not supported "
+            f"(this reads version {REPORT_VERSION})"
+        )
+    clashes = report.get("clashes")
+    if not isinstance(clashes, list):
+        raise ReportError(f"{path}: 'clashes' must be a list")
+    for index, record in enumerate(clashes):
+        if not isinstance(record, dict) or not all(
+            isinstance(record.get(key), str) for key in ("id", "test", "status")
+        ):
+            raise ReportError(f"{path}: clashes[{index}] lacks a string id, test or status")
+        if record["status"] not in STATUSES:
+            raise ReportError(
+                f"{path}: clashes[{index}] has status {record['status']!r}; "
+                f"expected one of {', '.join(STATUSES)}"
+            )
+    return report
