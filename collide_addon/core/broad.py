@@ -20,14 +20,15 @@ import numpy as np
 from .narrow import pair_intersects
 from .shapes import ShapeBatch
 
+# Cell size grows by this factor from one level to the next (an integer, so that the
+# walls of a coarser level are walls of every finer one).
+LEVEL_RATIO = 2
 # Cells per axis must fit 20 bits so that three of them pack into one int64 key.
 _MAX_CELLS_PER_AXIS = 1 << 20
 # Queriers are expanded in groups so the candidate arrays stay bounded in memory.
 _QUERY_GROUP = 1 << 16
 
-_CORNER_OFFSETS = np.array(
-    [[x, y, z] for x in (0, 1) for y in (0, 1) for z in (0, 1)], dtype=np.int64
-)
+_CORNER_OFFSETS = np.array([[x, y, z] for x in (0, 1) for y in (0, 1) for z in (0, 1)])
 
 
 def _cell_sizes(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -41,16 +42,46 @@ def _cell_sizes(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     base = float(positive.min()) if len(positive) else 1.0
     base = max(base, span / (_MAX_CELLS_PER_AXIS - 2), np.finfo(float).tiny)
     with np.errstate(divide="ignore"):
-        levels = np.ceil(np.log2(np.maximum(extents, base) / base)).astype(np.int64)
+        levels = np.ceil(np.log(np.maximum(extents, base) / base) / np.log(LEVEL_RATIO) - 1e-9)
+        levels = levels.astype(np.int64)
     return np.maximum(levels, 0), base
 
 
-def _cells(points: np.ndarray, origin: np.ndarray, size: float) -> np.ndarray:
+def _cells(points: np.ndarray, origin: np.ndarray, size) -> np.ndarray:
     return np.floor((points - origin) / size).astype(np.int64)
 
 
-def _keys(cells: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    return (cells[..., 0] * counts[1] + cells[..., 1]) * counts[2] + cells[..., 2]
+class _Level:
+    """One grid level: every box's lowest cell there, per axis, and the cell-key space."""
+
+    def __init__(self, lo_columns, hi_columns, origin, size):
+        self.low = np.floor((lo_columns - origin[:, None]) / size).astype(np.int64)  # (3, n)
+        self.high = np.floor((hi_columns - origin[:, None]) / size).astype(np.int64)
+        self.counts = self.high.max(axis=1) + 2  # cells per axis, with room for +1
+
+    def covered(self, objects: np.ndarray):
+        """(keys, owners, corners): one entry per cell (at most 8) each box covers.
+
+        corners: (3, k) offset (0 or 1 per axis) of the cell from the box's lowest cell.
+        """
+        low = self.low[:, objects]
+        spans = self.high[:, objects] - low  # 0 or 1 per axis
+        owners, corners = [], []
+        for corner in _CORNER_OFFSETS:
+            inside = np.flatnonzero(
+                (spans[0] >= corner[0]) & (spans[1] >= corner[1]) & (spans[2] >= corner[2])
+            )
+            owners.append(objects[inside])
+            corners.append(np.broadcast_to(corner[:, None], (3, len(inside))))
+        owners = np.concatenate(owners)
+        corners = np.concatenate(corners, axis=1)
+        return self.keys(self.low[:, owners] + corners), owners, corners
+
+    def cell_count(self) -> int:
+        return int(np.prod(self.counts.astype(np.float64)))
+
+    def keys(self, cells: np.ndarray) -> np.ndarray:
+        return (cells[0] * self.counts[1] + cells[1]) * self.counts[2] + cells[2]
 
 
 def overlapping_bounds(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
@@ -68,46 +99,71 @@ def overlapping_bounds(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     origin = lo.min(axis=0)
     # A box whose bounds straddle 3 cells through rounding moves one level up.
     for _ in range(2):
-        size = base * np.exp2(levels)
+        size = base * float(LEVEL_RATIO) ** levels
         spans = _cells(hi, origin, size[:, None]) - _cells(lo, origin, size[:, None])
         levels = levels + (spans > 1).any(axis=1)
+    lo_columns = np.ascontiguousarray(lo.T)
+    hi_columns = np.ascontiguousarray(hi.T)
     found = []
     for level in np.unique(levels):
-        size = base * 2.0**level
-        counts = _cells(hi.max(axis=0), origin, size) + 2
+        grid = _Level(lo_columns, hi_columns, origin, base * float(LEVEL_RATIO) ** level)
         stored = np.flatnonzero(levels == level)
-        stored_keys, stored_objects = _store(lo[stored], hi[stored], stored, origin, size, counts)
-        first, second, cell_keys = _pairs_sharing_cells(stored_keys, stored_objects)
-        found.append(_keep_overlapping_once(first, second, cell_keys, lo, hi, origin, size, counts))
-        finer = np.flatnonzero(levels < level)
-        for start in range(0, len(finer), _QUERY_GROUP):
-            group = finer[start : start + _QUERY_GROUP]
-            first, second, cell_keys = _look_up(
-                group, lo, hi, origin, size, counts, stored_keys, stored_objects
+        keys, owners, corners = grid.covered(stored)
+        order = np.argsort(keys)
+        keys, owners, corners = keys[order], owners[order], corners[:, order]
+        first, second = _pairs_sharing_cells(keys)
+        find_runs = _run_finder(keys, grid.cell_count())
+        found.append(
+            _keep_overlapping_once(
+                owners[first], owners[second], corners[:, first], grid, lo_columns, hi_columns
             )
+        )
+        # Only finer boxes that reach the stored boxes' overall bounds can meet them.
+        stored_lo = lo_columns[:, stored].min(axis=1)
+        stored_hi = hi_columns[:, stored].max(axis=1)
+        finer = np.flatnonzero(
+            (levels < level)
+            & (lo_columns[0] <= stored_hi[0])
+            & (hi_columns[0] >= stored_lo[0])
+            & (lo_columns[1] <= stored_hi[1])
+            & (hi_columns[1] >= stored_lo[1])
+            & (lo_columns[2] <= stored_hi[2])
+            & (hi_columns[2] >= stored_lo[2])
+        )
+        for start in range(0, len(finer), _QUERY_GROUP):
+            query_keys, queriers, query_corners = grid.covered(finer[start : start + _QUERY_GROUP])
+            begin, length = find_runs(query_keys)
+            entry, position = _expand_runs(begin, length)
             found.append(
-                _keep_overlapping_once(first, second, cell_keys, lo, hi, origin, size, counts)
+                _keep_overlapping_once(
+                    queriers[entry],
+                    owners[position],
+                    query_corners[:, entry],
+                    grid,
+                    lo_columns,
+                    hi_columns,
+                )
             )
     pairs = np.concatenate(found)
     return np.sort(pairs, axis=1)
 
 
-def _store(lo, hi, objects, origin, size, counts):
-    """Sorted (keys, objects) of every cell each box covers on one level."""
-    keys, owners = _covered_cells(lo, hi, objects, origin, size, counts)
-    order = np.argsort(keys, kind="stable")
-    return keys[order], owners[order]
+def _run_finder(sorted_keys: np.ndarray, key_space: int):
+    """A function: query keys (q,) -> (first position, run length) in `sorted_keys`.
 
+    A dense table indexed by key where the key space is small next to the entries
+    (the usual case on coarse levels), binary search otherwise.
+    """
+    if key_space <= max(8 * len(sorted_keys), 1 << 20):
+        lengths = np.bincount(sorted_keys, minlength=key_space)
+        firsts = np.cumsum(lengths) - lengths
+        return lambda query: (firsts[query], lengths[query])
 
-def _covered_cells(lo, hi, objects, origin, size, counts):
-    """(keys, owners): one entry per cell (at most 8) that each box covers on a level."""
-    low_cells = _cells(lo, origin, size)
-    high_cells = _cells(hi, origin, size)
-    cells = low_cells[:, None, :] + _CORNER_OFFSETS[None, :, :]
-    covered = (cells <= high_cells[:, None, :]).all(axis=2)
-    keys = _keys(cells, counts)[covered]
-    owners = np.broadcast_to(objects[:, None], covered.shape)[covered]
-    return keys, owners
+    def search(query):
+        first = np.searchsorted(sorted_keys, query, side="left")
+        return first, np.searchsorted(sorted_keys, query, side="right") - first
+
+    return search
 
 
 def _expand_runs(starts: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -118,33 +174,34 @@ def _expand_runs(starts: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, n
     return run, position
 
 
-def _pairs_sharing_cells(keys, objects):
-    """Every pair of entries with the same key: (first, second, key), each (k,)."""
+def _pairs_sharing_cells(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Every pair of positions in sorted `keys` holding the same key: (first, second)."""
     count = len(keys)
     boundaries = np.flatnonzero(keys[1:] != keys[:-1]) + 1
     run_ends = np.append(boundaries, count)
     run_ends_per_entry = np.repeat(run_ends, np.diff(np.append(0, run_ends)))
     later = run_ends_per_entry - np.arange(count) - 1
-    entry, partner = _expand_runs(np.arange(count) + 1, later)
-    return objects[entry], objects[partner], keys[entry]
+    return _expand_runs(np.arange(count) + 1, later)
 
 
-def _look_up(group, lo, hi, origin, size, counts, stored_keys, stored_objects):
-    """Pairs (querier, stored) met in the cells of `group` on one level, with the cell key."""
-    query_keys, queriers = _covered_cells(lo[group], hi[group], group, origin, size, counts)
-    first = np.searchsorted(stored_keys, query_keys, side="left")
-    last = np.searchsorted(stored_keys, query_keys, side="right")
-    entry, position = _expand_runs(first, last - first)
-    return queriers[entry], stored_objects[position], query_keys[entry]
+def _keep_overlapping_once(first, second, corners, grid: _Level, lo_columns, hi_columns):
+    """Pairs met in a cell, kept when the boxes overlap and the cell holds the minimum
+    corner of their intersection (both cover it, so exactly one cell keeps a pair).
 
-
-def _keep_overlapping_once(first, second, cell_keys, lo, hi, origin, size, counts):
-    """Pairs whose boxes overlap, each kept only in the cell of its intersection's min corner."""
-    overlap = (lo[first] <= hi[second]).all(axis=1) & (lo[second] <= hi[first]).all(axis=1)
-    first, second, cell_keys = first[overlap], second[overlap], cell_keys[overlap]
-    corner = _keys(_cells(np.maximum(lo[first], lo[second]), origin, size), counts)
-    own = corner == cell_keys
-    return np.stack([first[own], second[own]], axis=1)
+    first, second: (k,) box indices; corners: (3, k) the cell's offset from first's
+    lowest cell. The intersection's lowest cell is the larger of the two lowest cells.
+    """
+    keep = np.ones(len(first), dtype=bool)
+    for axis in range(3):
+        low_first = np.take(grid.low[axis], first)
+        low_second = np.take(grid.low[axis], second)
+        keep &= np.maximum(low_first, low_second) == low_first + corners[axis]
+    first, second = first[keep], second[keep]
+    keep = np.ones(len(first), dtype=bool)
+    for axis in range(3):
+        keep &= np.take(lo_columns[axis], first) <= np.take(hi_columns[axis], second)
+        keep &= np.take(lo_columns[axis], second) <= np.take(hi_columns[axis], first)
+    return np.stack([first[keep], second[keep]], axis=1)
 
 
 def find_pairs(batch: ShapeBatch, margin: float = 0.0) -> np.ndarray:
