@@ -202,7 +202,24 @@ def build_zip() -> Path:
                 archive.write(path, path.relative_to(ROOT).as_posix())
     os.replace(temporary, target)
     log(f"wrote {target.relative_to(ROOT)}")
+    validate_extension(target)
     return target
+
+
+def validate_extension(archive: Path) -> None:
+    """Check the zip as an extension with Blender's own tool from the bpy wheel.
+
+    (`blender --command extension validate` runs the same script.) Its `build` command
+    is not used: it puts the files at the zip's root, which a legacy install cannot
+    read; a zip whose single folder holds the manifest is a valid extension too.
+    """
+    tools = sorted(
+        VENV.glob("lib/python3*/site-packages/bpy/*/scripts/addons_core/bl_pkg/cli/blender_ext.py")
+    )
+    if not tools:
+        log("no bpy wheel in .venv: extension validation skipped (run `build.py setup`)")
+        return
+    run([venv_python(VENV), tools[-1], "validate", archive])
 
 
 def cmd_zip(args: list[str]) -> int:
@@ -220,7 +237,23 @@ COMMANDS = {
 }
 
 
+def drop_pyenv_shim_paths() -> None:
+    """Undo what a pyenv shim adds to PATH for the interpreter running this script.
+
+    The shim puts $PYENV_ROOT/versions/<v>/bin first on PATH; Debian's Blender finds
+    its Python home through PATH, so started from here it would load pyenv's Python,
+    which has no numpy, instead of the system one with python3-numpy.
+    """
+    root = os.environ.get("PYENV_ROOT")
+    if not root:
+        return
+    versions = os.path.join(root, "versions") + os.sep
+    entries = os.environ.get("PATH", "").split(os.pathsep)
+    os.environ["PATH"] = os.pathsep.join(e for e in entries if not e.startswith(versions))
+
+
 def main(argv: list[str]) -> int:
+    drop_pyenv_shim_paths()
     if not argv or argv[0] not in COMMANDS:
         print(__doc__, file=sys.stderr)
         return 2

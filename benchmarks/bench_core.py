@@ -235,7 +235,8 @@ def main(argv: list[str] | None = None) -> None:
     rows = bench_find_pairs(sizes, args.repeats, args.skip_fcl_above)
     print("find_pairs vs DynamicAABBTreeCollisionManager (build + collide, narrow phase)")
     print(
-        f"{'n':>8} {'pairs':>8} {'collide s':>10} {'coal s':>9} {'ratio':>7} {'fcl s':>9} {'ratio':>7}  pair sets"
+        f"{'n':>8} {'pairs':>8} {'collide s':>10} {'coal s':>9} {'ratio':>7} "
+        f"{'fcl s':>9} {'ratio':>7}  pair sets"
     )
     for row in rows:
         fcl_part = (

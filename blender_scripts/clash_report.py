@@ -1,0 +1,211 @@
+"""Headless clash report over a frame range.
+
+    blender -b scene.blend --python blender_scripts/clash_report.py -- \\
+        [--tests tests.json] [--frames 1-250[:step]] [--json out.json] [--html out.html] \\
+        [--csv out.csv] [--bcf out.bcf] [--baseline previous.json] \\
+        [--fail-on new|any|never] [--substeps N] [--thumbnails]
+
+Exit status: 0 nothing that --fail-on counts; 1 clashes that it counts; 2 bad arguments,
+an unreadable file, or no objects matched (the reason on one stderr line).
+
+Works from a checkout (the repository root goes on sys.path) and with the add-on
+installed as a legacy add-on or as an extension.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import re
+import sys
+import traceback
+from pathlib import Path
+
+import bpy
+
+EXIT_ERROR = 2
+CHECKOUT_ROOT = Path(__file__).resolve().parents[1]
+
+
+def import_addon():
+    """The collide_addon package: the checkout's when run from one, else the installed
+    add-on (legacy "collide_addon" or extension "bl_ext.<repo>.collide_addon")."""
+    if (CHECKOUT_ROOT / "collide_addon" / "__init__.py").is_file():
+        if str(CHECKOUT_ROOT) not in sys.path:
+            sys.path.insert(0, str(CHECKOUT_ROOT))
+        return importlib.import_module("collide_addon")
+    import addon_utils
+
+    for module in addon_utils.modules():
+        name = module.__name__
+        is_collide = name == "collide_addon" or name.endswith(".collide_addon")
+        if is_collide and addon_utils.check(name)[1]:  # check() -> (default, loaded)
+            return importlib.import_module(name)
+    raise ImportError("collide_addon is neither beside this script nor an enabled add-on")
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse whose errors are one line on stderr and exit status 2."""
+
+    def error(self, message: str) -> None:
+        self.exit(EXIT_ERROR, f"clash_report: error: {message}\n")
+
+
+def parse_frames(text: str) -> tuple[int, int, int]:
+    """Frame range from "1-250", "1-250:5" or "12": (start, end, step)."""
+    match = re.fullmatch(r"\s*(-?\d+)(?:\s*-\s*(-?\d+))?(?::(\d+))?\s*", text)
+    if not match:
+        raise argparse.ArgumentTypeError(f"expected START-END[:STEP], got {text!r}")
+    start = int(match.group(1))
+    end = int(match.group(2)) if match.group(2) is not None else start
+    step = int(match.group(3)) if match.group(3) is not None else 1
+    if end < start or step < 1:
+        raise argparse.ArgumentTypeError(f"need START <= END and STEP >= 1, got {text!r}")
+    return start, end, step
+
+
+def positive_int(text: str) -> int:
+    """An integer >= 1."""
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}")
+    return int(text)
+
+
+def make_parser() -> argparse.ArgumentParser:
+    parser = OneLineParser(
+        prog="blender -b FILE.blend --python blender_scripts/clash_report.py --",
+        description="Run clash tests over a frame range and write clash reports.",
+        epilog="Exit status: 0 = nothing --fail-on counts, 1 = clashes it counts, "
+        "2 = bad arguments, unreadable file or no objects matched.",
+    )
+    parser.add_argument(
+        "--tests",
+        metavar="FILE",
+        help="clash tests JSON file (default: one hard clash test of every proxy "
+        "against every other, tolerance 0)",
+    )
+    parser.add_argument(
+        "--frames",
+        type=parse_frames,
+        metavar="START-END[:STEP]",
+        help="frames to scan, inclusive (default: the scene's frame range and step)",
+    )
+    parser.add_argument(
+        "--substeps",
+        type=positive_int,
+        default=1,
+        metavar="N",
+        help="samples per scanned frame, so fast movers cannot pass through thin objects "
+        "between frames (default 1)",
+    )
+    parser.add_argument("--json", metavar="FILE", help="write the JSON report")
+    parser.add_argument("--html", metavar="FILE", help="write the HTML report")
+    parser.add_argument("--csv", metavar="FILE", help="write the CSV report")
+    parser.add_argument("--bcf", metavar="FILE", help="write the BCF 2.1 report")
+    parser.add_argument(
+        "--baseline",
+        metavar="FILE",
+        help="previous JSON report: statuses carry over (new/active/resolved; reviewed "
+        "and approved are kept)",
+    )
+    parser.add_argument(
+        "--fail-on",
+        choices=("new", "any", "never"),
+        help="which clashes make the exit status 1 (default: new with --baseline, "
+        "any without; approved clashes never count)",
+    )
+    parser.add_argument(
+        "--thumbnails",
+        action="store_true",
+        help="render a Workbench thumbnail per clash into the HTML and BCF reports",
+    )
+    return parser
+
+
+def script_arguments(argv: list[str]) -> list[str]:
+    """The arguments after Blender's `--` separator."""
+    return argv[argv.index("--") + 1 :] if "--" in argv else []
+
+
+def fail(message: str) -> int:
+    print(f"clash_report: error: {message}", file=sys.stderr)
+    return EXIT_ERROR
+
+
+def main(argv: list[str]) -> int:
+    arguments = make_parser().parse_args(script_arguments(argv))
+    try:
+        addon = import_addon()
+    except ImportError as error:
+        return fail(str(error))
+    clash = importlib.import_module(addon.__name__ + ".core.clash")
+    json_report = importlib.import_module(addon.__name__ + ".report.json_report")
+    report_run = importlib.import_module(addon.__name__ + ".blender.report_run")
+    props = importlib.import_module(addon.__name__ + ".blender.props")
+    for path in (arguments.json, arguments.html, arguments.csv, arguments.bcf):
+        if path and not Path(path).resolve().parent.is_dir():
+            return fail(f"cannot write {path}: its folder does not exist")
+    try:
+        tests = (
+            clash.load_tests(arguments.tests)
+            if arguments.tests
+            else [clash.ClashTest("all proxies, hard")]
+        )
+        baseline = json_report.read_json_report(arguments.baseline) if arguments.baseline else None
+    except (clash.ClashTestError, json_report.ReportError) as error:
+        return fail(str(error))
+    # Reading proxies needs only the settings (scene.collide, object.collide); an
+    # enabled add-on has them already, a checkout run registers just those.
+    registered_here = not hasattr(bpy.types.Scene, "collide")
+    if registered_here:
+        props.register()
+    try:
+        report, status = report_run.run_clash_report(
+            tests,
+            frames=arguments.frames,
+            baseline=baseline,
+            fail_on=arguments.fail_on,
+            json_path=arguments.json,
+            html_path=arguments.html,
+            csv_path=arguments.csv,
+            bcf_path=arguments.bcf,
+            thumbnails=arguments.thumbnails,
+            substeps=arguments.substeps,
+        )
+    except report_run.ClashRunError as error:
+        return fail(str(error))
+    except OSError as error:
+        return fail(f"cannot write a report: {error}")
+    finally:
+        if registered_here:
+            props.unregister()
+    summary = report["summary"]
+    counts = ", ".join(f"{count} {name}" for name, count in summary["by_status"].items())
+    written = [
+        path for path in (arguments.json, arguments.html, arguments.csv, arguments.bcf) if path
+    ]
+    print(f"collide: {summary['open']} open clashes ({counts})", file=sys.stderr)
+    for path in written:
+        print(f"collide: wrote {path}", file=sys.stderr)
+    if status:
+        fail_on = clash.effective_fail_on(arguments.fail_on, baseline is not None)
+        failing = clash.count_failing(report["clashes"], fail_on)
+        print(f"clash_report: {failing} clashes counted by --fail-on {fail_on}", file=sys.stderr)
+    return status
+
+
+def run() -> None:
+    """Exit Blender with main()'s status. Blender exits 0 after a script that raised, so
+    an unexpected error is turned into status 2 here rather than passing a CI gate."""
+    try:
+        status = main(sys.argv)
+    except SystemExit:
+        raise
+    except BaseException as error:
+        traceback.print_exc()
+        status = fail(f"internal error: {type(error).__name__}: {error}")
+    sys.exit(status)
+
+
+if __name__ == "__main__":
+    run()

@@ -1,0 +1,130 @@
+"""Live mode: check again whenever something moved.
+
+`frame_change_post` covers playback, scrubbing and `scene.frame_set()` (which do not fire
+`depsgraph_update_post`); `depsgraph_update_post` covers edits such as transform drags.
+Both are registered with the add-on and return at once unless a scene is live. They
+read the depsgraph they receive, never raise into Blender (an error is reported once
+and live mode switches itself off), ignore calls made while one is running, and skip
+repeats of a frame (`frame_change_post` runs once per view layer).
+"""
+
+import bpy
+import numpy as np
+from bpy.app.handlers import persistent
+
+from . import detect, tint
+
+_running = False
+# (scene pointer, frame, subframe) last checked by frame_change_post
+_last_frame: tuple | None = None
+
+
+def _update_flags(updates, name: str) -> np.ndarray:
+    values = np.zeros(len(updates), dtype=bool)
+    updates.foreach_get(name, values)
+    return values
+
+
+def _changes(depsgraph, scope: str, edits: bool) -> tuple[bool, set[str]]:
+    """What the updates in `depsgraph` mean for the proxies.
+
+    returns: (who takes part may have changed, names of the objects, meshes and curves
+    whose geometry changed). With `edits` False (frame changes) only geometry updates
+    count: the scene is tagged on every frame. The flags are read in bulk; only the few
+    updates that are not plain moves are looked at one by one.
+    """
+    updates = depsgraph.updates
+    geometry_flags = _update_flags(updates, "is_updated_geometry")
+    structural, geometry = False, set()
+    for row in np.flatnonzero(geometry_flags):
+        datablock = updates[int(row)].id
+        if not isinstance(datablock, bpy.types.Collection):
+            geometry.add(datablock.original.name_full)
+    if edits:
+        moved_or_coloured = _update_flags(updates, "is_updated_transform") | _update_flags(
+            updates, "is_updated_shading"
+        )
+        for row in np.flatnonzero(~(geometry_flags | moved_or_coloured)):
+            datablock = updates[int(row)].id
+            if isinstance(datablock, (bpy.types.Object, bpy.types.Scene)):
+                # Objects: renamed, reparented, settings. Scene: selection, visibility,
+                # objects linked or unlinked.
+                structural = True
+            elif isinstance(datablock, bpy.types.Collection):
+                # Membership; other changes (even writing locations in bulk) tag it too,
+                # and for the other scopes a change of the object count triggers a rebuild.
+                structural |= scope == "COLLECTION"
+    return structural or bool(geometry), geometry
+
+
+def _live_update(scene, depsgraph, edits: bool) -> None:
+    if not scene.collide.live or depsgraph is None or depsgraph.mode != "VIEWPORT":
+        # Renders read their own depsgraph; changing data while rendering can crash.
+        return
+    session = detect.session_for(scene)
+    if edits or session.reader.has_changing_geometry:
+        structural, geometry = _changes(depsgraph, scene.collide.scope, edits)
+        if structural:
+            session.reader.invalidate(geometry)
+    try:
+        detect.check(scene, depsgraph, only_if_moved=True)
+    except Exception as error:  # noqa: BLE001 - never raise into Blender
+        detect.switch_live_off(scene, error)
+
+
+@persistent
+def on_depsgraph_update_post(scene, depsgraph=None) -> None:
+    global _running, _last_frame
+    if _running:
+        return
+    _running = True
+    try:
+        _last_frame = None
+        _live_update(scene, depsgraph, edits=True)
+    finally:
+        _running = False
+
+
+@persistent
+def on_frame_change_post(scene, depsgraph=None) -> None:
+    global _running, _last_frame
+    if _running:
+        return
+    key = (scene.as_pointer(), scene.frame_current, scene.frame_subframe)
+    if key == _last_frame:
+        return
+    _running = True
+    try:
+        _last_frame = key
+        _live_update(scene, depsgraph, edits=False)
+    finally:
+        _running = False
+
+
+@persistent
+def on_load_post(*args) -> None:
+    """A new file: its scenes are new, so are their sessions and live checks."""
+    global _last_frame
+    _last_frame = None
+    detect.forget_sessions()
+
+
+_HANDLERS = (
+    (bpy.app.handlers.depsgraph_update_post, on_depsgraph_update_post),
+    (bpy.app.handlers.frame_change_post, on_frame_change_post),
+    (bpy.app.handlers.load_post, on_load_post),
+)
+
+
+def register():
+    for handlers, function in _HANDLERS:
+        if function not in handlers:
+            handlers.append(function)
+
+
+def unregister():
+    for handlers, function in _HANDLERS:
+        if function in handlers:
+            handlers.remove(function)
+    detect.forget_sessions()
+    tint.restore_all()

@@ -1,0 +1,412 @@
+"""Reading the scene into proxies: which objects take part, their evaluated geometry
+(fitted once per geometry change) and their world transforms (read in bulk).
+
+Each proxy is fitted in the object's *stretched* space: the object's 3x3 matrix is split
+into an orthogonal part and a symmetric stretch (`polar_decompose`), the vertices are
+fitted after the stretch (normalised to unit size) and the fit is placed in the world by
+the orthogonal part, the size and the translation. Non-uniform scale and shear (a
+non-uniformly scaled child of a rotated parent) are therefore exact, and a fit is reused
+as long as the stretch does not change: moving, rotating or uniformly scaling never
+refits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..core import ShapeBatch
+from ..core.constants import KIND_BOX, KIND_CAPSULE, KIND_SPHERE
+from ..core.fit import (
+    FitArrays,
+    ProxyFit,
+    fit_shape,
+    fits_to_batch,
+    mesh_volume,
+    place_fits,
+    polar_decompose,
+    stack_fits,
+)
+
+GEOMETRY_TYPES = frozenset({"MESH", "CURVE", "SURFACE", "FONT", "META"})
+KIND_IDENTIFIERS = {KIND_BOX: "BOX", KIND_SPHERE: "SPHERE", KIND_CAPSULE: "CAPSULE"}
+# A stretch that changed by more than this (relative to the object's size) is refitted.
+STRETCH_TOLERANCE = 1e-6
+
+Progress = Callable[[int, int], None]
+
+
+class SceneReadError(ValueError):
+    """The scene cannot be read into proxies; the message names the object."""
+
+
+@dataclass
+class Proxies:
+    """The proxies of one scene read, index k the same in every field.
+
+    batch: ShapeBatch of n world-space proxies
+    names: n display names ("Object", or "Owner/Source[k]" for instances)
+    objects: n original objects owning the proxies (the instancer for instances)
+    fits: n ProxyFit in each proxy's stretched object space
+    looseness: (n,) proxy volume / mesh volume (0 where the mesh encloses no volume)
+    """
+
+    batch: ShapeBatch
+    names: list[str]
+    objects: list
+    fits: list[ProxyFit]
+    looseness: np.ndarray
+
+
+@dataclass
+class _Geometry:
+    """Evaluated vertices (v, 3) float64 in object space and the mesh's volume."""
+
+    points: np.ndarray
+    volume: float
+
+
+@dataclass
+class _Entry:
+    name: str
+    owner: object
+    geometry_key: tuple
+    settings_object: object
+    is_instance: bool
+
+
+@dataclass
+class _Structure:
+    """Who takes part, fixed until an edit other than a pure transform."""
+
+    entries: list[_Entry]
+    use_instances: bool
+    rows: np.ndarray  # (n,) row of each entry in depsgraph.objects (bulk path)
+    object_count: int  # len(depsgraph.objects) when built
+    names: list[str]
+    owners: list
+    geometry_keys: list[tuple]
+    fits: list[ProxyFit | None]
+    fitted: np.ndarray  # (n,) bool, whether fits[k] is set
+    fit_arrays: FitArrays | None = None
+    stretch: np.ndarray | None = None  # (n, 3, 3) normalised stretch of the current fits
+    looseness: np.ndarray | None = None
+    matrices: np.ndarray | None = None  # (n, 4, 4) of the last read
+    world: FitArrays | None = None  # the fits placed by `matrices`
+
+
+def participants(scene, view_layer) -> list:
+    """Original objects taking part under `scene.collide.scope`, visible and with
+    geometry (or instancing some)."""
+    settings = scene.collide
+    if settings.scope == "SELECTION":
+        candidates = view_layer.objects.selected
+    elif settings.scope == "COLLECTION":
+        if settings.collection is None:
+            raise SceneReadError("the scope is Collection but no collection is set")
+        candidates = settings.collection.all_objects
+    else:
+        candidates = view_layer.objects
+    return [
+        obj
+        for obj in candidates
+        if (obj.type in GEOMETRY_TYPES or obj.instance_type != "NONE")
+        and obj.visible_get(view_layer=view_layer)
+    ]
+
+
+def _makes_instances(obj) -> bool:
+    return (
+        obj.instance_type != "NONE"
+        or any(modifier.type == "NODES" for modifier in obj.modifiers)
+        or len(obj.particle_systems) > 0
+    )
+
+
+def read_geometry(evaluated, name: str) -> _Geometry | None:
+    """Vertices and volume of an evaluated object; None when it has no vertices."""
+    if evaluated.type == "MESH":
+        mesh, temporary = evaluated.data, False
+    else:
+        mesh, temporary = evaluated.to_mesh(), True
+    try:
+        if mesh is None or len(mesh.vertices) == 0:
+            return None
+        coordinates = np.empty(len(mesh.vertices) * 3, np.float32)
+        mesh.vertices.foreach_get("co", coordinates)
+        points = coordinates.astype(np.float64).reshape(-1, 3)
+        if not np.isfinite(points).all():
+            raise SceneReadError(f"{name!r} has NaN or infinite vertex coordinates")
+        if hasattr(mesh, "calc_loop_triangles"):
+            mesh.calc_loop_triangles()
+        triangles = np.empty(len(mesh.loop_triangles) * 3, np.int32)
+        mesh.loop_triangles.foreach_get("vertices", triangles)
+        return _Geometry(points, mesh_volume(points, triangles.reshape(-1, 3)))
+    finally:
+        if temporary:
+            evaluated.to_mesh_clear()
+
+
+def _bulk_matrices(depsgraph) -> np.ndarray:
+    """World matrices of every object in `depsgraph.objects`: (m, 4, 4) float64."""
+    objects = depsgraph.objects
+    flat = np.empty(len(objects) * 16, np.float32)
+    objects.foreach_get("matrix_world", flat)
+    # Blender stores matrices column by column.
+    return flat.reshape(-1, 4, 4).transpose(0, 2, 1).astype(np.float64)
+
+
+class ProxyReader:
+    """Reads a scene into `Proxies`, keeping geometry, fits and who-takes-part between
+    reads so that a frame where only transforms changed costs one bulk read."""
+
+    def __init__(self) -> None:
+        self._geometry: dict[tuple, _Geometry | None] = {}
+        self._fits: dict[tuple, ProxyFit] = {}
+        self._structure: _Structure | None = None
+        # Set by `invalidate`, cleared by the next read:
+        self._rebuild = True  # find who takes part again
+        self._refit_all = True  # no fit of the last read may be kept
+        self._stale_keys: set[tuple] = set()  # geometry keys whose fits must be redone
+
+    def invalidate(
+        self, geometry_names: frozenset[str] | set[str] = frozenset(), refit: bool = False
+    ) -> None:
+        """Find who takes part again at the next read; forget the geometry and fits
+        keyed by `geometry_names` (objects, meshes or curves whose geometry changed);
+        with `refit`, fit every proxy again (a shape setting changed)."""
+        self._rebuild = True
+        self._refit_all |= refit
+        for key in [key for key in self._geometry if key[0] in geometry_names]:
+            del self._geometry[key]
+            self._stale_keys.add(key)
+        for key in [key for key in self._fits if key[0] in geometry_names]:
+            del self._fits[key]
+
+    def invalidate_changing_geometry(self) -> None:
+        """Forget the geometry that may change from frame to frame (modifiers, shape
+        keys, curves, instances; not plain meshes). For reads of successive frames that
+        do not watch the depsgraph's updates, as live mode does."""
+        self.invalidate({key[0] for key in self._geometry if key[1] != "mesh"})
+
+    @property
+    def has_changing_geometry(self) -> bool:
+        """Whether a proxy's geometry may change without an edit (modifiers, shape keys,
+        curves, instances): only then must frame changes look for geometry updates."""
+        structure = self._structure
+        return structure is None or any(
+            entry.is_instance or entry.geometry_key[1] != "mesh" for entry in structure.entries
+        )
+
+    def read(
+        self,
+        depsgraph,
+        scene,
+        only_if_moved: bool = False,
+        progress: Progress | None = None,
+    ) -> Proxies | None:
+        """The scene's proxies; with `only_if_moved`, None when the same proxies are at
+        the same places as in the last read. Raises SceneReadError for unusable input
+        (NaN/inf, no collection).
+
+        Who takes part, geometry and fits are kept from the last read until
+        `invalidate` (edits, settings) or `invalidate_changing_geometry` (another frame).
+        """
+        previous = self._structure
+        forced = self._rebuild and (self._refit_all or bool(self._stale_keys))
+        if (
+            previous is None
+            or self._rebuild
+            or previous.use_instances
+            or previous.object_count != len(depsgraph.objects)
+        ):
+            structure, matrices = self._build(depsgraph, scene, progress)
+        else:
+            structure, matrices = previous, _bulk_matrices(depsgraph)[previous.rows]
+        same_proxies = (
+            previous is not None
+            and structure.geometry_keys == previous.geometry_keys
+            and structure.names == previous.names
+        )
+        if structure is not previous and same_proxies and not self._refit_all:
+            # Keep the fits; refit where the geometry or the stretch changed.
+            structure.fits = previous.fits
+            structure.fitted = previous.fitted.copy()
+            structure.stretch = previous.stretch
+            structure.looseness = previous.looseness
+            structure.fit_arrays = previous.fit_arrays
+            structure.matrices = previous.matrices
+            structure.world = previous.world
+            if self._stale_keys:
+                stale = [key in self._stale_keys for key in structure.geometry_keys]
+                structure.fitted[np.array(stale, dtype=bool)] = False
+        if (
+            only_if_moved
+            and not forced
+            and same_proxies
+            and structure.matrices is not None
+            and np.array_equal(structure.matrices, matrices)
+        ):
+            self._structure = structure
+            self._rebuild = False
+            return None
+        _check_finite(matrices, structure.entries)
+        self._place(structure, matrices, progress)
+        self._structure = structure
+        self._rebuild = self._refit_all = False
+        self._stale_keys.clear()
+        return Proxies(
+            batch=fits_to_batch(structure.world),
+            names=structure.names,
+            objects=structure.owners,
+            fits=list(structure.fits),
+            looseness=structure.looseness,
+        )
+
+    def _geometry_of(self, key: tuple, evaluated, name: str) -> _Geometry | None:
+        if key not in self._geometry:
+            self._geometry[key] = read_geometry(evaluated, name)
+        return self._geometry[key]
+
+    def _build(self, depsgraph, scene, progress):
+        """Who takes part, reading geometry that is not cached: (structure, matrices)."""
+        taking_part = participants(scene, depsgraph.view_layer)
+        pointers = {obj.as_pointer() for obj in taking_part}
+        use_instances = any(_makes_instances(obj) for obj in taking_part)
+        entries, rows, matrices = [], [], []
+        if use_instances:
+            counts: dict[int, int] = {}
+            for instance in depsgraph.object_instances:
+                evaluated = instance.object
+                if evaluated.type not in GEOMETRY_TYPES:
+                    continue
+                source = evaluated.original
+                owner = instance.parent.original if instance.is_instance else source
+                if owner.as_pointer() not in pointers:
+                    continue
+                if instance.is_instance and source == owner:
+                    # Geometry made by Geometry Nodes: no object of its own.
+                    key = (owner.name_full, "instance", evaluated.data.as_pointer())
+                    source_name = evaluated.data.name
+                else:
+                    key = _geometry_key(source)
+                    source_name = source.name
+                if instance.is_instance:
+                    index = counts.get(owner.as_pointer(), 0)
+                    counts[owner.as_pointer()] = index + 1
+                    name = f"{owner.name}/{source_name}[{index}]"
+                else:
+                    name = owner.name
+                if self._geometry_of(key, evaluated, name) is None:
+                    continue
+                entries.append(_Entry(name, owner, key, source, instance.is_instance))
+                matrices.append(np.array(instance.matrix_world, dtype=np.float64))
+            rows_array = np.zeros(len(entries), np.int64)
+            matrices_array = np.array(matrices, dtype=np.float64).reshape(-1, 4, 4)
+        else:
+            objects = depsgraph.objects
+            for row, evaluated in enumerate(objects):
+                if progress is not None:
+                    progress(row, len(objects))
+                original = evaluated.original
+                if original.as_pointer() not in pointers or evaluated.type not in GEOMETRY_TYPES:
+                    continue
+                key = _geometry_key(original)
+                # Objects without vertices (an empty mesh) have no proxy.
+                if self._geometry_of(key, evaluated, original.name) is None:
+                    continue
+                entries.append(_Entry(original.name, original, key, original, False))
+                rows.append(row)
+            rows_array = np.array(rows, dtype=np.int64)
+            matrices_array = _bulk_matrices(depsgraph)[rows_array]
+        structure = _Structure(
+            entries=entries,
+            use_instances=use_instances,
+            rows=rows_array,
+            object_count=len(depsgraph.objects),
+            names=[entry.name for entry in entries],
+            owners=[entry.owner for entry in entries],
+            geometry_keys=[entry.geometry_key for entry in entries],
+            fits=[None] * len(entries),
+            fitted=np.zeros(len(entries), dtype=bool),
+        )
+        return structure, matrices_array
+
+    def _place(self, structure: _Structure, matrices: np.ndarray, progress) -> None:
+        """Refit where the stretch changed or no fit exists, then move fits to the world."""
+        orthogonal, stretch = polar_decompose(matrices[:, :3, :3])
+        size = np.sqrt(np.einsum("nij,nij->n", stretch, stretch) / 3.0)
+        normalised = np.divide(
+            stretch,
+            size[:, None, None],
+            out=np.broadcast_to(np.eye(3), stretch.shape).copy(),
+            where=size[:, None, None] > 0,
+        )
+        missing = ~structure.fitted
+        if structure.stretch is not None:
+            missing |= (
+                np.abs(normalised - structure.stretch).max(axis=(1, 2), initial=0.0)
+                > STRETCH_TOLERANCE
+            )
+        changed = np.flatnonzero(missing)
+        if len(changed) or structure.fit_arrays is None:
+            self._refit(structure, changed, normalised, progress)
+        structure.stretch = normalised
+        structure.matrices = matrices
+        structure.world = place_fits(structure.fit_arrays, orthogonal, size, matrices[:, :3, 3])
+
+    def _refit(self, structure, changed, normalised, progress) -> None:
+        if structure.looseness is None or len(structure.looseness) != len(structure.entries):
+            structure.looseness = np.zeros(len(structure.entries))
+        for done, k in enumerate(changed):
+            if progress is not None:
+                progress(done, len(changed))
+            entry = structure.entries[k]
+            shape = entry.settings_object.collide.shape
+            key = (*entry.geometry_key, shape, tuple(np.round(normalised[k], 6).ravel()))
+            geometry = self._geometry[entry.geometry_key]
+            fit = self._fits.get(key)
+            if fit is None:
+                fit = fit_shape(geometry.points @ normalised[k], shape)
+                self._fits[key] = fit
+            structure.fits[k] = fit
+            structure.fitted[k] = True
+            stretched_volume = geometry.volume * abs(np.linalg.det(normalised[k]))
+            looseness = fit.volume / stretched_volume if stretched_volume > 0 else 0.0
+            structure.looseness[k] = looseness
+            if not entry.is_instance:
+                _store_fit_info(entry.settings_object, fit, looseness)
+        structure.fit_arrays = stack_fits(structure.fits)
+
+
+def _geometry_key(original) -> tuple:
+    """Cache key of an object's evaluated geometry: its mesh's name when the mesh is used
+    as it is (objects sharing a mesh share the fit), else the object's name. The first
+    item is the name whose geometry updates invalidate the entry."""
+    if original.type == "MESH" and not original.modifiers and original.data.shape_keys is None:
+        return (original.data.name_full, "mesh")
+    return (original.name_full, "object")
+
+
+def _store_fit_info(obj, fit: ProxyFit, looseness: float) -> None:
+    """Show the fit on the object's settings, writing only values that change."""
+    settings = obj.collide
+    kind = KIND_IDENTIFIERS[fit.kind]
+    if settings.fitted_kind != kind:
+        settings.fitted_kind = kind
+    if abs(settings.looseness - looseness) > 1e-6 * max(1.0, looseness):
+        settings.looseness = looseness
+
+
+def _check_finite(matrices: np.ndarray, entries: list[_Entry]) -> None:
+    bad = ~np.isfinite(matrices.reshape(len(matrices), 16)).all(axis=1)
+    if bad.any():
+        name = entries[int(np.flatnonzero(bad)[0])].name
+        raise SceneReadError(f"{name!r} has a NaN or infinite transform")
+
+
+def read_proxies(depsgraph, scene, progress: Progress | None = None) -> Proxies:
+    """Read the proxies of `scene` from the evaluated `depsgraph` with fresh caches."""
+    return ProxyReader().read(depsgraph, scene, progress=progress)

@@ -1,0 +1,597 @@
+"""Proxy fitting: boxes, spheres and capsules that enclose a vertex array.
+
+Everything here is numpy only. A fit is made once per geometry in the object's own
+(stretched) space and then placed in the world by a rigid motion and a uniform scale
+(`place_fits`); `polar_decompose` splits an object's linear map into the rigid part and
+the stretch the points are fitted in, so that scale and shear are exact, never
+approximated by a loose bound.
+
+Each fit uses the layout of `ShapeBatch`: a centre, a rotation whose columns are the
+shape's axes (a capsule's axis is column 2), half-extents (a capsule's are
+(0, 0, half_length), a sphere's are zero) and a radius (a box's is zero).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import combinations
+
+import numpy as np
+
+from .constants import KIND_BOX, KIND_CAPSULE, KIND_SPHERE
+from .shapes import ShapeBatch
+
+# Fixed directions that select the candidate hull points a search works on: the
+# points extreme along any of them include every vertex that bounds a box or sphere
+# found by the search, up to the angular spacing of the set.
+_SEARCH_DIRECTION_COUNT = 256
+# The orientation search halves its step from 45 degrees this many times (last step
+# about 0.00004 degrees).
+_ROTATION_SEARCH_LEVELS = 20
+# Columns of an object's matrix this close to orthogonal (|cos| of the angle between
+# them) are rotation times scale: Blender's float32 matrices carry shear noise of about
+# 1e-7, and the rotation this gives stays within the core's orthonormality tolerance.
+_ORTHOGONAL_COSINE = 5e-7
+# In the box search, a box thinner than this fraction of its largest extent counts as
+# this thin, so that flat shapes are compared by area.
+_FLAT_EXTENT_RATIO = 1e-6
+# Extreme points (along the 26 directions of a cube's faces, edges and corners in the
+# principal frame) whose triangles give candidate box faces.
+_HULL_FRAME_POINTS = 14
+_CUBE_DIRECTIONS = np.array(
+    [
+        (x, y, z)
+        for x in (-1, 0, 1)
+        for y in (-1, 0, 1)
+        for z in (-1, 0, 1)
+        if (x, y, z) != (0, 0, 0)
+    ],
+    dtype=np.float64,
+)
+# Orientations sampled evenly (a fixed pseudo-random set, so fits are reproducible):
+# the best few around the extreme points start the local search, which then need not
+# cross from one basin to another.
+_SAMPLED_STARTS = 4
+
+
+def _sampled_rotations(count: int) -> np.ndarray:
+    """(count, 3, 3) rotations from uniformly distributed unit quaternions."""
+    w, x, y, z = np.random.default_rng(20261123).normal(size=(4, count))
+    norm = np.sqrt(w * w + x * x + y * y + z * z)
+    w, x, y, z = w / norm, x / norm, y / norm, z / norm
+    return np.stack(
+        (
+            np.stack((1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)), axis=1),
+            np.stack((2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)), axis=1),
+            np.stack((2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)), axis=1),
+        ),
+        axis=1,
+    )
+
+
+_SAMPLED_ROTATIONS = _sampled_rotations(4096)
+# The search runs its first levels from every start, the rest from the best few.
+_COARSE_LEVELS = 6
+_REFINED_STARTS = 3
+# Iterations of the Badoiu-Clarkson move towards the farthest point.
+_SPHERE_ITERATIONS = 200
+_CORNER_SIGNS = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], float)
+
+
+@dataclass(frozen=True)
+class ProxyFit:
+    """One fitted proxy shape, in the space of the points it was fitted to.
+
+    kind: KIND_BOX, KIND_SPHERE or KIND_CAPSULE
+    center: (3,) float64
+    rotation: (3, 3) float64, proper rotation, columns are the shape's axes
+    half_extents: (3,) float64 (capsule: (0, 0, half_length); sphere: zeros)
+    radius: float (box: 0)
+    volume: float, the shape's volume
+    """
+
+    kind: int
+    center: np.ndarray
+    rotation: np.ndarray
+    half_extents: np.ndarray
+    radius: float
+    volume: float
+
+
+@dataclass(frozen=True)
+class FitArrays:
+    """Many fits stacked, in the layout `ShapeBatch` uses.
+
+    kinds: (n,) int8
+    centers: (n, 3), rotations: (n, 3, 3), half_extents: (n, 3), radii: (n,), all float64
+    """
+
+    kinds: np.ndarray
+    centers: np.ndarray
+    rotations: np.ndarray
+    half_extents: np.ndarray
+    radii: np.ndarray
+
+
+def _validated_points(points) -> np.ndarray:
+    points = np.asanyarray(points, dtype=np.float64)
+    if points.ndim != 2 or points.shape[1] != 3 or len(points) == 0:
+        raise ValueError(f"points must be a non-empty (n, 3) array, got shape {points.shape}")
+    if not np.isfinite(points).all():
+        raise ValueError("points contain NaN or infinite values")
+    return points
+
+
+def _fibonacci_directions(count: int) -> np.ndarray:
+    """(count, 3) unit vectors spread evenly over the sphere."""
+    index = np.arange(count) + 0.5
+    z = 1.0 - 2.0 * index / count
+    ring = np.sqrt(1.0 - z * z)
+    angle = np.pi * (1.0 + 5.0**0.5) * index
+    return np.column_stack((ring * np.cos(angle), ring * np.sin(angle), z))
+
+
+_SEARCH_DIRECTIONS = _fibonacci_directions(_SEARCH_DIRECTION_COUNT)
+
+
+def _candidate_points(points: np.ndarray) -> np.ndarray:
+    """The points extreme along a fixed set of directions: (m, 3), m <= 512.
+
+    A subset of the convex hull's vertices, enough to steer the searches; final extents
+    and radii are always measured over all points.
+    """
+    if len(points) <= 2 * _SEARCH_DIRECTION_COUNT:
+        return points
+    centered = points - points.mean(axis=0)
+    projections = centered @ _SEARCH_DIRECTIONS.T
+    extreme = np.concatenate((projections.argmax(axis=0), projections.argmin(axis=0)))
+    return points[np.unique(extreme)]
+
+
+def principal_axes(points) -> np.ndarray:
+    """(3, 3) proper rotation whose columns are the principal axes, largest variance first."""
+    points = _validated_points(points)
+    centered = points - points.mean(axis=0)
+    _, vectors = np.linalg.eigh(centered.T @ centered)
+    axes = vectors[:, ::-1].copy()
+    if np.linalg.det(axes) < 0:
+        axes[:, 2] = -axes[:, 2]
+    return axes
+
+
+def _axis_rotations(angle: float) -> np.ndarray:
+    """(6, 3, 3) rotations by +-angle about the x, y and z axes."""
+    rotations = np.zeros((6, 3, 3))
+    for index, (axis, sign) in enumerate((a, s) for a in range(3) for s in (1.0, -1.0)):
+        first, second = (axis + 1) % 3, (axis + 2) % 3
+        cosine, sine = np.cos(angle), sign * np.sin(angle)
+        rotations[index, axis, axis] = 1.0
+        rotations[index, first, first] = cosine
+        rotations[index, second, second] = cosine
+        rotations[index, first, second] = -sine
+        rotations[index, second, first] = sine
+    return rotations
+
+
+_SEARCH_STEPS = [_axis_rotations(np.pi / 4 / 2**level) for level in range(_ROTATION_SEARCH_LEVELS)]
+
+
+def _box_volumes(points: np.ndarray, rotations: np.ndarray) -> np.ndarray:
+    """Volume of the box along each rotation's axes enclosing `points`: (k,).
+
+    points: (m, 3); rotations: (k, 3, 3)
+    Extents are floored at a millionth of the largest one, so that flat point sets are
+    compared by area (and not all tied at volume 0).
+    """
+    projections = np.einsum("mi,kij->kmj", points, rotations)
+    extents = projections.max(axis=1) - projections.min(axis=1)
+    floor = _FLAT_EXTENT_RATIO * extents.max(axis=1, keepdims=True)
+    return np.prod(np.maximum(extents, floor), axis=1)
+
+
+def _refine_rotation(
+    points: np.ndarray, rotation: np.ndarray, steps: list[np.ndarray]
+) -> tuple[np.ndarray, float]:
+    """Local search over orientations from `rotation`: turn about the current box axes
+    by each step in turn, repeating a step while it makes the box smaller."""
+    volume = _box_volumes(points, rotation[None])[0]
+    for turns in steps:
+        while True:
+            trials = rotation @ turns
+            volumes = _box_volumes(points, trials)
+            best = int(volumes.argmin())
+            if not volumes[best] < volume * (1.0 - 1e-12):
+                break
+            rotation, volume = trials[best], volumes[best]
+    return rotation, volume
+
+
+def _box_from_rotation(points: np.ndarray, rotation: np.ndarray) -> ProxyFit:
+    # Re-orthonormalise so the search's accumulated products leave no drift.
+    u, _, vt = np.linalg.svd(rotation)
+    rotation = u @ vt
+    if np.linalg.det(rotation) < 0:
+        rotation[:, 2] = -rotation[:, 2]
+    projections = points @ rotation
+    low, high = projections.min(axis=0), projections.max(axis=0)
+    half_extents = (high - low) / 2.0
+    center = rotation @ ((high + low) / 2.0)
+    return ProxyFit(
+        kind=KIND_BOX,
+        center=center,
+        rotation=rotation,
+        half_extents=half_extents,
+        radius=0.0,
+        volume=float(8.0 * np.prod(half_extents)),
+    )
+
+
+def _extreme_points(points: np.ndarray, principal: np.ndarray) -> np.ndarray:
+    """The points extreme along 26 directions of the principal frame: (<= 26, 3)."""
+    centered = points - points.mean(axis=0)
+    return points[np.unique(np.argmax(centered @ principal @ _CUBE_DIRECTIONS.T, axis=0))]
+
+
+def _hull_face_frames(corners: np.ndarray) -> np.ndarray:
+    """Box orientations with one face on the plane through three extreme points and an
+    edge along a side of that triangle: (k, 3, 3) rotations.
+
+    The smallest box around a convex polyhedron often has a face flush with a hull
+    face (otherwise two faces touch hull edges); these frames find such boxes for shapes
+    with few extreme vertices (boxes, wedges) and give starts for the local search.
+    """
+    corners = corners[:_HULL_FRAME_POINTS]
+    if len(corners) < 3:
+        return np.zeros((0, 3, 3))
+    triples = np.array(list(combinations(range(len(corners)), 3)))
+    a, b, c = (corners[triples[:, k]] for k in range(3))
+    normals = np.cross(b - a, c - a)
+    lengths = np.linalg.norm(normals, axis=1)
+    scale = np.ptp(corners, axis=0).max()
+    usable = lengths > 1e-9 * scale * scale
+    normals = normals[usable] / lengths[usable, None]
+    frames = []
+    for edge in (b - a, c - b, a - c):
+        edge = edge[usable]
+        edge = edge / np.maximum(np.linalg.norm(edge, axis=1, keepdims=True), 1e-300)
+        frames.append(np.stack((edge, np.cross(normals, edge), normals), axis=2))
+    return np.concatenate(frames)
+
+
+def _is_own_hull(box: ProxyFit, points: np.ndarray) -> bool:
+    """Whether all 8 corners of `box` are among `points` (m, 3), up to rounding.
+
+    Then the points' convex hull is the box itself, so no enclosing box, sphere or
+    capsule is smaller: the search can stop (walls, slabs, beams, cubes).
+    """
+    corners = box.center + (_CORNER_SIGNS * box.half_extents) @ box.rotation.T
+    scale = max(float(np.abs(points).max()), float(box.half_extents.max()), 1e-300)
+    gaps = np.sqrt(((corners[:, None, :] - points[None, :, :]) ** 2).sum(axis=2)).min(axis=1)
+    return bool((gaps <= 1e-9 * scale).all())
+
+
+def fit_box(points) -> ProxyFit:
+    """A tight oriented box around `points` (n, 3).
+
+    Starts from the points' own axes, the principal axes, the best of 4096 evenly
+    sampled orientations and the best frames flush with a face through extreme points,
+    refines them by a local orientation search and keeps the smallest. Extents are
+    measured over all points, so the box always encloses them.
+    """
+    points = _validated_points(points)
+    candidates = _candidate_points(points)
+    principal = principal_axes(candidates)
+    for frame in (np.eye(3), principal):
+        box = _box_from_rotation(points, frame)
+        if _is_own_hull(box, candidates):
+            return box
+    corners = _extreme_points(candidates, principal)
+    sampled = principal @ _SAMPLED_ROTATIONS
+    best_sampled = np.argsort(_box_volumes(corners, sampled))[:_SAMPLED_STARTS]
+    starts = [np.eye(3), principal, *sampled[best_sampled]]
+    face_frames = _hull_face_frames(corners)
+    if len(face_frames):
+        best_faces = np.argsort(_box_volumes(corners, face_frames))[:_REFINED_STARTS]
+        starts += list(face_frames[best_faces])
+    # Coarse steps from every start, then the fine steps from the best few only.
+    coarse = [
+        _refine_rotation(candidates, start, _SEARCH_STEPS[:_COARSE_LEVELS]) for start in starts
+    ]
+    coarse.sort(key=lambda result: result[1])
+    refined = [
+        _refine_rotation(candidates, rotation, _SEARCH_STEPS[_COARSE_LEVELS:])
+        for rotation, _ in coarse[:_REFINED_STARTS]
+    ]
+    best_rotation = min(refined, key=lambda result: result[1])[0]
+    return _box_from_rotation(points, best_rotation)
+
+
+def _enclosing_ball(points: np.ndarray, candidates: np.ndarray) -> tuple[np.ndarray, float]:
+    """Near-minimal ball around points (n, d): returns centre (d,) and radius.
+
+    Ritter's ball, then Badoiu-Clarkson steps towards the farthest candidate point; the
+    better centre is kept and the radius measured over all points.
+    """
+    first = candidates[0]
+    second = candidates[np.argmax(np.sum((candidates - first) ** 2, axis=1))]
+    third = candidates[np.argmax(np.sum((candidates - second) ** 2, axis=1))]
+    center, radius = (second + third) / 2.0, np.linalg.norm(third - second) / 2.0
+    for point in candidates:
+        distance = np.linalg.norm(point - center)
+        if distance > radius:
+            radius = (radius + distance) / 2.0
+            center = center + (distance - radius) / distance * (point - center)
+    ritter = center
+    for iteration in range(1, _SPHERE_ITERATIONS + 1):
+        farthest = candidates[np.argmax(np.sum((candidates - center) ** 2, axis=1))]
+        center = center + (farthest - center) / (iteration + 1)
+    options = np.stack((ritter, center))
+    radii = np.sqrt(np.max(np.sum((points[None] - options[:, None]) ** 2, axis=2), axis=1))
+    best = int(radii.argmin())
+    return options[best], float(radii[best])
+
+
+def fit_sphere(points) -> ProxyFit:
+    """A near-minimal sphere enclosing `points` (n, 3)."""
+    points = _validated_points(points)
+    center, radius = _enclosing_ball(points, _candidate_points(points))
+    return ProxyFit(
+        kind=KIND_SPHERE,
+        center=center,
+        rotation=np.eye(3),
+        half_extents=np.zeros(3),
+        radius=radius,
+        volume=float(4.0 / 3.0 * np.pi * radius**3),
+    )
+
+
+def _capsule_along(points: np.ndarray, candidates: np.ndarray, axis: np.ndarray) -> ProxyFit:
+    """The capsule along direction `axis` (3,) with the smallest radius that encloses
+    the points, then the shortest segment for that radius."""
+    helper = np.eye(3)[int(np.argmin(np.abs(axis)))]
+    first = np.cross(axis, helper)
+    first /= np.linalg.norm(first)
+    rotation = np.column_stack((first, np.cross(axis, first), axis))
+    local = points @ rotation
+    circle_center, radius = _enclosing_ball(local[:, :2], (candidates @ rotation)[:, :2])
+    radial_squared = np.sum((local[:, :2] - circle_center) ** 2, axis=1)
+    reach = np.sqrt(np.maximum(radius**2 - radial_squared, 0.0))
+    top = np.max(local[:, 2] - reach)
+    bottom = np.min(local[:, 2] + reach)
+    if bottom > top:
+        # Every point fits in one ball of this radius: any centre in [top, bottom] works.
+        top = bottom = (top + bottom) / 2.0
+    half_length = (top - bottom) / 2.0
+    center = rotation @ np.array([circle_center[0], circle_center[1], (top + bottom) / 2.0])
+    # The exact radius of this segment, so rounding in `reach` cannot leave a point out.
+    nearest_on_segment = np.column_stack(
+        (np.broadcast_to(circle_center, (len(local), 2)), np.clip(local[:, 2], bottom, top))
+    )
+    offsets = local - nearest_on_segment
+    radius = float(np.sqrt(np.max(np.sum(offsets**2, axis=1))))
+    return ProxyFit(
+        kind=KIND_CAPSULE,
+        center=center,
+        rotation=rotation,
+        half_extents=np.array([0.0, 0.0, half_length]),
+        radius=radius,
+        volume=float(np.pi * radius**2 * 2.0 * half_length + 4.0 / 3.0 * np.pi * radius**3),
+    )
+
+
+def fit_capsule(points, box: ProxyFit | None = None) -> ProxyFit:
+    """A capsule around `points` (n, 3) along the principal axis.
+
+    The principal axis of a sampled rod is tilted by the sampling noise, so the long
+    axis of the tight box (`box`, a `fit_box` result for the same points, fitted here
+    when not given) is tried too; the smaller capsule is kept.
+    """
+    points = _validated_points(points)
+    candidates = _candidate_points(points)
+    box = fit_box(points) if box is None else box
+    axes = [principal_axes(candidates)[:, 0], box.rotation[:, int(np.argmax(box.half_extents))]]
+    fits = [_capsule_along(points, candidates, axis) for axis in axes]
+    return min(fits, key=lambda fit: fit.volume)
+
+
+def fit_auto(points) -> ProxyFit:
+    """The smallest-volume of the box, sphere and capsule fits of `points` (n, 3).
+
+    Ties go to the box, then the sphere (the cheaper shapes to test).
+    """
+    points = _validated_points(points)
+    box = fit_box(points)
+    if _is_own_hull(box, _candidate_points(points)):
+        return box
+    fits = [box, fit_sphere(points), fit_capsule(points, box)]
+    return min(fits, key=lambda fit: fit.volume)
+
+
+FITTERS = {
+    "AUTO": fit_auto,
+    "BOX": fit_box,
+    "SPHERE": fit_sphere,
+    "CAPSULE": fit_capsule,
+}
+
+
+def fit_shape(points, shape: str) -> ProxyFit:
+    """Fit `shape` ('AUTO', 'BOX', 'SPHERE' or 'CAPSULE') to points (n, 3)."""
+    try:
+        fitter = FITTERS[shape]
+    except KeyError:
+        raise ValueError(f"unknown proxy shape {shape!r}") from None
+    return fitter(points)
+
+
+def stack_fits(fits: list[ProxyFit]) -> FitArrays:
+    """Stack fits into arrays (n = len(fits))."""
+    if not fits:
+        return FitArrays(
+            kinds=np.zeros(0, np.int8),
+            centers=np.zeros((0, 3)),
+            rotations=np.zeros((0, 3, 3)),
+            half_extents=np.zeros((0, 3)),
+            radii=np.zeros(0),
+        )
+    return FitArrays(
+        kinds=np.array([fit.kind for fit in fits], dtype=np.int8),
+        centers=np.stack([fit.center for fit in fits]),
+        rotations=np.stack([fit.rotation for fit in fits]),
+        half_extents=np.stack([fit.half_extents for fit in fits]),
+        radii=np.array([fit.radius for fit in fits], dtype=np.float64),
+    )
+
+
+def polar_decompose(linear) -> tuple[np.ndarray, np.ndarray]:
+    """Split linear maps into an orthogonal and a symmetric stretch part: A = Q S.
+
+    linear: (n, 3, 3) float, the upper-left 3x3 of object-to-world matrices
+    returns: orthogonal (n, 3, 3) (det -1 for mirrored objects) and stretch (n, 3, 3),
+        symmetric positive semi-definite. Matrices whose columns are orthogonal (rotation
+        times scale, the common case; to float32 precision) take a fast path; sheared
+        or singular ones an SVD.
+    """
+    linear = np.asanyarray(linear, dtype=np.float64)
+    columns = [linear[:, :, k] for k in range(3)]
+    # Written out per column: numpy's batched 3x3 products are slow for small matrices.
+    scales = np.sqrt(np.stack([np.sum(column * column, axis=1) for column in columns], axis=1))
+    positive = np.all(scales > 0.0, axis=1)
+    safe = np.where(scales > 0.0, scales, 1.0)
+    cosines = np.stack(
+        [
+            np.abs(np.sum(columns[a] * columns[b], axis=1)) / (safe[:, a] * safe[:, b])
+            for a, b in ((0, 1), (0, 2), (1, 2))
+        ],
+        axis=1,
+    )
+    orthogonal_columns = positive & np.all(cosines <= _ORTHOGONAL_COSINE, axis=1)
+    orthogonal = linear / safe[:, None, :]
+    stretch = np.zeros_like(linear)
+    diagonal = np.arange(3)
+    stretch[:, diagonal, diagonal] = scales
+    sheared = np.flatnonzero(~orthogonal_columns)
+    if len(sheared):
+        u, sigma, vt = np.linalg.svd(linear[sheared])
+        orthogonal[sheared] = u @ vt
+        stretch[sheared] = np.einsum("nki,nk,nkj->nij", vt, sigma, vt)
+    return orthogonal, stretch
+
+
+def place_fits(
+    fits: FitArrays, orthogonal: np.ndarray, scale: np.ndarray, translation: np.ndarray
+) -> FitArrays:
+    """Move fits made in stretched object space into the world: x -> Q (scale x) + t.
+
+    fits: n fits; orthogonal: (n, 3, 3) with det +-1; scale: (n,) >= 0; translation: (n, 3)
+    returns: the fits in world space. A mirror (det -1) flips the rotation's column 0,
+        which leaves every box, sphere and capsule the same set of points.
+    """
+    rotations = orthogonal @ fits.rotations
+    determinants = np.sum(
+        orthogonal[:, :, 0] * np.cross(orthogonal[:, :, 1], orthogonal[:, :, 2]), axis=1
+    )
+    mirrored = determinants < 0
+    rotations[mirrored, :, 0] = -rotations[mirrored, :, 0]
+    centers = np.einsum("nij,nj->ni", orthogonal, fits.centers) * scale[:, None] + translation
+    return FitArrays(
+        kinds=fits.kinds,
+        centers=centers,
+        rotations=rotations,
+        half_extents=fits.half_extents * scale[:, None],
+        radii=fits.radii * scale,
+    )
+
+
+def mesh_volume(vertices, triangles) -> float:
+    """Enclosed volume of a triangle mesh (absolute value of the signed volume).
+
+    vertices: (n, 3) float; triangles: (t, 3) int indices. Open meshes give the volume
+    of the cone from the origin, so the value is only meaningful for closed meshes.
+    """
+    vertices = np.asanyarray(vertices, dtype=np.float64)
+    triangles = np.asanyarray(triangles, dtype=np.int64)
+    if len(triangles) == 0:
+        return 0.0
+    a, b, c = (vertices[triangles[:, k]] for k in range(3))
+    return float(abs(np.einsum("ij,ij->i", a, np.cross(b, c)).sum()) / 6.0)
+
+
+def fits_to_batch(fits: FitArrays) -> ShapeBatch:
+    """The `ShapeBatch` of world-space fits, in the same order (shape k = fit k).
+
+    The fields are the batch's own layout, so no conversion is needed: the rotations
+    `place_fits` makes are orthonormal and the extents and radii are non-negative.
+    """
+    return ShapeBatch(
+        kinds=fits.kinds,
+        centers=fits.centers,
+        rotations=fits.rotations,
+        half_extents=fits.half_extents,
+        radii=fits.radii,
+    )
+
+
+def wireframe_segments(fits: FitArrays | ShapeBatch, circle_segments: int = 24) -> np.ndarray:
+    """Line segments that draw each shape as a wireframe: (m, 2, 3) float64.
+
+    fits: FitArrays or ShapeBatch (the same fields). Boxes: their 12 edges. Spheres:
+    three great circles. Capsules: the circles at both ends of the segment, half great
+    circles over each end in two planes, and four side lines. `circle_segments` (even,
+    so that half circles end on the rims) sets how many segments make a circle.
+    """
+    angles = np.linspace(0.0, 2.0 * np.pi, circle_segments + 1)
+    circle = np.stack((np.cos(angles), np.sin(angles)), axis=1)  # (s + 1, 2)
+    pieces = []
+
+    boxes = np.flatnonzero(fits.kinds == KIND_BOX)
+    if len(boxes):
+        signs = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], float)
+        edges = np.array([(a, b) for a in range(8) for b in range(a + 1, 8)])
+        edges = edges[np.sum(signs[edges[:, 0]] != signs[edges[:, 1]], axis=1) == 1]
+        local = signs[None] * fits.half_extents[boxes, None, :]  # (b, 8, 3)
+        corners = np.einsum("bij,bkj->bki", fits.rotations[boxes], local)
+        corners += fits.centers[boxes, None, :]
+        pieces.append(corners[:, edges].reshape(-1, 2, 3))
+
+    def rings(indices, plane_axes, radii, offsets):
+        """Circles of `radii` in the planes spanned by the rotation columns `plane_axes`."""
+        first = fits.rotations[indices][:, :, plane_axes[0]]
+        second = fits.rotations[indices][:, :, plane_axes[1]]
+        points = (
+            circle[None, :, 0:1] * first[:, None] + circle[None, :, 1:2] * second[:, None]
+        ) * radii[:, None, None] + (fits.centers[indices] + offsets)[:, None]
+        return np.stack((points[:, :-1], points[:, 1:]), axis=2).reshape(-1, 2, 3)
+
+    spheres = np.flatnonzero(fits.kinds == KIND_SPHERE)
+    for plane in ((0, 1), (1, 2), (0, 2)):
+        if len(spheres):
+            pieces.append(rings(spheres, plane, fits.radii[spheres], np.zeros((len(spheres), 3))))
+
+    capsules = np.flatnonzero(fits.kinds == KIND_CAPSULE)
+    if len(capsules):
+        radii = fits.radii[capsules]
+        axis = fits.rotations[capsules, :, 2]
+        offset = axis * fits.half_extents[capsules, 2:3]
+        for sign in (-1.0, 1.0):
+            pieces.append(rings(capsules, (0, 1), radii, sign * offset))
+            for plane in ((0, 2), (1, 2)):
+                # Half of a great circle through the pole, on the outer side of each end.
+                ring = rings(capsules, plane, radii, sign * offset).reshape(
+                    len(capsules), circle_segments, 2, 3
+                )
+                outward = np.einsum(
+                    "ckei,ci->cke",
+                    ring - (fits.centers[capsules] + sign * offset)[:, None, None],
+                    axis,
+                )
+                keep = np.all(sign * outward >= -1e-12 * radii[:, None, None], axis=2)
+                pieces.append(ring[keep])
+        for column in (0, 1):
+            side = fits.rotations[capsules, :, column] * radii[:, None]
+            for sign in (-1.0, 1.0):
+                start = fits.centers[capsules] - offset + sign * side
+                pieces.append(np.stack((start, start + 2.0 * offset), axis=1))
+    if not pieces:
+        return np.zeros((0, 2, 3))
+    return np.concatenate(pieces)

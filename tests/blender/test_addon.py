@@ -1,0 +1,457 @@
+"""The add-on in the real Blender (bpy 5.0.1 wheel), installed from the built zip."""
+
+import math
+import sys
+
+import addon_utils
+import bpy
+import numpy as np
+import pytest
+
+from . import scenes
+
+ORIGINAL_COLOR = (0.25, 0.5, 0.75, 0.625)  # exactly representable in float32
+
+
+def blender_module(addon, name):
+    return sys.modules[f"{addon.__name__}.blender.{name}"]
+
+
+def read(addon):
+    scene_module = blender_module(addon, "scene")
+    return scene_module.read_proxies(bpy.context.evaluated_depsgraph_get(), bpy.context.scene)
+
+
+def distances_to_proxy(addon, proxies, index: int, points: np.ndarray) -> np.ndarray:
+    """Signed distance from each point (m, 3) to proxy `index`: (m,)."""
+    core = sys.modules[f"{addon.__name__}.core"]
+    probes = core.ShapeBatch.spheres(points, np.zeros(len(points)))
+    batch = core.ShapeBatch.concat([proxies.batch, probes])
+    first = np.full(len(points), index)
+    return core.pair_distance(batch, first, len(proxies.batch) + np.arange(len(points))).distance
+
+
+def test_installs_as_extension_and_registers(addon):
+    assert addon.__name__.startswith("bl_ext.")
+    assert hasattr(bpy.types, "COLLIDE_PT_main")
+    assert bpy.types.COLLIDE_PT_main.bl_space_type == "VIEW_3D"
+    assert bpy.types.COLLIDE_PT_main.bl_category == "Collide"
+    assert hasattr(bpy.types, "COLLIDE_UL_clashes")
+    for operator in ("detect", "clear", "select_clash"):
+        assert hasattr(bpy.ops.collide, operator)
+    assert bpy.context.scene.collide.scope == "VISIBLE"
+    assert hasattr(bpy.types.Object, "collide")
+
+
+def test_detect_cube_and_moving_sphere(addon):
+    cube = scenes.add_object("Cube", scenes.mesh("cube"))
+    sphere = scenes.add_object("Ball", scenes.mesh("sphere"))
+    scenes.animate_location(sphere, {1: (5.0, 0, 0), 11: (0.5, 0, 0)})
+    scene = bpy.context.scene
+
+    scene.frame_set(1)
+    assert bpy.ops.collide.detect() == {"FINISHED"}
+    assert scenes.records() == []
+
+    scene.frame_set(11)
+    assert bpy.ops.collide.detect() == {"FINISHED"}
+    assert scenes.records() == [("Cube", "Ball")]
+    record = scene.collide.clashes[0]
+    assert (record.kind_a, record.kind_b) == ("box", "sphere")
+    # Sphere (radius 1, fitted to a 32x16 UV sphere) at x = 0.5 inside the cube.
+    assert record.distance == pytest.approx(-1.5, abs=0.01)
+    assert record.object_a == cube and record.object_b == sphere
+    assert cube.collide.fitted_kind == "BOX" and sphere.collide.fitted_kind == "SPHERE"
+    assert cube.collide.looseness == pytest.approx(1.0, rel=1e-5)
+    assert 1.0 < sphere.collide.looseness < 1.1
+
+
+def test_tolerance_reports_near_misses(addon):
+    scenes.add_object("A", scenes.mesh("cube"))
+    scenes.add_object("B", scenes.mesh("cube"), location=(2.3, 0, 0))
+    bpy.ops.collide.detect()
+    assert scenes.records() == []
+    bpy.context.scene.collide.tolerance = 0.5
+    bpy.ops.collide.detect()
+    assert scenes.records() == [("A", "B")]
+    assert bpy.context.scene.collide.clashes[0].distance == pytest.approx(0.3, abs=1e-5)
+
+
+def test_shape_override_and_capsule(addon):
+    rod = scenes.add_object("Rod", scenes.mesh("cylinder"))
+    rod.collide.shape = "CAPSULE"
+    ball = scenes.add_object("Ball", scenes.mesh("sphere"), location=(0, 0, 2.9))
+    ball.collide.shape = "BOX"
+    bpy.ops.collide.detect()
+    record = bpy.context.scene.collide.clashes[0]
+    assert (record.name_a, record.kind_a, record.name_b, record.kind_b) == (
+        "Rod",
+        "capsule",
+        "Ball",
+        "box",
+    )
+    assert rod.collide.fitted_kind == "CAPSULE" and ball.collide.fitted_kind == "BOX"
+    assert rod.collide.looseness > 1.0
+
+
+def test_parented_scaled_and_sheared_objects_are_enclosed(addon):
+    parent = scenes.add_object("Parent", scenes.mesh("cube"), location=(0, 0, 10))
+    parent.rotation_euler = (0.3, 0.0, math.radians(45))
+    child = scenes.add_object("Scaled", scenes.mesh("cube"), location=(1, 2, 0))
+    child.parent = parent
+    child.scale = (3.0, 0.5, 1.0)
+    stretched_parent = scenes.add_object(
+        "Stretched", scenes.mesh("sphere"), location=(20, 0, 0), scale=(3.0, 1.0, 1.0)
+    )
+    sheared = scenes.add_object("Sheared", scenes.mesh("cube"), location=(0, 0, 0))
+    sheared.parent = stretched_parent
+    sheared.rotation_euler = (0.0, 0.0, math.radians(30))
+    bpy.context.view_layer.update()
+    linear = np.array(sheared.matrix_world)[:3, :3]
+    gram = linear.T @ linear
+    assert abs(gram[0, 1]) > 0.1, "the test needs a sheared world matrix"
+
+    proxies = read(addon)
+    for obj in (parent, child, stretched_parent, sheared):
+        index = proxies.names.index(obj.name)
+        distances = distances_to_proxy(addon, proxies, index, scenes.world_vertices(obj))
+        assert distances.max() <= 1e-5, obj.name
+        # Tight: some vertex lies on the proxy's surface.
+        assert distances.max() >= -1e-3 * max(obj.dimensions), obj.name
+    # The sheared cube is a prism over a parallelogram with sides (3 cos 30, sin 30)
+    # and (-3 sin 30, cos 30): area 3. The smallest rectangle around it lies along the
+    # long side (length 2.646, so height 3 / 2.646 = 1.134) and is 2.646 + 1.309 long:
+    # 1.495 times the area. The box proxy is that box.
+    index = proxies.names.index("Sheared")
+    assert proxies.batch.kinds[index] == 0
+    box_volume = 8.0 * np.prod(proxies.batch.half_extents[index])
+    solid_volume = 8.0 * abs(np.linalg.det(linear))
+    long_side = np.hypot(3 * np.cos(np.pi / 6), np.sin(np.pi / 6))
+    overhang = abs(-1.5 * 3 * np.cos(np.pi / 6) + 0.5 * np.cos(np.pi / 6)) / long_side
+    smallest = (long_side + overhang) * (3.0 / long_side) / 3.0
+    assert box_volume / solid_volume == pytest.approx(smallest, rel=1e-4)
+
+
+def test_geometry_nodes_and_collection_instances(addon):
+    scenes.geometry_nodes_instances("Host", count=3, spacing=1.5, size=2.0)
+    source_collection = bpy.data.collections.new("Parts")
+    scenes.add_object("Part", scenes.mesh("sphere"), collection=source_collection)
+    for name, x in (("InstanceA", 10.0), ("InstanceB", 11.5)):
+        empty = bpy.data.objects.new(name, None)
+        empty.instance_type = "COLLECTION"
+        empty.instance_collection = source_collection
+        empty.location = (x, 0.0, 0.0)
+        bpy.context.scene.collection.objects.link(empty)
+
+    proxies = read(addon)
+    assert sorted(proxies.names) == [
+        "Host/Mesh[0]",
+        "Host/Mesh[1]",
+        "Host/Mesh[2]",
+        "InstanceA/Part[0]",
+        "InstanceB/Part[0]",
+    ]
+    bpy.ops.collide.detect()
+    assert scenes.records() == [
+        ("Host/Mesh[0]", "Host/Mesh[1]"),
+        ("Host/Mesh[1]", "Host/Mesh[2]"),
+        ("InstanceA/Part[0]", "InstanceB/Part[0]"),
+    ]
+    owners = {record.object_a.name for record in bpy.context.scene.collide.clashes}
+    assert owners == {"Host", "InstanceA"}
+    assert tuple(bpy.data.objects["InstanceB"].color) != (1.0, 1.0, 1.0, 1.0)
+
+
+def test_scope_and_what_takes_part(addon):
+    scene = bpy.context.scene
+    a = scenes.add_object("A", scenes.mesh("cube"))
+    b = scenes.add_object("B", scenes.mesh("cube"), location=(1, 0, 0))
+    hidden = scenes.add_object("Hidden", scenes.mesh("cube"), location=(0.5, 0, 0))
+    hidden.hide_set(True)
+    scene.collection.objects.link(bpy.data.objects.new("Empty", None))
+    light = bpy.data.objects.new("Lamp", bpy.data.lights.new("Lamp", "POINT"))
+    scene.collection.objects.link(light)
+    scene.collection.objects.link(bpy.data.objects.new("Camera", bpy.data.cameras.new("C")))
+    group = bpy.data.collections.new("Group")
+    scene.collection.children.link(group)
+    c = scenes.add_object("C", scenes.mesh("cube"), location=(0, 1, 0), collection=group)
+
+    assert sorted(read(addon).names) == ["A", "B", "C"]
+    scene.collide.scope = "COLLECTION"
+    with pytest.raises(RuntimeError, match="collection"):
+        bpy.ops.collide.detect()
+    scene.collide.collection = group
+    assert read(addon).names == ["C"]
+    scene.collide.scope = "SELECTION"
+    for obj in (a, b, c):
+        obj.select_set(obj is not c)
+    assert sorted(read(addon).names) == ["A", "B"]
+    bpy.ops.collide.detect()
+    assert scenes.records() == [("A", "B")]
+
+
+def test_tint_and_exact_restoration(addon):
+    scene = bpy.context.scene
+    a = scenes.add_object("A", scenes.mesh("cube"))
+    b = scenes.add_object("B", scenes.mesh("cube"), location=(1, 0, 0))
+    far = scenes.add_object("Far", scenes.mesh("cube"), location=(9, 0, 0))
+    for obj in (a, b, far):
+        obj.color = ORIGINAL_COLOR
+    shadings = [
+        space.shading
+        for screen in bpy.data.screens
+        for area in screen.areas
+        for space in area.spaces
+        if space.type == "VIEW_3D"
+    ]
+    assert shadings, "the start-up file has 3D views"
+    before = [(shading.type, shading.color_type) for shading in shadings]
+    scene.collide.clash_color = (0.0, 1.0, 0.0, 1.0)
+
+    bpy.ops.collide.detect()
+    assert tuple(a.color) == tuple(b.color) == (0.0, 1.0, 0.0, 1.0)
+    assert tuple(far.color) == ORIGINAL_COLOR
+    assert all(shading.color_type == "OBJECT" for shading in shadings if shading.type == "SOLID")
+
+    scene.collide.clash_color = (0.0, 0.0, 1.0, 1.0)
+    assert tuple(a.color) == (0.0, 0.0, 1.0, 1.0)
+
+    b.location = (5, 0, 0)
+    bpy.ops.collide.detect()
+    assert tuple(a.color) == tuple(b.color) == ORIGINAL_COLOR
+
+    b.location = (1, 0, 0)
+    bpy.ops.collide.detect()
+    assert bpy.ops.collide.clear() == {"FINISHED"}
+    assert tuple(a.color) == tuple(b.color) == ORIGINAL_COLOR
+    assert [(shading.type, shading.color_type) for shading in shadings] == before
+    assert len(scene.collide.clashes) == 0
+
+
+def test_saved_file_holds_no_tint(addon, tmp_path):
+    a = scenes.add_object("A", scenes.mesh("cube"))
+    b = scenes.add_object("B", scenes.mesh("cube"), location=(1, 0, 0))
+    a.color = b.color = ORIGINAL_COLOR
+    bpy.ops.collide.detect()
+    tinted = tuple(a.color)
+    assert tinted != ORIGINAL_COLOR
+
+    path = tmp_path / "saved.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(path), copy=True)
+    assert tuple(a.color) == tinted, "the tint comes back after saving"
+    with bpy.data.libraries.load(str(path)) as (source, target):
+        target.objects = ["A"]
+    assert tuple(target.objects[0].color) == ORIGINAL_COLOR
+    bpy.ops.collide.clear()
+    assert tuple(a.color) == ORIGINAL_COLOR
+
+
+def test_live_mode_over_frame_set(addon):
+    scene = bpy.context.scene
+    detect = blender_module(addon, "detect")
+    wall = scenes.add_object("Wall", scenes.mesh("cube"), scale=(0.5, 4.0, 4.0))
+    ball = scenes.add_object("Ball", scenes.mesh("sphere"))
+    still = scenes.add_object("Still", scenes.mesh("cube"), location=(0, 20, 0))
+    for obj in (wall, ball, still):
+        obj.color = ORIGINAL_COLOR
+    # The ball passes through the wall: x from -6 to 6 over frames 1..13.
+    scenes.animate_location(ball, {1: (-6.0, 0, 0), 13: (6.0, 0, 0)})
+    scene.frame_set(1)
+    scene.collide.live = True
+
+    seen = {}
+    for frame in range(1, 14):
+        scene.frame_set(frame)
+        seen[frame] = (scenes.records(), tuple(ball.color) != ORIGINAL_COLOR)
+    # x = frame - 7; ball radius 1 and wall half-width 0.5 meet where |x| <= 1.5.
+    clashing = [frame for frame, (pairs, _) in seen.items() if pairs]
+    assert clashing == [6, 7, 8]
+    assert all(seen[frame] == ([("Wall", "Ball")], True) for frame in clashing)
+    assert all(not seen[frame][1] for frame in seen if frame not in clashing)
+    assert tuple(still.color) == ORIGINAL_COLOR
+
+    # A repeated frame is not checked again.
+    scene.frame_set(7)
+    generation = detect.session_for(scene).generation
+    scene.frame_set(7)
+    assert detect.session_for(scene).generation == generation
+
+    # An edit (not a frame change) is caught by depsgraph_update_post.
+    scene.frame_set(1)
+    ball.location = (0.0, 0.0, 0.0)
+    bpy.context.view_layer.update()
+    assert scenes.records() == [("Wall", "Ball")]
+
+    scene.collide.live = False
+    assert tuple(wall.color) == tuple(ball.color) == ORIGINAL_COLOR
+
+
+def test_clash_positions_follow_parent_animation(addon):
+    scene = bpy.context.scene
+    rig = bpy.data.objects.new("Rig", None)
+    scene.collection.objects.link(rig)
+    scenes.animate_location(rig, {1: (0.0, 0, 0), 11: (10.0, 0, 0)})
+    arm = scenes.add_object("Arm", scenes.mesh("cube"), scale=(2.0, 0.2, 0.2))
+    arm.parent = rig
+    scenes.add_object("Target", scenes.mesh("cube"), location=(10.0, 0, 0))
+    scene.collide.live = True
+    scene.frame_set(1)
+    assert scenes.records() == []
+    scene.frame_set(11)
+    assert scenes.records() == [("Arm", "Target")]
+
+
+def test_bad_transform_is_reported_with_the_name(addon):
+    scene = bpy.context.scene
+    scenes.add_object("Fine", scenes.mesh("cube"))
+    bad = scenes.add_object("Broken", scenes.mesh("cube"), location=(1, 0, 0))
+    bad.location = (1.0, math.nan, 0.0)
+    with pytest.raises(RuntimeError, match="'Broken' has a NaN or infinite transform"):
+        bpy.ops.collide.detect()
+
+    bad.location = (1.0, 0.0, 0.0)
+    scene.collide.live = True
+    assert scene.collide.live and not scene.collide.last_error
+    bad.location = (math.nan, 0.0, 0.0)
+    bpy.context.view_layer.update()  # live check in depsgraph_update_post: must not raise
+    assert not scene.collide.live
+    assert "Broken" in scene.collide.last_error
+
+
+def test_selecting_a_clash_selects_both_objects(addon):
+    a = scenes.add_object("A", scenes.mesh("cube"))
+    b = scenes.add_object("B", scenes.mesh("cube"), location=(1, 0, 0))
+    other = scenes.add_object("Other", scenes.mesh("cube"), location=(9, 0, 0))
+    other.select_set(True)
+    bpy.ops.collide.detect()
+    bpy.context.scene.collide.active_clash_index = 0
+    assert a.select_get() and b.select_get() and not other.select_get()
+    assert bpy.context.view_layer.objects.active == a
+    assert bpy.ops.collide.select_clash(index=0) == {"FINISHED"}
+    assert bpy.ops.collide.select_clash(index=5) == {"CANCELLED"}
+
+
+def test_unregister_leaves_nothing_behind(addon):
+    module = addon.__name__
+    a = scenes.add_object("A", scenes.mesh("cube"))
+    b = scenes.add_object("B", scenes.mesh("cube"), location=(1, 0, 0))
+    a.color = b.color = ORIGINAL_COLOR
+    bpy.context.scene.collide.live = True
+    assert tuple(a.color) != ORIGINAL_COLOR
+
+    handler_lists = [getattr(bpy.app.handlers, name) for name in dir(bpy.app.handlers)]
+    handler_lists = [handlers for handlers in handler_lists if isinstance(handlers, list)]
+    try:
+        addon_utils.disable(module, default_set=True)
+        assert tuple(a.color) == tuple(b.color) == ORIGINAL_COLOR
+        for handlers in handler_lists:
+            assert not [f for f in handlers if f.__module__.startswith(module)]
+        assert not hasattr(bpy.types.Scene, "collide")
+        assert not hasattr(bpy.types.Object, "collide")
+        for name in ("COLLIDE_PT_main", "COLLIDE_UL_clashes", "CollideSceneSettings"):
+            assert not hasattr(bpy.types, name)
+        assert not hasattr(bpy.types, "COLLIDE_OT_detect")
+    finally:
+        addon_utils.enable(module, default_set=True)
+    assert hasattr(bpy.types.Scene, "collide")
+
+
+def test_live_refits_after_geometry_and_shape_changes(addon):
+    scene = bpy.context.scene
+    grower = scenes.add_object("Grower", scenes.mesh("cube"))
+    scenes.add_object("Neighbour", scenes.mesh("cube"), location=(3.0, 0, 0))
+    host = scenes.geometry_nodes_instances("Host", count=2, spacing=10.0, size=1.0)
+    host.location = (0.0, 10.0, 0.0)
+    scene.collide.live = True
+    assert scenes.records() == []
+
+    # Mesh edit (as in edit mode or by a script): the cube grows to reach its neighbour.
+    vertices = np.empty(len(grower.data.vertices) * 3, np.float32)
+    grower.data.vertices.foreach_get("co", vertices)
+    grower.data.vertices.foreach_set("co", vertices * 2.5)
+    grower.data.update()
+    bpy.context.view_layer.update()
+    assert scenes.records() == [("Grower", "Neighbour")]
+
+    # Geometry Nodes input: the instances come close enough to touch.
+    line = host.modifiers["Instances"].node_group.nodes["Mesh Line"]
+    line.inputs["Offset"].default_value = (1.0, 0.0, 0.0)
+    bpy.context.view_layer.update()
+    assert ("Host/Mesh[0]", "Host/Mesh[1]") in scenes.records()
+
+    # A sphere around the grown cube (radius 2.5 * sqrt(3)) reaches further.
+    grower.collide.shape = "SPHERE"
+    assert grower.collide.fitted_kind == "SPHERE"
+    record = next(r for r in scene.collide.clashes if r.name_a == "Grower")
+    assert record.kind_a == "sphere"
+    assert record.distance == pytest.approx(3.0 - 1.0 - 2.5 * 3**0.5, abs=0.01)
+
+
+def test_deforming_geometry_is_refitted_per_frame(addon):
+    scene = bpy.context.scene
+    blob = scenes.add_object("Blob", scenes.mesh("cube"))
+    scenes.add_object("Post", scenes.mesh("cube"), location=(4.0, 0, 0))
+    blob.shape_key_add(name="Basis")
+    grow = blob.shape_key_add(name="Grow")
+    for point in grow.data:
+        point.co = point.co * 3.0
+    grow.value = 0.0
+    grow.keyframe_insert("value", frame=1)
+    grow.value = 1.0
+    grow.keyframe_insert("value", frame=11)
+
+    # Live mode: frame_change_post sees the geometry updates.
+    scene.frame_set(1)
+    scene.collide.live = True
+    assert scenes.records() == []
+    scene.frame_set(11)
+    assert scenes.records() == [("Blob", "Post")]
+    scene.collide.live = False
+
+    # A batch reader across frames forgets the changing geometry itself.
+    reader = blender_module(addon, "scene").ProxyReader()
+    sizes = []
+    for frame in (1, 11):
+        scene.frame_set(frame)
+        reader.invalidate_changing_geometry()
+        proxies = reader.read(bpy.context.evaluated_depsgraph_get(), scene)
+        sizes.append(proxies.batch.half_extents[proxies.names.index("Blob")].max())
+    assert sizes == [pytest.approx(1.0), pytest.approx(3.0)]
+
+
+def test_listed_pairs_keep_their_rows(addon):
+    scene = bpy.context.scene
+    cube = scenes.mesh("cube")
+    objects = {
+        name: scenes.add_object(name, cube, location=location)
+        for name, location in (
+            ("A", (0, 0, 0)),
+            ("B", (1.5, 0, 0)),
+            ("C", (0, 10, 0)),
+            ("D", (1.0, 10, 0)),
+            ("E", (0, 20, 0)),
+            ("F", (5.0, 20, 0)),
+        )
+    }
+    bpy.ops.collide.detect()
+    assert [(r.name_a, r.name_b) for r in scene.collide.clashes] == [("A", "B"), ("C", "D")]
+    scene.collide.active_clash_index = 1
+    objects["C"].location.x = -5.0
+    objects["F"].location.x = 1.75
+    objects["A"].location.x = 0.5
+    bpy.ops.collide.detect()
+    rows = [(r.name_a, r.name_b, round(r.distance, 5)) for r in scene.collide.clashes]
+    # (A, B) stays in row 0 with its new depth; (E, F) takes the row (C, D) left.
+    assert rows == [("A", "B", -1.0), ("E", "F", -0.25)]
+    objects["A"].location.x = -9.0
+    bpy.ops.collide.detect()
+    assert [(r.name_a, r.name_b) for r in scene.collide.clashes] == [("E", "F")]
+    assert scene.collide.active_clash_index == -1
+
+
+def test_detect_prints_progress_in_background(addon, capfd):
+    cube = scenes.mesh("cube")
+    for index in range(60):
+        scenes.add_object(f"Part{index}", cube, location=(3.0 * index, 0, 0))
+    assert bpy.ops.collide.detect() == {"FINISHED"}
+    assert "collide: reading proxies 0%" in capfd.readouterr().err
