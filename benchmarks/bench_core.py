@@ -38,6 +38,7 @@ from collide_addon.core import (  # noqa: E402
     pair_intersects,
 )
 from collide_addon.core.synthetic import mixed_scene, random_rotations  # noqa: E402
+from tests.core.coal_oracle import coal_object  # noqa: E402
 
 
 def best_of(repeats: int, function):
@@ -52,20 +53,7 @@ def best_of(repeats: int, function):
 
 
 def coal_objects(batch: ShapeBatch) -> list:
-    objects = []
-    for index in range(len(batch)):
-        kind = batch.kinds[index]
-        if kind == KIND_BOX:
-            geometry = coal.Box(*(2.0 * batch.half_extents[index]))
-        elif kind == KIND_SPHERE:
-            geometry = coal.Sphere(float(batch.radii[index]))
-        else:
-            geometry = coal.Capsule(
-                float(batch.radii[index]), float(2 * batch.half_extents[index, 2])
-            )
-        transform = coal.Transform3s(batch.rotations[index], batch.centers[index])
-        objects.append(coal.CollisionObject(geometry, transform))
-    return objects
+    return [coal_object(batch, index) for index in range(len(batch))]
 
 
 def fcl_objects(batch: ShapeBatch) -> tuple[list, dict]:

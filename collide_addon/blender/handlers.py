@@ -12,7 +12,7 @@ import bpy
 import numpy as np
 from bpy.app.handlers import persistent
 
-from . import detect, tint
+from . import app_handlers, detect, tint
 
 _running = False
 # (scene pointer, frame, subframe) last checked by frame_change_post
@@ -61,12 +61,12 @@ def _live_update(scene, depsgraph, edits: bool) -> None:
     if not scene.collide.live or depsgraph is None or depsgraph.mode != "VIEWPORT":
         # Renders read their own depsgraph; changing data while rendering can crash.
         return
-    session = detect.session_for(scene)
-    if edits or session.reader.has_changing_geometry:
-        structural, geometry = _changes(depsgraph, scene.collide.scope, edits)
-        if structural:
-            session.reader.invalidate(geometry)
     try:
+        session = detect.session_for(scene)
+        if edits or session.reader.has_changing_geometry:
+            structural, geometry = _changes(depsgraph, scene.collide.scope, edits)
+            if structural:
+                session.reader.invalidate(geometry)
         detect.check(scene, depsgraph, only_if_moved=True)
     except Exception as error:  # noqa: BLE001 - never raise into Blender
         detect.switch_live_off(scene, error)
@@ -117,14 +117,10 @@ _HANDLERS = (
 
 
 def register():
-    for handlers, function in _HANDLERS:
-        if function not in handlers:
-            handlers.append(function)
+    app_handlers.add(_HANDLERS)
 
 
 def unregister():
-    for handlers, function in _HANDLERS:
-        if function in handlers:
-            handlers.remove(function)
+    app_handlers.remove(_HANDLERS)
     detect.forget_sessions()
     tint.restore_all()

@@ -8,6 +8,7 @@ Workbench thumbnails.
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import sys
@@ -185,6 +186,31 @@ def scan_frames(
     return clashes, owners
 
 
+# Scene settings the thumbnails change, as attribute paths from the scene; restored after.
+_THUMBNAIL_SETTINGS = (
+    "camera",
+    "render.engine",
+    "render.resolution_x",
+    "render.resolution_y",
+    "render.resolution_percentage",
+    "render.filepath",
+    "render.image_settings.file_format",
+    "display.shading.color_type",
+    "display.shading.light",
+    "display.shading.show_xray",
+    "display.shading.xray_alpha",
+)
+
+
+def _get_path(owner, path: str):
+    return functools.reduce(getattr, path.split("."), owner)
+
+
+def _set_path(owner, path: str, value) -> None:
+    parent, _, name = path.rpartition(".")
+    setattr(_get_path(owner, parent) if parent else owner, name, value)
+
+
 def render_thumbnails(
     context, scene, clashes: Sequence[Mapping[str, Any]], owners: Mapping[str, Any]
 ) -> dict[str, bytes]:
@@ -195,19 +221,7 @@ def render_thumbnails(
     returns: clash id -> PNG bytes (resolved clashes get none)
     """
     render, shading = scene.render, scene.display.shading
-    saved_settings = (
-        scene.camera,
-        render.engine,
-        render.resolution_x,
-        render.resolution_y,
-        render.resolution_percentage,
-        render.filepath,
-        render.image_settings.file_format,
-        shading.color_type,
-        shading.light,
-        shading.show_xray,
-        shading.xray_alpha,
-    )
+    saved_settings = {path: _get_path(scene, path) for path in _THUMBNAIL_SETTINGS}
     original_frame, original_subframe = scene.frame_current, scene.frame_subframe
     shown = [obj for obj in scene.objects if not obj.hide_render]
     saved_colors = {obj: tuple(obj.color) for obj in shown}
@@ -256,19 +270,8 @@ def render_thumbnails(
         for obj, color in saved_colors.items():
             obj.hide_render = False
             obj.color = color
-        (
-            scene.camera,
-            render.engine,
-            render.resolution_x,
-            render.resolution_y,
-            render.resolution_percentage,
-            render.filepath,
-            render.image_settings.file_format,
-            shading.color_type,
-            shading.light,
-            shading.show_xray,
-            shading.xray_alpha,
-        ) = saved_settings
+        for path, value in saved_settings.items():
+            _set_path(scene, path, value)
         bpy.data.objects.remove(camera)
         bpy.data.cameras.remove(camera_data)
         scene.frame_set(original_frame, subframe=original_subframe)

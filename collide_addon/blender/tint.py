@@ -10,6 +10,8 @@ depsgraph update.
 import bpy
 from bpy.app.handlers import persistent
 
+from . import app_handlers
+
 # as_pointer() of the object -> (object, its colour before the tint)
 _object_colors: dict[int, tuple] = {}
 # as_pointer() of a View3DShading -> (shading, its colour type before the tint)
@@ -145,14 +147,10 @@ _HANDLERS = (
 
 
 def register():
-    for handlers, function in _HANDLERS:
-        if function not in handlers:
-            handlers.append(function)
+    app_handlers.add(_HANDLERS)
 
 
 def unregister():
-    for handlers, function in _HANDLERS:
-        if function in handlers:
-            handlers.remove(function)
+    app_handlers.remove(_HANDLERS)
     restore_all()
     forget()

@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 
 from .broad import find_pairs
+from .columns import concatenate_fields
 from .constants import KIND_NAMES
 from .narrow import pair_distance
 from .shapes import ShapeBatch
@@ -677,14 +678,7 @@ def concat_hits(hits: Iterable[FrameHits]) -> FrameHits:
             points=np.zeros((0, 3)),
             bounds=np.zeros((0, 2, 3)),
         )
-    return FrameHits(
-        frames=np.concatenate([item.frames for item in hits]),
-        names=np.concatenate([item.names for item in hits]),
-        kinds=np.concatenate([item.kinds for item in hits]),
-        distances=np.concatenate([item.distances for item in hits]),
-        points=np.concatenate([item.points for item in hits]),
-        bounds=np.concatenate([item.bounds for item in hits]),
-    )
+    return concatenate_fields(FrameHits, hits)
 
 
 def merge_frame_intervals(frames: np.ndarray, step: int = 1) -> list[list[int]]:

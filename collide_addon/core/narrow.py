@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import box_pairs
+from .columns import concatenate_fields
 from .constants import (
     KIND_BOX,
     KIND_CAPSULE,
@@ -576,12 +577,7 @@ def pair_distance(batch: ShapeBatch, i, j) -> PairResult:
         )
         for start in range(0, len(i), PAIR_CHUNK)
     ]
-    return PairResult(
-        *(
-            np.concatenate([getattr(part, field) for part in parts])
-            for field in ("distance", "normal", "point_i", "point_j")
-        )
-    )
+    return concatenate_fields(PairResult, parts)
 
 
 def pair_intersects(batch: ShapeBatch, i, j, margin: float = 0.0) -> np.ndarray:

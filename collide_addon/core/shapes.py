@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .columns import concatenate_fields
 from .constants import KIND_BOX, KIND_CAPSULE, KIND_SPHERE, ORTHONORMAL_TOLERANCE
 
 
@@ -173,13 +174,7 @@ class ShapeBatch:
         batches = list(batches)
         if not batches:
             return cls.empty()
-        return cls(
-            kinds=np.concatenate([batch.kinds for batch in batches]),
-            centers=np.concatenate([batch.centers for batch in batches]),
-            rotations=np.concatenate([batch.rotations for batch in batches]),
-            half_extents=np.concatenate([batch.half_extents for batch in batches]),
-            radii=np.concatenate([batch.radii for batch in batches]),
-        )
+        return concatenate_fields(cls, batches)
 
     @classmethod
     def empty(cls) -> ShapeBatch:
