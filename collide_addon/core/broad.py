@@ -23,6 +23,8 @@ from .shapes import ShapeBatch
 # Cell size grows by this factor from one level to the next (an integer, so that the
 # walls of a coarser level are walls of every finer one).
 LEVEL_RATIO = 2
+# Levels holding fewer boxes than this (or than 1% of them) merge into the next one up.
+_SPARSE_LEVEL = 32
 # Cells per axis must fit 20 bits so that three of them pack into one int64 key.
 _MAX_CELLS_PER_AXIS = 1 << 20
 # Queriers are expanded in groups so the candidate arrays stay bounded in memory.
@@ -84,6 +86,22 @@ class _Level:
         return (cells[0] * self.counts[1] + cells[1]) * self.counts[2] + cells[2]
 
 
+def _merge_sparse_levels(levels: np.ndarray, fewest: int) -> np.ndarray:
+    """Levels (n,) with every level of fewer than `fewest` boxes moved one level up,
+    finest first (the coarsest stays). A box may live on any level at or above its own
+    (it still spans at most 2 cells per axis there); a level costs every finer box a
+    look-up, so a handful of tiny boxes should not have one of their own.
+    """
+    counts = np.bincount(levels)
+    moves = np.arange(len(counts))
+    for level in range(len(counts) - 1):
+        if 0 < counts[level] < fewest:
+            counts[level + 1] += counts[level]
+            counts[level] = 0
+            moves[moves == level] = level + 1
+    return moves[levels]
+
+
 def overlapping_bounds(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     """All pairs of closed axis-aligned boxes that overlap (touching counts).
 
@@ -96,6 +114,7 @@ def overlapping_bounds(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     if n < 2:
         return np.zeros((0, 2), dtype=np.int64)
     levels, base = _cell_sizes(lo, hi)
+    levels = _merge_sparse_levels(levels, max(_SPARSE_LEVEL, n // 100))
     origin = lo.min(axis=0)
     # A box whose bounds straddle 3 cells through rounding moves one level up.
     for _ in range(2):

@@ -28,7 +28,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import box_pairs
-from .columns import concatenate_fields
 from .constants import (
     KIND_BOX,
     KIND_CAPSULE,
@@ -519,44 +518,49 @@ def _check_pairs(batch: ShapeBatch, i, j) -> tuple[np.ndarray, np.ndarray]:
     return i, j
 
 
-def _pair_distance_chunk(batch: ShapeBatch, columns: _Columns, i, j) -> PairResult:
+def _pair_distance(batch: ShapeBatch, columns: _Columns, i, j) -> PairResult:
+    """pair_distance on checked indices. Pairs are grouped by core pairing and each
+    group is processed in chunks of PAIR_CHUNK: full chunks of one pairing keep the
+    temporaries in cache and the per-call overhead low."""
     m = len(i)
-    core_i = _CORE_OF_KIND[batch.kinds[i]]
-    core_j = _CORE_OF_KIND[batch.kinds[j]]
+    core_i = _CORE_OF_KIND[np.take(batch.kinds, i)]
+    core_j = _CORE_OF_KIND[np.take(batch.kinds, j)]
     swapped = core_i > core_j
     a = np.where(swapped, j, i)
     b = np.where(swapped, i, j)
-    core_a = np.minimum(core_i, core_j)
-    core_b = np.maximum(core_i, core_j)
-    pairing = core_a * 3 + core_b
-    present = np.unique(pairing)
-    if len(present) == 1:  # one pairing: no scatter into the outputs needed
-        core_distance, normal, x_core, y_core = _core_pairing(
-            *divmod(int(present[0]), 3), batch, columns, a, b
-        )
-    else:
-        core_distance = np.empty(m)
-        normal = np.empty((m, 3))
-        x_core = np.empty((m, 3))
-        y_core = np.empty((m, 3))
-        for code in present:
-            rows = np.flatnonzero(pairing == code)
-            result = _core_pairing(*divmod(int(code), 3), batch, columns, a[rows], b[rows])
+    pairing = np.minimum(core_i, core_j) * 3 + np.maximum(core_i, core_j)
+    # Rows sorted by pairing (no sort when there is one), so that each chunk is a slice.
+    order = None if (pairing == pairing[0]).all() else np.argsort(pairing, kind="stable")
+    if order is not None:
+        a, b, pairing = a[order], b[order], pairing[order]
+    core_distance = np.empty(m)
+    normal = np.empty((m, 3))
+    x_core = np.empty((m, 3))
+    y_core = np.empty((m, 3))
+    group_starts = np.flatnonzero(np.diff(pairing, prepend=-1))
+    for group_start, group_end in zip(group_starts, [*group_starts[1:], m], strict=True):
+        code = int(pairing[group_start])
+        for start in range(group_start, group_end, PAIR_CHUNK):
+            rows = slice(start, min(start + PAIR_CHUNK, group_end))
+            result = _core_pairing(*divmod(code, 3), batch, columns, a[rows], b[rows])
             core_distance[rows], normal[rows], x_core[rows], y_core[rows] = result
+    if order is not None:
+        unsorted = np.empty_like(order)
+        unsorted[order] = np.arange(m)
+        core_distance, normal = core_distance[unsorted], normal[unsorted]
+        x_core, y_core = x_core[unsorted], y_core[unsorted]
     # Back to (i, j) order: swapping the roles flips the normal and the witnesses.
-    normal = np.where(swapped[:, None], -normal, normal)
-    x_core, y_core = (
-        np.where(swapped[:, None], y_core, x_core),
-        np.where(swapped[:, None], x_core, y_core),
-    )
-    radius_i = batch.radii[i]
-    radius_j = batch.radii[j]
-    return PairResult(
-        distance=core_distance - radius_i - radius_j,
-        normal=normal,
-        point_i=x_core + radius_i[:, None] * normal,
-        point_j=y_core - radius_j[:, None] * normal,
-    )
+    if swapped.any():
+        normal[swapped] *= -1.0
+        x_core[swapped], y_core[swapped] = y_core[swapped], x_core[swapped]
+    radius_i = np.take(batch.radii, i)
+    radius_j = np.take(batch.radii, j)
+    # In place: at a million pairs, fresh output arrays cost more in page faults than maths.
+    core_distance -= radius_i
+    core_distance -= radius_j
+    x_core += radius_i[:, None] * normal
+    y_core -= radius_j[:, None] * normal
+    return PairResult(distance=core_distance, normal=normal, point_i=x_core, point_j=y_core)
 
 
 def pair_distance(batch: ShapeBatch, i, j) -> PairResult:
@@ -566,18 +570,7 @@ def pair_distance(batch: ShapeBatch, i, j) -> PairResult:
     returns: PairResult with (m,) distance and (m, 3) normal, point_i, point_j
     """
     i, j = _check_pairs(batch, i, j)
-    if len(i) == 0:
-        empty = np.zeros((0, 3))
-        return PairResult(np.zeros(0), empty, empty.copy(), empty.copy())
-    columns = _Columns.of(batch)
-    # Chunks small enough for the temporaries to stay in cache.
-    parts = [
-        _pair_distance_chunk(
-            batch, columns, i[start : start + PAIR_CHUNK], j[start : start + PAIR_CHUNK]
-        )
-        for start in range(0, len(i), PAIR_CHUNK)
-    ]
-    return concatenate_fields(PairResult, parts)
+    return _pair_distance(batch, _Columns.of(batch), i, j)
 
 
 def pair_intersects(batch: ShapeBatch, i, j, margin: float = 0.0) -> np.ndarray:
@@ -596,33 +589,24 @@ def pair_intersects(batch: ShapeBatch, i, j, margin: float = 0.0) -> np.ndarray:
         raise ValueError(f"margin must be finite, got {margin}")
     columns = _Columns.of(batch)
     bounding_radii = np.linalg.norm(batch.half_extents, axis=1) + batch.radii
-    hits = np.zeros(len(i), dtype=bool)
-    for start in range(0, len(i), PAIR_CHUNK):
-        chunk = slice(start, start + PAIR_CHUNK)
-        hits[chunk] = _intersects_chunk(batch, columns, bounding_radii, i[chunk], j[chunk], margin)
-    return hits
-
-
-def _intersects_chunk(batch, columns, bounding_radii, i, j, margin: float) -> np.ndarray:
-    centers_i, centers_j = np.take(columns.centers, i, axis=1), np.take(columns.centers, j, axis=1)
-    gap = centers_j - centers_i
+    gap = np.take(columns.centers, j, axis=1) - np.take(columns.centers, i, axis=1)
     center_distance = np.sqrt((gap * gap).sum(axis=0))
     near = center_distance - np.take(bounding_radii, i) - np.take(bounding_radii, j) <= margin
     both_boxes = (np.take(batch.kinds, i) == KIND_BOX) & (np.take(batch.kinds, j) == KIND_BOX)
-    exact_rows = np.flatnonzero(near & ~both_boxes)
-    box_rows = np.flatnonzero(near & both_boxes)
     hits = np.zeros(len(i), dtype=bool)
-    if len(box_rows):
-        centers_a, axes_a, half_a = columns.take(i[box_rows])
-        centers_b, axes_b, half_b = columns.take(j[box_rows])
+    undecided = [np.flatnonzero(near & ~both_boxes)]
+    box_rows = np.flatnonzero(near & both_boxes)
+    for start in range(0, len(box_rows), PAIR_CHUNK):
+        rows = box_rows[start : start + PAIR_CHUNK]
+        centers_a, axes_a, half_a = columns.take(i[rows])
+        centers_b, axes_b, half_b = columns.take(j[rows])
         relative, offset = box_pairs.relative_frame(axes_a, centers_a, axes_b, centers_b)
         separation = box_pairs.separations(relative, offset, half_a, half_b).max(axis=0)
         # SAT is exact for overlap and a lower bound of a gap.
-        hits[box_rows] = (separation <= 0) & (separation <= margin)
-        exact_rows = np.concatenate(
-            [exact_rows, box_rows[(separation > 0) & (separation <= margin)]]
-        )
+        hits[rows] = (separation <= 0) & (separation <= margin)
+        undecided.append(rows[(separation > 0) & (separation <= margin)])
+    exact_rows = np.concatenate(undecided)
     if len(exact_rows):
-        result = _pair_distance_chunk(batch, columns, i[exact_rows], j[exact_rows])
+        result = _pair_distance(batch, columns, i[exact_rows], j[exact_rows])
         hits[exact_rows] = result.distance <= margin
     return hits

@@ -233,7 +233,9 @@ def test_invariant_under_rigid_motions(first, second, rotation_quaternion, trans
     )
     before = pair_distance(batch, [0], [1])
     after = pair_distance(moved, [0], [1])
-    assert after.distance[0] == pytest.approx(before.distance[0], abs=1e-9)
+    # 1e-8: segments 5e-7 rad from parallel lose ~1e-9 to cancellation in the closest-
+    # point solve (the bound is 1e-6 at coordinates up to 1e3).
+    assert after.distance[0] == pytest.approx(before.distance[0], abs=1e-8)
 
 
 @settings(max_examples=400, deadline=None)
