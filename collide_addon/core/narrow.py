@@ -523,6 +523,8 @@ def _pair_distance(batch: ShapeBatch, columns: _Columns, i, j) -> PairResult:
     group is processed in chunks of PAIR_CHUNK: full chunks of one pairing keep the
     temporaries in cache and the per-call overhead low."""
     m = len(i)
+    if m == 0:
+        return PairResult(np.zeros(0), np.zeros((0, 3)), np.zeros((0, 3)), np.zeros((0, 3)))
     core_i = _CORE_OF_KIND[np.take(batch.kinds, i)]
     core_j = _CORE_OF_KIND[np.take(batch.kinds, j)]
     swapped = core_i > core_j
