@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import bpy
 import numpy as np
 
-from ..core import KIND_NAMES, find_pairs, pair_distance
+from ..core import KIND_NAMES, find_contacts
 from . import tint
 from .scene import Progress, Proxies, ProxyReader
 
@@ -63,10 +63,7 @@ def forget_sessions() -> None:
 
 def find_clashes(proxies: Proxies, tolerance: float) -> Clashes:
     """Every pair of proxies whose signed distance is <= tolerance."""
-    pairs = find_pairs(proxies.batch, margin=tolerance)
-    if len(pairs) == 0:
-        return Clashes(pairs, np.zeros(0), np.zeros((0, 3)))
-    result = pair_distance(proxies.batch, pairs[:, 0], pairs[:, 1])
+    pairs, result = find_contacts(proxies.batch, margin=tolerance)
     return Clashes(pairs, result.distance, 0.5 * (result.point_i + result.point_j))
 
 

@@ -19,8 +19,9 @@ _running = False
 _last_frame: tuple | None = None
 
 
-def _update_flags(updates, name: str) -> np.ndarray:
-    values = np.zeros(len(updates), dtype=bool)
+def _update_flags(updates, count: int, name: str) -> np.ndarray:
+    """One boolean attribute of the depsgraph's `count` updates, read in bulk."""
+    values = np.zeros(count, dtype=bool)
     updates.foreach_get(name, values)
     return values
 
@@ -34,15 +35,16 @@ def _changes(depsgraph, scope: str, edits: bool) -> tuple[bool, set[str]]:
     updates that are not plain moves are looked at one by one.
     """
     updates = depsgraph.updates
-    geometry_flags = _update_flags(updates, "is_updated_geometry")
+    count = len(updates)  # Blender counts by walking the updates: once
+    geometry_flags = _update_flags(updates, count, "is_updated_geometry")
     structural, geometry = False, set()
     for row in np.flatnonzero(geometry_flags):
         datablock = updates[int(row)].id
         if not isinstance(datablock, bpy.types.Collection):
             geometry.add(datablock.original.name_full)
     if edits:
-        moved_or_coloured = _update_flags(updates, "is_updated_transform") | _update_flags(
-            updates, "is_updated_shading"
+        moved_or_coloured = _update_flags(updates, count, "is_updated_transform") | _update_flags(
+            updates, count, "is_updated_shading"
         )
         for row in np.flatnonzero(~(geometry_flags | moved_or_coloured)):
             datablock = updates[int(row)].id

@@ -149,10 +149,13 @@ def read_geometry(evaluated, name: str) -> _Geometry | None:
             evaluated.to_mesh_clear()
 
 
-def _bulk_matrices(depsgraph) -> np.ndarray:
-    """World matrices of every object in `depsgraph.objects`: (m, 4, 4) float64."""
+def _bulk_matrices(depsgraph, count: int) -> np.ndarray:
+    """World matrices of every object in `depsgraph.objects`: (m, 4, 4) float64.
+
+    count: len(depsgraph.objects), which the caller has (Blender counts by iterating).
+    """
     objects = depsgraph.objects
-    flat = np.empty(len(objects) * 16, np.float32)
+    flat = np.empty(count * 16, np.float32)
     objects.foreach_get("matrix_world", flat)
     # Blender stores matrices column by column.
     return flat.reshape(-1, 4, 4).transpose(0, 2, 1).astype(np.float64)
@@ -216,15 +219,17 @@ class ProxyReader:
         """
         previous = self._structure
         forced = self._rebuild and (self._refit_all or bool(self._stale_keys))
+        object_count = len(depsgraph.objects)
         if (
             previous is None
             or self._rebuild
             or previous.use_instances
-            or previous.object_count != len(depsgraph.objects)
+            or previous.object_count != object_count
         ):
             structure, matrices = self._build(depsgraph, scene, progress)
         else:
-            structure, matrices = previous, _bulk_matrices(depsgraph)[previous.rows]
+            matrices = _bulk_matrices(depsgraph, object_count)[previous.rows]
+            structure = previous
         same_proxies = (
             previous is not None
             and structure.geometry_keys == previous.geometry_keys
@@ -272,6 +277,7 @@ class ProxyReader:
 
     def _build(self, depsgraph, scene, progress):
         """Who takes part, reading geometry that is not cached: (structure, matrices)."""
+        object_count = len(depsgraph.objects)
         taking_part = participants(scene, depsgraph.view_layer)
         pointers = {obj.as_pointer() for obj in taking_part}
         use_instances = any(_makes_instances(obj) for obj in taking_part)
@@ -309,7 +315,7 @@ class ProxyReader:
             objects = depsgraph.objects
             for row, evaluated in enumerate(objects):
                 if progress is not None:
-                    progress(row, len(objects))
+                    progress(row, object_count)
                 original = evaluated.original
                 if original.as_pointer() not in pointers or evaluated.type not in GEOMETRY_TYPES:
                     continue
@@ -320,12 +326,12 @@ class ProxyReader:
                 entries.append(_Entry(original.name, original, key, original, False))
                 rows.append(row)
             rows_array = np.array(rows, dtype=np.int64)
-            matrices_array = _bulk_matrices(depsgraph)[rows_array]
+            matrices_array = _bulk_matrices(depsgraph, object_count)[rows_array]
         structure = _Structure(
             entries=entries,
             use_instances=use_instances,
             rows=rows_array,
-            object_count=len(depsgraph.objects),
+            object_count=object_count,
             names=[entry.name for entry in entries],
             owners=[entry.owner for entry in entries],
             geometry_keys=[entry.geometry_key for entry in entries],

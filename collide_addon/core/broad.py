@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .narrow import pair_intersects
+from .narrow import PairResult, distances_within, pair_intersects
 from .shapes import ShapeBatch
 
 # Cell size grows by this factor from one level to the next (an integer, so that the
@@ -229,14 +229,31 @@ def find_pairs(batch: ShapeBatch, margin: float = 0.0) -> np.ndarray:
     batch: n shapes; margin: float (negative: only pairs penetrating deeper than -margin)
     returns: (k, 2) int64, i < j, sorted lexicographically
     """
+    candidates = _candidates(batch, margin)
+    return _sorted(candidates[pair_intersects(batch, candidates[:, 0], candidates[:, 1], margin)])
+
+
+def find_contacts(batch: ShapeBatch, margin: float = 0.0) -> tuple[np.ndarray, PairResult]:
+    """find_pairs and the pair_distance of each pair found, computed once.
+
+    returns: (pairs (k, 2) as find_pairs, PairResult of those pairs in that order)
+    """
+    candidates = _candidates(batch, margin)
+    rows, result = distances_within(batch, candidates[:, 0], candidates[:, 1], margin)
+    pairs = candidates[rows]
+    order = np.lexsort((pairs[:, 1], pairs[:, 0]))
+    return pairs[order], result.take(order)
+
+
+def _candidates(batch: ShapeBatch, margin: float) -> np.ndarray:
+    """Pairs whose bounds, grown by half the margin each, overlap: (c, 2), i < j."""
     margin = float(margin)
     if not np.isfinite(margin):
         raise ValueError(f"margin must be finite, got {margin}")
     lo, hi = batch.aabbs()
-    # Bounds grown by half the margin each meet whenever the shapes are within it.
     growth = 0.5 * max(margin, 0.0)
-    candidates = overlapping_bounds(lo - growth, hi + growth)
-    hits = pair_intersects(batch, candidates[:, 0], candidates[:, 1], margin)
-    pairs = candidates[hits]
-    order = np.lexsort((pairs[:, 1], pairs[:, 0]))
-    return pairs[order]
+    return overlapping_bounds(lo - growth, hi + growth)
+
+
+def _sorted(pairs: np.ndarray) -> np.ndarray:
+    return pairs[np.lexsort((pairs[:, 1], pairs[:, 0]))]

@@ -39,10 +39,9 @@ from typing import Any
 
 import numpy as np
 
-from .broad import find_pairs
+from .broad import find_contacts
 from .columns import concatenate_fields
 from .constants import KIND_NAMES
-from .narrow import pair_distance
 from .shapes import ShapeBatch
 
 TEST_TYPES = ("hard", "clearance", "touching", "duplicates")
@@ -645,16 +644,13 @@ def evaluate_frame(prepared: PreparedTest, batch: ShapeBatch, frame: int) -> Fra
         )
     test = prepared.test
     involved = prepared.involved
-    candidates = involved[find_pairs(batch.take(involved), broad_phase_margin(test))]
-    candidates = candidates[eligible_pair_mask(prepared, candidates)]
+    pairs, result = find_contacts(batch.take(involved), broad_phase_margin(test))
+    candidates = involved[pairs]
+    keep = eligible_pair_mask(prepared, candidates)
     if test.test_type == "duplicates":
-        candidates = candidates[duplicate_mask(batch, candidates, test.tolerance)]
-    result = pair_distance(batch, candidates[:, 0], candidates[:, 1])
-    keep = (
-        np.ones(len(candidates), dtype=bool)
-        if test.test_type == "duplicates"
-        else clash_mask(test.test_type, test.tolerance, result.distance)
-    )
+        keep &= duplicate_mask(batch, candidates, test.tolerance)
+    else:
+        keep &= clash_mask(test.test_type, test.tolerance, result.distance)
     return hits_from_pairs(
         prepared,
         batch,

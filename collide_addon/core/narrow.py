@@ -78,6 +78,12 @@ class PairResult:
     point_i: np.ndarray
     point_j: np.ndarray
 
+    def take(self, rows) -> PairResult:
+        """The results of the pairs at `rows` ((k,) int), in that order."""
+        return PairResult(
+            self.distance[rows], self.normal[rows], self.point_i[rows], self.point_j[rows]
+        )
+
 
 def _dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.einsum("...k,...k->...", a, b)
@@ -586,29 +592,65 @@ def pair_intersects(batch: ShapeBatch, i, j, margin: float = 0.0) -> np.ndarray:
     those separated by less than the margin; the rest use the exact distance.
     """
     i, j = _check_pairs(batch, i, j)
+    margin = _check_margin(margin)
+    columns = _Columns.of(batch)
+    undecided, box_rows, separation = _screen(batch, columns, i, j, margin)
+    hits = np.zeros(len(i), dtype=bool)
+    # SAT is exact for overlap and a lower bound of a gap.
+    hits[box_rows] = (separation <= 0) & (separation <= margin)
+    exact_rows = np.concatenate([undecided, box_rows[(separation > 0) & (separation <= margin)]])
+    if len(exact_rows):
+        result = _pair_distance(batch, columns, i[exact_rows], j[exact_rows])
+        hits[exact_rows] = result.distance <= margin
+    return hits
+
+
+def distances_within(batch: ShapeBatch, i, j, margin: float = 0.0):
+    """The pairs whose signed distance is <= margin, with their distances.
+
+    batch: n shapes; i, j: (m,) int indices; margin: float
+    returns: (rows (k,) int64 into i/j, PairResult of those k pairs)
+
+    Like pair_intersects followed by pair_distance on the hits, without computing the
+    hits twice: pairs the cheap tests reject get no exact distance.
+    """
+    i, j = _check_pairs(batch, i, j)
+    margin = _check_margin(margin)
+    columns = _Columns.of(batch)
+    undecided, box_rows, separation = _screen(batch, columns, i, j, margin)
+    rows = np.sort(np.concatenate([undecided, box_rows[separation <= margin]]))
+    result = _pair_distance(batch, columns, i[rows], j[rows])
+    keep = np.flatnonzero(result.distance <= margin)
+    return rows[keep], result.take(keep)
+
+
+def _check_margin(margin) -> float:
     margin = float(margin)
     if not np.isfinite(margin):
         raise ValueError(f"margin must be finite, got {margin}")
-    columns = _Columns.of(batch)
+    return margin
+
+
+def _screen(batch: ShapeBatch, columns: _Columns, i, j, margin: float):
+    """Cheap tests that can rule pairs out: bounding spheres for all, SAT for boxes.
+
+    returns: (rows that passed and need an exact test (u,), box-box rows that passed
+    the spheres (b,), their SAT separation (b,): a lower bound of the gap, and minus
+    the exact depth where <= 0)
+    """
     bounding_radii = np.linalg.norm(batch.half_extents, axis=1) + batch.radii
     gap = np.take(columns.centers, j, axis=1) - np.take(columns.centers, i, axis=1)
     center_distance = np.sqrt((gap * gap).sum(axis=0))
     near = center_distance - np.take(bounding_radii, i) - np.take(bounding_radii, j) <= margin
     both_boxes = (np.take(batch.kinds, i) == KIND_BOX) & (np.take(batch.kinds, j) == KIND_BOX)
-    hits = np.zeros(len(i), dtype=bool)
-    undecided = [np.flatnonzero(near & ~both_boxes)]
     box_rows = np.flatnonzero(near & both_boxes)
+    separation = np.empty(len(box_rows))
     for start in range(0, len(box_rows), PAIR_CHUNK):
         rows = box_rows[start : start + PAIR_CHUNK]
         centers_a, axes_a, half_a = columns.take(i[rows])
         centers_b, axes_b, half_b = columns.take(j[rows])
         relative, offset = box_pairs.relative_frame(axes_a, centers_a, axes_b, centers_b)
-        separation = box_pairs.separations(relative, offset, half_a, half_b).max(axis=0)
-        # SAT is exact for overlap and a lower bound of a gap.
-        hits[rows] = (separation <= 0) & (separation <= margin)
-        undecided.append(rows[(separation > 0) & (separation <= margin)])
-    exact_rows = np.concatenate(undecided)
-    if len(exact_rows):
-        result = _pair_distance(batch, columns, i[exact_rows], j[exact_rows])
-        hits[exact_rows] = result.distance <= margin
-    return hits
+        separation[start : start + PAIR_CHUNK] = box_pairs.separations(
+            relative, offset, half_a, half_b
+        ).max(axis=0)
+    return np.flatnonzero(near & ~both_boxes), box_rows, separation

@@ -7,7 +7,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from collide_addon.core import ShapeBatch, find_pairs, pair_distance
+from collide_addon.core import (
+    ShapeBatch,
+    distances_within,
+    find_contacts,
+    find_pairs,
+    pair_distance,
+)
 from collide_addon.core.broad import overlapping_bounds
 from collide_addon.core.synthetic import mixed_scene, random_rotations
 
@@ -93,3 +99,22 @@ def test_all_objects_in_one_plane_and_one_cell():
 def test_fewer_than_two_shapes(count):
     batch = ShapeBatch.spheres(np.zeros((count, 3)), np.ones(count))
     assert find_pairs(batch).shape == (0, 2)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(2, 120), st.sampled_from([-0.3, 0.0, 0.5]))
+def test_find_contacts_is_find_pairs_with_their_distances(seed, count, margin):
+    batch = mixed_scene(np.random.default_rng(seed), count)
+    pairs, result = find_contacts(batch, margin)
+    np.testing.assert_array_equal(pairs, find_pairs(batch, margin))
+    expected = pair_distance(batch, pairs[:, 0], pairs[:, 1])
+    for field in ("distance", "normal", "point_i", "point_j"):
+        np.testing.assert_array_equal(getattr(result, field), getattr(expected, field))
+
+
+def test_distances_within_keeps_the_rows_within_the_margin():
+    batch = ShapeBatch.spheres([[0, 0, 0], [2.5, 0, 0], [10, 0, 0], [0, 2.0, 0]], np.ones(4))
+    i, j = np.array([0, 0, 0, 1]), np.array([1, 2, 3, 3])
+    rows, result = distances_within(batch, i, j, margin=0.5)
+    np.testing.assert_array_equal(rows, [0, 2])
+    np.testing.assert_allclose(result.distance, [0.5, 0.0])
