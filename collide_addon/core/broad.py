@@ -25,6 +25,9 @@ from .shapes import ShapeBatch
 LEVEL_RATIO = 2
 # Levels holding fewer boxes than this (or than 1% of them) merge into the next one up.
 _SPARSE_LEVEL = 32
+# A level's cells are looked up in a dense table (one slot per cell of its bounding grid)
+# when there are at most this many cells per stored entry, else by binary search.
+_DENSE_TABLE_RATIO = 16
 # Cells per axis must fit 20 bits so that three of them pack into one int64 key.
 _MAX_CELLS_PER_AXIS = 1 << 20
 # Queriers are expanded in groups so the candidate arrays stay bounded in memory.
@@ -173,7 +176,7 @@ def _run_finder(sorted_keys: np.ndarray, key_space: int):
     A dense table indexed by key where the key space is small next to the entries
     (the usual case on coarse levels), binary search otherwise.
     """
-    if key_space <= max(8 * len(sorted_keys), 1 << 20):
+    if key_space <= _DENSE_TABLE_RATIO * len(sorted_keys):
         lengths = np.bincount(sorted_keys, minlength=key_space)
         firsts = np.cumsum(lengths) - lengths
         return lambda query: (firsts[query], lengths[query])
