@@ -5,6 +5,9 @@
         [--csv out.csv] [--bcf out.bcf] [--baseline previous.json] \\
         [--fail-on new|any|never] [--substeps N] [--thumbnails]
 
+Without --tests the clash tests stored on the scene run (set up in the panel's Clash
+Tests); a scene without any runs one hard test of every proxy against every other.
+
 Exit status: 0 nothing that --fail-on counts; 1 clashes that it counts; 2 bad arguments,
 an unreadable file, or no objects matched (the reason on one stderr line).
 
@@ -81,8 +84,9 @@ def make_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--tests",
         metavar="FILE",
-        help="clash tests JSON file (default: one hard clash test of every proxy "
-        "against every other, tolerance 0)",
+        help="clash tests JSON file (default: the clash tests stored on the scene, "
+        "set up in the panel; without any, one hard clash test of every proxy against "
+        "every other, tolerance 0)",
     )
     parser.add_argument(
         "--frames",
@@ -138,27 +142,39 @@ def main(argv: list[str]) -> int:
         addon = import_addon()
     except ImportError as error:
         return fail(str(error))
-    clash = importlib.import_module(addon.__name__ + ".core.clash")
-    json_report = importlib.import_module(addon.__name__ + ".report.json_report")
-    report_run = importlib.import_module(addon.__name__ + ".blender.report_run")
     props = importlib.import_module(addon.__name__ + ".blender.props")
     for path in (arguments.json, arguments.html, arguments.csv, arguments.bcf):
         if path and not Path(path).resolve().parent.is_dir():
             return fail(f"cannot write {path}: its folder does not exist")
-    try:
-        tests = (
-            clash.load_tests(arguments.tests)
-            if arguments.tests
-            else [clash.ClashTest("all proxies, hard")]
-        )
-        baseline = json_report.read_json_report(arguments.baseline) if arguments.baseline else None
-    except (clash.ClashTestError, json_report.ReportError) as error:
-        return fail(str(error))
-    # Reading proxies needs only the settings (scene.collide, object.collide); an
-    # enabled add-on has them already, a checkout run registers just those.
+    # Reading proxies and the scene's clash tests needs only the settings (scene.collide,
+    # object.collide); an enabled add-on has them already, a checkout run registers just
+    # those.
     registered_here = not hasattr(bpy.types.Scene, "collide")
     if registered_here:
         props.register()
+    try:
+        return run_report(addon, arguments)
+    finally:
+        if registered_here:
+            props.unregister()
+
+
+def run_report(addon, arguments: argparse.Namespace) -> int:
+    """Run the clash tests and write the reports; the exit status."""
+    clash = importlib.import_module(addon.__name__ + ".core.clash")
+    json_report = importlib.import_module(addon.__name__ + ".report.json_report")
+    report_run = importlib.import_module(addon.__name__ + ".blender.report_run")
+    scene_tests = importlib.import_module(addon.__name__ + ".blender.scene_tests")
+    try:
+        if arguments.tests:
+            tests = clash.load_tests(arguments.tests)
+        else:
+            tests = scene_tests.scene_clash_tests(bpy.context.scene) or [
+                clash.ClashTest("all proxies, hard")
+            ]
+        baseline = json_report.read_json_report(arguments.baseline) if arguments.baseline else None
+    except (clash.ClashTestError, json_report.ReportError) as error:
+        return fail(str(error))
     try:
         report, status = report_run.run_clash_report(
             tests,
@@ -176,9 +192,6 @@ def main(argv: list[str]) -> int:
         return fail(str(error))
     except OSError as error:
         return fail(f"cannot write a report: {error}")
-    finally:
-        if registered_here:
-            props.unregister()
     summary = report["summary"]
     counts = ", ".join(f"{count} {name}" for name, count in summary["by_status"].items())
     written = [

@@ -1,9 +1,15 @@
-"""The Blender side of collide: settings, operators, panel, live mode, tint, overlay.
+"""The Blender side of collide: settings, operators, panel, live mode, tint, overlay,
+clash report runs.
 
-Imported by the add-on's `register()` only, so that the core runs without Blender.
+Imported by the add-on's `register()` (and by scripts that run inside Blender) only, so
+that the core runs without Blender.
 """
 
 from . import draw, handlers, operators, props, tint, ui
+from .report_run import ClashRunError, run_clash_report
+from .scene_tests import scene_clash_tests
+
+__all__ = ["ClashRunError", "register", "run_clash_report", "scene_clash_tests", "unregister"]
 
 # Registration order; unregistered in reverse. Properties first (the others use them);
 # tint last, so that unregistering restores colours before anything else goes.

@@ -1,4 +1,5 @@
-"""Settings and results stored in the .blend file: `scene.collide` and `object.collide`."""
+"""Settings, clash tests and results stored in the .blend file: `scene.collide` and
+`object.collide`."""
 
 import bpy
 from bpy.props import (
@@ -24,6 +25,32 @@ SHAPE_ITEMS = (
     ("BOX", "Box", "Tight oriented box"),
     ("SPHERE", "Sphere", "Near-minimal enclosing sphere"),
     ("CAPSULE", "Capsule", "Capsule along the principal axis"),
+)
+TEST_TYPE_ITEMS = (
+    ("hard", "Hard", "Penetration deeper than the tolerance"),
+    ("clearance", "Clearance", "Closer than the required gap (the tolerance, > 0)"),
+    ("touching", "Touching", "Within plus or minus the tolerance"),
+    ("duplicates", "Duplicates", "Same geometry at the same place, within the tolerance"),
+)
+SET_B_ITEMS = (
+    ("SAME_AS_A", "Same as A", "Check set A against itself"),
+    ("SELECTOR", "Own Selection", "Check set A against the objects set B selects"),
+)
+PROPERTY_VALUE_ITEMS = (
+    ("ANY", "Any Value", "The object only needs to have the property"),
+    ("STRING", "Text", "The property equals a text"),
+    ("INT", "Integer", "The property equals an integer"),
+    ("FLOAT", "Number", "The property equals a number"),
+    ("BOOL", "Boolean", "The property equals true or false"),
+)
+# Read from Blender itself: the type names differ between versions (GPENCIL in 3.4,
+# GREASEPENCIL in 5.0), and a selector compares them with Object.type. A .blend stores
+# the chosen types as bits; the bit of a type is Blender's own number for it (0 to 30,
+# fixed for file compatibility), so a file keeps its types in a Blender that lists
+# types in another order.
+OBJECT_TYPE_ITEMS = tuple(
+    (item.identifier, item.name, item.description, 1 << item.value)
+    for item in bpy.types.Object.bl_rna.properties["type"].enum_items
 )
 KIND_ITEMS = (
     ("NONE", "None", "Not fitted yet"),
@@ -71,6 +98,80 @@ class CollideClash(bpy.types.PropertyGroup):
     point: FloatVectorProperty(
         name="Point", description="Where the proxies meet", size=3, subtype="XYZ", unit="LENGTH"
     )
+
+
+class CollideCollectionName(bpy.types.PropertyGroup):
+    """A collection a selector takes, by its name (the built-in `name`) rather than by
+    pointer: tests imported from JSON keep collections this file does not have (yet)."""
+
+
+class CollideCustomProperty(bpy.types.PropertyGroup):
+    """A custom property (the built-in `name`) a selector requires, with or without a
+    value."""
+
+    value_kind: EnumProperty(name="Value", items=PROPERTY_VALUE_ITEMS, default="ANY")
+    string_value: StringProperty(name="Text")
+    int_value: IntProperty(name="Integer")
+    float_value: FloatProperty(name="Number")
+    bool_value: BoolProperty(name="Boolean")
+
+
+class CollideSelector(bpy.types.PropertyGroup):
+    """Which objects a set of a clash test takes; every criterion given must hold (see
+    core.clash.Selector). An empty selector takes every object."""
+
+    collections: CollectionProperty(type=CollideCollectionName)
+    name_glob: StringProperty(
+        name="Name",
+        description="Object names matching this glob, case-sensitive (e.g. Pipe.*); "
+        "empty: any name",
+    )
+    object_types: EnumProperty(
+        name="Types",
+        items=OBJECT_TYPE_ITEMS,
+        options={"ENUM_FLAG"},
+        description="Object types taken; none chosen: any type",
+    )
+    custom_properties: CollectionProperty(type=CollideCustomProperty)
+
+
+class CollideIgnorePair(bpy.types.PropertyGroup):
+    """Two objects a clash test never reports together, in either order."""
+
+    name_a: StringProperty(name="A")
+    name_b: StringProperty(name="B")
+
+
+class CollideClashTest(bpy.types.PropertyGroup):
+    """One clash test, the scene-side form of core.clash.ClashTest (converted by
+    `scene_tests`); the built-in `name` is the test's name, unique, as clash ids derive
+    from it."""
+
+    test_type: EnumProperty(name="Type", items=TEST_TYPE_ITEMS, default="hard")
+    tolerance: FloatProperty(
+        name="Tolerance",
+        description="Hard: allowed penetration; clearance: required gap; touching: "
+        "contact band; duplicates: allowed difference",
+        default=0.0,
+        min=0.0,
+        subtype="DISTANCE",
+        unit="LENGTH",
+    )
+    set_a: PointerProperty(type=CollideSelector)
+    set_b_mode: EnumProperty(name="Set B", items=SET_B_ITEMS, default="SAME_AS_A")
+    set_b: PointerProperty(type=CollideSelector)
+    ignore_same_parent: BoolProperty(
+        name="Same Parent", description="Skip pairs of objects with the same parent"
+    )
+    ignore_same_collection: BoolProperty(
+        name="Same Collection", description="Skip pairs of objects sharing a collection"
+    )
+    ignore_same_instance_source: BoolProperty(
+        name="Same Instance Source",
+        description="Skip pairs of instances of the same source (collection, instancer or "
+        "shared mesh)",
+    )
+    ignore_pairs: CollectionProperty(type=CollideIgnorePair)
 
 
 class CollideSceneSettings(bpy.types.PropertyGroup):
@@ -123,6 +224,8 @@ class CollideSceneSettings(bpy.types.PropertyGroup):
         name="Active Clash", default=-1, update=_active_clash_changed, options={"SKIP_SAVE"}
     )
     last_error: StringProperty(name="Last Error", description="Why live mode switched off")
+    clash_tests: CollectionProperty(type=CollideClashTest)
+    active_clash_test_index: IntProperty(name="Active Clash Test", default=0)
 
 
 class CollideObjectSettings(bpy.types.PropertyGroup):
@@ -145,7 +248,16 @@ class CollideObjectSettings(bpy.types.PropertyGroup):
     )
 
 
-classes = (CollideClash, CollideSceneSettings, CollideObjectSettings)
+classes = (
+    CollideClash,
+    CollideCollectionName,
+    CollideCustomProperty,
+    CollideSelector,
+    CollideIgnorePair,
+    CollideClashTest,
+    CollideSceneSettings,
+    CollideObjectSettings,
+)
 
 
 def register():

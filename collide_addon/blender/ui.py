@@ -1,4 +1,5 @@
-"""The sidebar panel (View3D > Sidebar > Collide) and its clash list."""
+"""The sidebar panel (View3D > Sidebar > Collide), its clash list and the clash tests
+sub-panel."""
 
 import bpy
 
@@ -57,7 +58,107 @@ class COLLIDE_PT_main(bpy.types.Panel):
                 box.label(text=f"Fitted: {fitted.title()}, {text}")
 
 
-classes = (COLLIDE_UL_clashes, COLLIDE_PT_main)
+class COLLIDE_UL_clash_tests(bpy.types.UIList):
+    """One row per clash test: its name (editable) and type."""
+
+    def draw_item(self, context, layout, data, item, icon, active_data, active_propname, index):
+        row = layout.row(align=True)
+        row.prop(item, "name", text="", emboss=False)
+        row.label(text=item.test_type)
+
+
+def _item_remove_button(layout, target: str, index: int) -> None:
+    button = layout.operator("collide.clash_test_item_remove", text="", icon="X")
+    button.target, button.index = target, index
+
+
+def _draw_selector(layout, selector, target_prefix: str) -> None:
+    """The criteria of one set; target_prefix "SET_A" or "SET_B" names its row lists."""
+    layout.prop(selector, "name_glob")
+    layout.label(text="Object Types (none: any)")
+    layout.grid_flow(columns=3, align=True).prop(selector, "object_types")
+    for index, item in enumerate(selector.collections):
+        row = layout.row(align=True)
+        row.prop_search(item, "name", bpy.data, "collections", text="")
+        _item_remove_button(row, f"{target_prefix}_COLLECTIONS", index)
+    layout.operator(
+        "collide.clash_test_item_add", text="Add Collection", icon="OUTLINER_COLLECTION"
+    ).target = f"{target_prefix}_COLLECTIONS"
+    for index, item in enumerate(selector.custom_properties):
+        row = layout.row(align=True)
+        row.prop(item, "name", text="")
+        row.prop(item, "value_kind", text="")
+        if item.value_kind != "ANY":
+            row.prop(item, f"{item.value_kind.lower()}_value", text="")
+        _item_remove_button(row, f"{target_prefix}_PROPERTIES", index)
+    layout.operator(
+        "collide.clash_test_item_add", text="Add Custom Property", icon="PROPERTIES"
+    ).target = f"{target_prefix}_PROPERTIES"
+
+
+def _draw_clash_test(layout, scene, test) -> None:
+    layout.prop(test, "name")
+    layout.prop(test, "test_type")
+    layout.prop(test, "tolerance")
+    box = layout.box()
+    box.label(text="Set A")
+    _draw_selector(box, test.set_a, "SET_A")
+    box = layout.box()
+    box.prop(test, "set_b_mode")
+    if test.set_b_mode == "SELECTOR":
+        _draw_selector(box, test.set_b, "SET_B")
+    box = layout.box()
+    box.label(text="Ignore Pairs")
+    box.prop(test, "ignore_same_parent")
+    box.prop(test, "ignore_same_collection")
+    box.prop(test, "ignore_same_instance_source")
+    for index, pair in enumerate(test.ignore_pairs):
+        row = box.row(align=True)
+        row.prop_search(pair, "name_a", scene, "objects", text="")
+        row.prop_search(pair, "name_b", scene, "objects", text="")
+        _item_remove_button(row, "IGNORE_PAIRS", index)
+    box.operator("collide.clash_test_item_add", text="Add Pair", icon="ADD").target = "IGNORE_PAIRS"
+
+
+class COLLIDE_PT_clash_tests(bpy.types.Panel):
+    bl_label = "Clash Tests"
+    bl_idname = "COLLIDE_PT_clash_tests"
+    bl_parent_id = "COLLIDE_PT_main"
+    bl_space_type = "VIEW_3D"
+    bl_region_type = "UI"
+    bl_category = "Collide"
+    bl_options = {"DEFAULT_CLOSED"}
+
+    def draw(self, context):
+        layout = self.layout
+        scene = context.scene
+        settings = scene.collide
+        row = layout.row()
+        row.template_list(
+            "COLLIDE_UL_clash_tests",
+            "",
+            settings,
+            "clash_tests",
+            settings,
+            "active_clash_test_index",
+            rows=3,
+        )
+        column = row.column(align=True)
+        column.operator("collide.clash_test_add", text="", icon="ADD")
+        column.operator("collide.clash_test_remove", text="", icon="REMOVE")
+        column.separator()
+        column.operator("collide.clash_test_move", text="", icon="TRIA_UP").direction = "UP"
+        column.operator("collide.clash_test_move", text="", icon="TRIA_DOWN").direction = "DOWN"
+        row = layout.row(align=True)
+        row.operator("collide.clash_tests_import", text="Import", icon="IMPORT")
+        row.operator("collide.clash_tests_export", text="Export", icon="EXPORT")
+        layout.operator("collide.export_report", icon="FILE_TICK")
+        index = settings.active_clash_test_index
+        if 0 <= index < len(settings.clash_tests):
+            _draw_clash_test(layout, scene, settings.clash_tests[index])
+
+
+classes = (COLLIDE_UL_clashes, COLLIDE_PT_main, COLLIDE_UL_clash_tests, COLLIDE_PT_clash_tests)
 
 
 def register():

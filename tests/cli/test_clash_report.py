@@ -128,6 +128,42 @@ TESTS_FILE = {
 }
 
 
+# SMALL_SCENE saved again with three tests stored on the scene (two of TESTS_FILE's and
+# one selecting by object type), written by the add-on's own conversion (its settings
+# registered from this checkout).
+STORED_TESTS = [
+    TESTS_FILE["tests"][1],
+    TESTS_FILE["tests"][3],
+    {"name": "bolts", "a": {"name": "Bolt.*", "types": ["MESH"]}, "type": "hard"},
+]
+REGISTER_SETTINGS = f"""
+sys.path.insert(0, {str(REPO)!r})
+from collide_addon.blender import props, scene_tests
+from collide_addon.core.clash import clash_test_from_dict
+
+props.register()
+"""
+SMALL_SCENE_WITH_STORED_TESTS = (
+    SMALL_SCENE
+    + REGISTER_SETTINGS
+    + f"""
+for data in {STORED_TESTS!r}:
+    scene_tests.clash_test_to_props(clash_test_from_dict(data), scene.collide.clash_tests.add())
+bpy.ops.wm.save_as_mainfile(filepath=out)
+"""
+)
+# A clearance test without a gap, as the panel lets one set it up.
+SMALL_SCENE_WITH_INVALID_STORED_TEST = (
+    SMALL_SCENE
+    + REGISTER_SETTINGS
+    + """
+test = scene.collide.clash_tests.add()
+test.name, test.test_type = "gap", "clearance"
+bpy.ops.wm.save_as_mainfile(filepath=out)
+"""
+)
+
+
 def blender(*arguments: str, timeout: float = 300) -> subprocess.CompletedProcess:
     return subprocess.run(
         [BLENDER, "-b", "--factory-startup", *arguments],
@@ -309,6 +345,29 @@ def test_tests_file_selectors_ignore_rules_and_clearance(small_scene, tests_file
     near = pairs["gap", "Static", "Near"]
     assert near["distance"] == pytest.approx(0.05, abs=1e-5) and near["frames"] == [[1, 11]]
     assert pairs["gap", "Static", "Mover"]["frames"] == [[5, 7]]
+
+
+def test_without_tests_file_the_scene_tests_run(tmp_path):
+    blend = build_scene(tmp_path, SMALL_SCENE_WITH_STORED_TESTS, "stored")
+    out = tmp_path / "r.json"
+    result = clash_report(blend, "--json", str(out))
+    assert result.returncode == 1, result.stderr
+    report = json.loads(out.read_text(encoding="utf-8"))
+    assert [test["name"] for test in report["tests"]] == ["gap", "tiles", "bolts"]
+    assert set(pairs_of(report)) == {
+        ("gap", "Static", "Near"),
+        ("gap", "Static", "Mover"),
+        ("tiles", "Tile.A", "Tile.B"),
+        ("bolts", "Bolt.A", "Bolt.B"),
+    }
+
+
+def test_invalid_scene_tests_exit_2_with_the_core_message(tmp_path):
+    blend = build_scene(tmp_path, SMALL_SCENE_WITH_INVALID_STORED_TEST, "invalid")
+    result = clash_report(blend, "--json", str(tmp_path / "r.json"))
+    assert result.returncode == 2, result.stderr
+    assert "a clearance test needs a required gap" in error_lines(result)[0]
+    assert not (tmp_path / "r.json").exists()
 
 
 def test_frame_step_and_subrange(small_scene, tmp_path):
