@@ -119,11 +119,11 @@ def overlapping_bounds(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     levels, base = _cell_sizes(lo, hi)
     levels = _merge_sparse_levels(levels, max(_SPARSE_LEVEL, n // 100))
     origin = lo.min(axis=0)
-    # A box whose bounds straddle 3 cells through rounding moves one level up.
-    for _ in range(2):
-        size = base * float(LEVEL_RATIO) ** levels
-        spans = _cells(hi, origin, size[:, None]) - _cells(lo, origin, size[:, None])
-        levels = levels + (spans > 1).any(axis=1)
+    # A box whose bounds straddle 3 cells through rounding moves one level up, where it
+    # is at most half a cell across and so spans at most 2.
+    size = base * float(LEVEL_RATIO) ** levels
+    spans = _cells(hi, origin, size[:, None]) - _cells(lo, origin, size[:, None])
+    levels = levels + (spans > 1).any(axis=1)
     lo_columns = np.ascontiguousarray(lo.T)
     hi_columns = np.ascontiguousarray(hi.T)
     found = []
@@ -166,8 +166,7 @@ def overlapping_bounds(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
                     hi_columns,
                 )
             )
-    pairs = np.concatenate(found)
-    return np.sort(pairs, axis=1)
+    return np.concatenate(found)
 
 
 def _run_finder(sorted_keys: np.ndarray, key_space: int):
@@ -208,7 +207,8 @@ def _pairs_sharing_cells(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def _keep_overlapping_once(first, second, corners, grid: _Level, lo_columns, hi_columns):
     """Pairs met in a cell, kept when the boxes overlap and the cell holds the minimum
-    corner of their intersection (both cover it, so exactly one cell keeps a pair).
+    corner of their intersection (both cover it, so exactly one cell keeps a pair);
+    returned as (k, 2) rows (smaller index, larger).
 
     first, second: (k,) box indices; corners: (3, k) the cell's offset from first's
     lowest cell. The intersection's lowest cell is the larger of the two lowest cells.
@@ -223,7 +223,8 @@ def _keep_overlapping_once(first, second, corners, grid: _Level, lo_columns, hi_
     for axis in range(3):
         keep &= np.take(lo_columns[axis], first) <= np.take(hi_columns[axis], second)
         keep &= np.take(lo_columns[axis], second) <= np.take(hi_columns[axis], first)
-    return np.stack([first[keep], second[keep]], axis=1)
+    first, second = first[keep], second[keep]
+    return np.stack([np.minimum(first, second), np.maximum(first, second)], axis=1)
 
 
 def find_pairs(batch: ShapeBatch, margin: float = 0.0) -> np.ndarray:
