@@ -2,8 +2,9 @@
 
 Sections: a summary (file, frames, counts by status and by test), a timeline (an SVG
 chart: one row per clash, bars over the frames where it exists, a dot at its worst
-frame), and a table sortable by any column (a few lines of inline JavaScript), with an
-embedded PNG thumbnail per clash when given. Every name from the scene or the tests is
+frame), a table sortable by any column (a few lines of inline JavaScript), with an
+embedded PNG thumbnail per clash when given, and the groups: objects by open clashes and
+spatial clusters of clash points. Every name from the scene or the tests is
 escaped with html.escape; a Content-Security-Policy forbids loading anything.
 """
 
@@ -104,6 +105,32 @@ def _summary_html(report: Mapping[str, Any]) -> str:
         f"<table><tr>{status_cells}</tr></table>"
         "<table><thead><tr><th>Test</th><th>Type</th><th>Open clashes</th></tr></thead>"
         f"<tbody>{test_rows}</tbody></table></section>"
+    )
+
+
+def _groups_html(report: Mapping[str, Any]) -> str:
+    """Objects by number of open clashes, and the spatial clusters of clash points."""
+    groups = report.get("groups")
+    if not groups:
+        return ""
+    object_rows = "".join(
+        f'<tr><td>{_escape(name)}</td><td class="number">{len(ids)}</td></tr>'
+        for name, ids in sorted(groups["by_object"].items(), key=lambda item: -len(item[1]))
+    )
+    cluster_rows = "".join(
+        f'<tr><td class="number">{number}</td>'
+        f"<td>{_escape(', '.join(f'{value:.3f}' for value in cluster['center']))}</td>"
+        f'<td class="number">{len(cluster["clashes"])}</td>'
+        f"<td>{_escape(' '.join(cluster['clashes']))}</td></tr>"
+        for number, cluster in enumerate(groups["clusters"], start=1)
+    )
+    return (
+        '<section id="groups"><h2>Groups</h2>'
+        "<table><thead><tr><th>Object</th><th>Open clashes</th></tr></thead>"
+        f"<tbody>{object_rows}</tbody></table>"
+        f"<p>Clusters of clash points closer than {_escape(groups['cluster_radius'])}:</p>"
+        "<table><thead><tr><th>Cluster</th><th>Centre</th><th>Clashes</th>"
+        f"<th>Ids</th></tr></thead><tbody>{cluster_rows}</tbody></table></section>"
     )
 
 
@@ -239,6 +266,7 @@ def html_text(report: Mapping[str, Any], thumbnails: Mapping[str, bytes] | None 
         f"{_summary_html(report)}"
         f'<section id="timeline"><h2>Timeline</h2>{timeline_svg(report)}</section>'
         f"{_table_html(report, thumbnails or {})}"
+        f"{_groups_html(report)}"
         f"<script>{_SCRIPT}</script></body></html>\n"
     )
 

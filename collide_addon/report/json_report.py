@@ -9,7 +9,8 @@ Document (schema: `schema/collide-report-1.schema.json`):
      "tests": [test, ...],                clash tests in their tests-file form
      "objects": {name: {"ifc_guid": str}}, per clashing object (see bcf_report)
      "clashes": [clash, ...],             clash dicts, see collide_addon.core.clash
-     "summary": {...}}                    see `summarize`
+     "summary": {...},                    see `summarize`
+     "groups": {...}}                     open clashes grouped, see `group_open_clashes`
 
 The report carries no time stamp so that two runs over the same scene give the same
 bytes, which keeps reports diffable and baselines reviewable.
@@ -22,9 +23,18 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..core.clash import STATUSES, ClashTest, clash_test_to_dict
+from ..core.clash import (
+    STATUSES,
+    ClashTest,
+    clash_test_to_dict,
+    group_by_cluster,
+    group_by_object,
+    group_by_test,
+)
 from .atomic import write_text_atomic
 
+# Clash points closer than this (scene units, metres by default) share a cluster.
+DEFAULT_CLUSTER_RADIUS = 1.0
 REPORT_FORMAT = "collide-report"
 REPORT_VERSION = 1
 SCHEMA_PATH = Path(__file__).resolve().parent / "schema" / "collide-report-1.schema.json"
@@ -59,6 +69,24 @@ def summarize(clashes: Sequence[Mapping[str, Any]], tests: Sequence[ClashTest]) 
     }
 
 
+def group_open_clashes(
+    clashes: Sequence[Mapping[str, Any]], cluster_radius: float = DEFAULT_CLUSTER_RADIUS
+) -> dict[str, Any]:
+    """The open (not resolved) clashes grouped three ways, by their ids:
+
+    by_object: {object name: [id, ...]}, by_test: {test name: [id, ...]},
+    clusters: [{"center": [x, y, z], "clashes": [id, ...]}, ...] of clash points closer
+    than `cluster_radius` (see collide_addon.core.clash.group_by_cluster), largest first
+    """
+    open_clashes = [record for record in clashes if record["status"] != "resolved"]
+    return {
+        "cluster_radius": cluster_radius,
+        "by_object": group_by_object(open_clashes),
+        "by_test": group_by_test(open_clashes),
+        "clusters": group_by_cluster(open_clashes, cluster_radius),
+    }
+
+
 def build_report(
     *,
     tests: Sequence[ClashTest],
@@ -67,11 +95,13 @@ def build_report(
     blender: str | None = None,
     file: str | None = None,
     objects: Mapping[str, Mapping[str, Any]] | None = None,
+    cluster_radius: float = DEFAULT_CLUSTER_RADIUS,
 ) -> dict[str, Any]:
     """The report document for a finished run (see the module docstring).
 
     frames: (start, end, step) of the scan
     objects: per-object data of the clashing objects, e.g. {"Wall": {"ifc_guid": ...}}
+    cluster_radius: for the spatial clusters of `groups`
     """
     start, end, step = (int(value) for value in frames)
     return {
@@ -84,6 +114,7 @@ def build_report(
         "objects": {name: dict(data) for name, data in sorted((objects or {}).items())},
         "clashes": [dict(record) for record in clashes],
         "summary": summarize(clashes, tests),
+        "groups": group_open_clashes(clashes, cluster_radius),
     }
 
 

@@ -64,6 +64,7 @@ from collide_addon.report.json_report import (
     SCHEMA_PATH,
     ReportError,
     build_report,
+    group_open_clashes,
     read_json_report,
     report_to_json,
     summarize,
@@ -187,6 +188,21 @@ def test_summarize_counts(report):
     assert summarize([], tests)["worst"] is None
 
 
+def test_groups_of_open_clashes(report):
+    groups = report["groups"]
+    ids = {(clash["a"], clash["b"]): clash["id"] for clash in report["clashes"]}
+    hard, touch = ids[EVIL, QUOTED], ids[FORMULA, QUOTED]
+    assert groups["by_object"] == {EVIL: [hard], FORMULA: [touch], QUOTED: [hard, touch]}
+    assert groups["by_test"] == {"hard": [hard], "touch": [touch]}
+    # The two clash points, (0, 0, -0.1) and (0, 1, 0), are about 1 apart: one cluster at
+    # radius 1, two at a radius well below their distance.
+    assert [sorted(cluster["clashes"]) for cluster in groups["clusters"]] == [sorted([hard, touch])]
+    apart = group_open_clashes(report["clashes"], cluster_radius=0.1)["clusters"]
+    assert sorted(len(cluster["clashes"]) for cluster in apart) == [1, 1]
+    resolved = [dict(clash, status="resolved") for clash in report["clashes"]]
+    assert group_open_clashes(resolved)["by_object"] == {}
+
+
 def test_build_report_fields(report):
     assert report["format"] == "collide-report" and report["version"] == 1
     assert report["frames"] == [1, 4, 1]
@@ -284,7 +300,14 @@ def test_html_escapes_every_name(report, tmp_path):
 def test_html_sections_and_thumbnails(report):
     clash_id = report["clashes"][0]["id"]
     text = html_text(report, thumbnails={clash_id: PNG})
-    for section in ('id="summary"', 'id="timeline"', 'id="clashes"', "<svg", "table class"):
+    for section in (
+        'id="summary"',
+        'id="timeline"',
+        'id="clashes"',
+        'id="groups"',
+        "<svg",
+        "table class",
+    ):
         assert section in text
     assert "data:image/png;base64," + base64.b64encode(PNG).decode() in text
     assert text.count("<img") == 1
