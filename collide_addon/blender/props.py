@@ -260,9 +260,11 @@ classes = (
 )
 
 
+_register_classes, _unregister_classes = bpy.utils.register_classes_factory(classes)
+
+
 def register():
-    for cls in classes:
-        bpy.utils.register_class(cls)
+    _register_classes()
     bpy.types.Scene.collide = PointerProperty(type=CollideSceneSettings)
     bpy.types.Object.collide = PointerProperty(type=CollideObjectSettings)
 
@@ -270,5 +272,4 @@ def register():
 def unregister():
     del bpy.types.Object.collide
     del bpy.types.Scene.collide
-    for cls in reversed(classes):
-        bpy.utils.unregister_class(cls)
+    _unregister_classes()

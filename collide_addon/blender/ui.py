@@ -160,12 +160,4 @@ class COLLIDE_PT_clash_tests(bpy.types.Panel):
 
 classes = (COLLIDE_UL_clashes, COLLIDE_PT_main, COLLIDE_UL_clash_tests, COLLIDE_PT_clash_tests)
 
-
-def register():
-    for cls in classes:
-        bpy.utils.register_class(cls)
-
-
-def unregister():
-    for cls in reversed(classes):
-        bpy.utils.unregister_class(cls)
+register, unregister = bpy.utils.register_classes_factory(classes)
