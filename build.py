@@ -4,7 +4,7 @@
     python3 build.py test      create the environments if needed, then run every test
     python3 build.py demo      run the main job on the bundled demo and print what it found
     python3 build.py zip       write dist/collide_addon-<version>.zip (legacy add-on + extension)
-    python3 build.py bench     run the benchmarks against coal and python-fcl
+    python3 build.py bench     benchmarks: the core against coal and python-fcl, live mode in bpy
     python3 build.py lint      ruff format --check and ruff check
     python3 build.py setup     only create/refresh the environments
 
@@ -158,11 +158,17 @@ def cmd_demo(args: list[str]) -> int:
 
 
 def cmd_bench(args: list[str]) -> int:
-    python = ensure_venv(CORE_VENV, CORE_REQUIREMENTS)
+    """benchmarks/bench_core.py in .venv-core (coal, python-fcl), then
+    benchmarks/bench_live.py in .venv (bpy). Extra arguments go to bench_core.py."""
+    blender_python = setup()
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    scripts = args or [str(path) for path in sorted((ROOT / "benchmarks").glob("bench_core*.py"))]
-    for script in scripts:
-        result = subprocess.run([python, script], cwd=ROOT, env=env)
+    runs = [
+        [venv_python(CORE_VENV), ROOT / "benchmarks" / "bench_core.py", *args],
+        [blender_python, ROOT / "benchmarks" / "bench_live.py"],
+    ]
+    for command in runs:
+        log("$ " + " ".join(str(part) for part in command))
+        result = subprocess.run(command, cwd=ROOT, env=env)
         if result.returncode:
             return result.returncode
     return 0
