@@ -455,3 +455,18 @@ def test_detect_prints_progress_in_background(addon, capfd):
         scenes.add_object(f"Part{index}", cube, location=(3.0 * index, 0, 0))
     assert bpy.ops.collide.detect() == {"FINISHED"}
     assert "collide: reading proxies 0%" in capfd.readouterr().err
+
+
+def test_bulk_matrix_read_detects_a_changed_object_count(addon):
+    scene_module = blender_module(addon, "scene")
+    for x in (0.0, 2.0, 4.0):
+        bpy.ops.mesh.primitive_cube_add(location=(x, 0.0, 0.0))
+    depsgraph = bpy.context.evaluated_depsgraph_get()
+    count = len(depsgraph.objects)
+    matrices = scene_module._matrices_if_count(depsgraph, count)
+    locations = sorted(np.round(matrices[:, :3, 3], 6).tolist())
+    assert locations == [[0.0, 0.0, 0.0], [2.0, 0.0, 0.0], [4.0, 0.0, 0.0]]
+    # One object more or fewer than expected, and far more (Blender raises inside).
+    assert scene_module._matrices_if_count(depsgraph, count - 1) is None
+    assert scene_module._matrices_if_count(depsgraph, count + 1) is None
+    assert scene_module._matrices_if_count(depsgraph, 0) is None
