@@ -23,3 +23,10 @@ PAIR_CHUNK = 4096
 # touching cores: their direction is noise too, so they are handled as contact
 # (normal from the contact's geometry, not from the noise).
 TOUCH_TOLERANCE = 1e-12
+
+# A normal taken from the cross product of two segment directions is trusted only when
+# |cross| >= this times their lengths: below it the product's rounding (1e-16 / |cross|)
+# tilts the normal more than the segments' own angle does, and a perpendicular of one
+# segment (off by at most that angle) is the better normal. 1e-8 = sqrt(float64 eps)
+# balances the two, keeping either tilt under 1e-8 rad.
+TRUSTED_CROSS_NORM = 1e-8

@@ -35,6 +35,7 @@ from .constants import (
     PAIR_CHUNK,
     PARALLEL_CROSS_NORM,
     TOUCH_TOLERANCE,
+    TRUSTED_CROSS_NORM,
 )
 from .shapes import ShapeBatch
 
@@ -161,16 +162,12 @@ def _points_result(x_core: np.ndarray, y_core: np.ndarray, fallback_normal: np.n
     return distance, normal, x_core, y_core
 
 
-def _closest_on_segment(points, starts, ends) -> np.ndarray:
-    direction = ends - starts
-    t = np.clip(_safe_divide(_dot(points - starts, direction), _dot(direction, direction)), 0, 1)
-    return starts + t[:, None] * direction
+def _closest_segment_segment(p1, q1, p2, q2):
+    """Closest points of segments p1-q1 and p2-q2 (Ericson, RTCD 5.1.9).
 
-
-def _closest_segment_segment(p1, q1, p2, q2) -> tuple[np.ndarray, np.ndarray]:
-    """Closest points of segments p1-q1 and p2-q2 (Ericson, RTCD 5.1.9), each (m, 3).
-
-    Degenerate segments are points; parallel segments give one of the closest pairs.
+    returns: (point on the first (m, 3), point on the second (m, 3), their parameters
+    s, t (m,) in [0, 1]). Degenerate segments are points; parallel segments give one
+    of the closest pairs.
     """
     d1, d2, r = q1 - p1, q2 - p2, p1 - p2
     a, e, f = _dot(d1, d1), _dot(d2, d2), _dot(d2, r)
@@ -186,7 +183,35 @@ def _closest_segment_segment(p1, q1, p2, q2) -> tuple[np.ndarray, np.ndarray]:
     s = np.where(t == t_clamped, s, np.clip(_safe_divide(b * t_clamped - c, a), 0, 1))
     # A point-like second segment: t = 0 and s from the first segment alone.
     s = np.where(e > 0, s, np.clip(_safe_divide(-c, a), 0, 1))
-    return p1 + s[:, None] * d1, p2 + t_clamped[:, None] * d2
+    # For (nearly) parallel segments that solve starts from an arbitrary s and can miss
+    # the closest pair by up to the angle times the length; the closest pair of parallel
+    # segments includes an end point of one of them, so those four candidates (each end
+    # against the other segment) are tried too and the closest candidate wins.
+    s_candidates = np.stack(
+        [
+            s,
+            np.zeros_like(s),
+            np.ones_like(s),
+            np.clip(_safe_divide(-c, a), 0, 1),
+            np.clip(_safe_divide(b - c, a), 0, 1),
+        ],
+        axis=1,
+    )
+    t_candidates = np.stack(
+        [
+            t_clamped,
+            np.clip(_safe_divide(f, e), 0, 1),
+            np.clip(_safe_divide(b + f, e), 0, 1),
+            np.zeros_like(s),
+            np.ones_like(s),
+        ],
+        axis=1,
+    )
+    x = p1[:, None, :] + s_candidates[..., None] * d1[:, None, :]
+    y = p2[:, None, :] + t_candidates[..., None] * d2[:, None, :]
+    best = np.argmin(_dot(y - x, y - x), axis=1)
+    rows = np.arange(len(best))
+    return x[rows, best], y[rows, best], s_candidates[rows, best], t_candidates[rows, best]
 
 
 def _touching_segments_normal(d1: np.ndarray, d2: np.ndarray) -> np.ndarray:
@@ -195,7 +220,7 @@ def _touching_segments_normal(d1: np.ndarray, d2: np.ndarray) -> np.ndarray:
     fallback = _perpendicular(np.where(_dot(d1, d1)[:, None] > 0, d1, d2))
     scale = np.linalg.norm(d1, axis=1) * np.linalg.norm(d2, axis=1)
     units, lengths = _unit_or_fallback(cross, fallback)
-    return np.where((lengths > PARALLEL_CROSS_NORM * scale)[:, None], units, fallback)
+    return np.where((lengths > TRUSTED_CROSS_NORM * scale)[:, None], units, fallback)
 
 
 def _point_point(pa, pb):
@@ -203,13 +228,61 @@ def _point_point(pa, pb):
 
 
 def _point_segment(pa, sb0, sb1):
-    closest = _closest_on_segment(pa, sb0, sb1)
-    return _points_result(pa, closest, _perpendicular(sb1 - sb0))
+    direction = sb1 - sb0
+    squared_length = _dot(direction, direction)
+    t = np.clip(_safe_divide(_dot(pa - sb0, direction), squared_length), 0, 1)
+    closest = sb0 + t[:, None] * direction
+    distance, normal, x_core, y_core = _points_result(pa, closest, _perpendicular(direction))
+    # Closest point inside the segment: the gap is perpendicular to it. Removing the
+    # rounding's component along the segment keeps a nearly touching point's normal
+    # exact where it matters (a tilt about the segment's own axis changes nothing).
+    inside = np.flatnonzero((t > 0) & (t < 1) & ~_touching(distance, x_core, y_core))
+    if len(inside):
+        along = direction[inside] / np.sqrt(squared_length[inside])[:, None]
+        gap = closest[inside] - pa[inside]
+        gap -= _dot(gap, along)[:, None] * along
+        lengths = np.linalg.norm(gap, axis=1)
+        usable = lengths > 0
+        normal[inside[usable]] = gap[usable] / lengths[usable, None]
+    return distance, normal, x_core, y_core
 
 
 def _segment_segment(sa0, sa1, sb0, sb1):
-    x_core, y_core = _closest_segment_segment(sa0, sa1, sb0, sb1)
-    return _points_result(x_core, y_core, _touching_segments_normal(sa1 - sa0, sb1 - sb0))
+    first, second = sa1 - sa0, sb1 - sb0
+    x_core, y_core, s, t = _closest_segment_segment(sa0, sa1, sb0, sb1)
+    distance, normal, x_core, y_core = _points_result(
+        x_core, y_core, _touching_segments_normal(first, second)
+    )
+    # The difference of two nearly touching points carries the solve's rounding in its
+    # direction, which a long segment turns into a wrong depth. Where a closest point is
+    # inside its segment the gap is perpendicular to that segment: for two non-parallel
+    # segments that is their common perpendicular (the cross product, to full precision);
+    # otherwise the rounding's component along the segment is removed.
+    cross = np.cross(first, second)
+    lengths = np.linalg.norm(cross, axis=1)
+    scale = np.linalg.norm(first, axis=1) * np.linalg.norm(second, axis=1)
+    skew = lengths > TRUSTED_CROSS_NORM * scale
+    inside_first = (s > 0) & (s < 1)
+    inside_second = (t > 0) & (t < 1)
+    both = np.flatnonzero(inside_first & inside_second & skew)
+    if len(both):
+        perpendicular = cross[both] / lengths[both, None]
+        offset = _dot(sb0[both] - sa0[both], perpendicular)
+        perpendicular *= np.where(offset < 0, -1.0, 1.0)[:, None]
+        distance[both] = np.abs(offset)
+        normal[both] = perpendicular
+        y_core[both] = x_core[both] + distance[both, None] * perpendicular
+    one = np.flatnonzero((inside_first | inside_second) & ~(inside_first & inside_second & skew))
+    one = one[~_touching(distance[one], x_core[one], y_core[one])]
+    if len(one):
+        along = np.where(inside_first[one, None], first[one], second[one])
+        along /= np.linalg.norm(along, axis=1, keepdims=True)
+        gap = y_core[one] - x_core[one]
+        gap -= _dot(gap, along)[:, None] * along
+        gap_lengths = np.linalg.norm(gap, axis=1)
+        usable = gap_lengths > 0
+        normal[one[usable]] = gap[usable] / gap_lengths[usable, None]
+    return distance, normal, x_core, y_core
 
 
 def _point_box(points, centers, rotations, half_extents):

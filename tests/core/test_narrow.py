@@ -318,16 +318,18 @@ def test_agrees_with_coal_on_every_pairing(shapes):
     if min(ours, reference) > 1e-6:
         assert ours == pytest.approx(reference, abs=1e-6)  # GJK is tight for gaps
         return
-    # Penetration: our depth is achieved by pushing j along our normal ...
+    # Penetration: our depth is achieved by pushing j along our normal (to 1e-8: a core
+    # gap of 1e-9 has a direction good to about 1e-9 rad, which a unit-long segment
+    # turns into 1e-9 of push) ...
     depth = -ours
-    assert push_to_separate(batch, 0, 1, result.normal[:1])[0] == pytest.approx(depth, abs=1e-9)
+    assert push_to_separate(batch, 0, 1, result.normal[:1])[0] == pytest.approx(depth, abs=1e-8)
     if abs(ours - reference) > 1e-4:
         # ... and where coal's EPA, which approaches the depth from below, stops short of
         # it (seen: a capsule segment lying inside a box), no direction needs less.
         assert -reference < depth
         directions = np.random.default_rng(0).normal(size=(200_000, 3))
         directions /= np.linalg.norm(directions, axis=1, keepdims=True)
-        assert push_to_separate(batch, 0, 1, directions).min() >= depth - 1e-9
+        assert push_to_separate(batch, 0, 1, directions).min() >= depth - 1e-8
 
 
 def test_deeper_than_coal_where_its_epa_stops_short():
@@ -359,3 +361,44 @@ def test_touching_counts_at_margin_zero():
     result = pair_distance(batch, [0, 0], [1, 2])
     np.testing.assert_allclose(result.distance, [0.0, 0.0], atol=1e-15)
     assert pair_intersects(batch, [0, 0], [1, 2]).all()
+
+
+# --- regressions found by hypothesis: normals of nearly touching segments ----------------
+
+
+def assert_normal_achieves_depth(batch: ShapeBatch, tolerance: float = 1e-9) -> None:
+    result = pair_distance(batch, [0], [1])
+    push = push_to_separate(batch, 0, 1, result.normal)[0]
+    assert push == pytest.approx(-result.distance[0], abs=tolerance)
+
+
+def test_segments_meeting_end_to_end_push_along_their_common_perpendicular():
+    # A "V": the first segment ends where the second starts (gap 4e-17, rounding).
+    first = ShapeBatch.capsules([[0.0, 0.0, 0.0]], [[0.0, -2.76830323, 1.18792711]], [1.0])
+    second = ShapeBatch.capsules(
+        [[-2.2e-16, -2.76830323, 1.18792711]], [[3.77566634, -1.0, 0.0]], [1.0]
+    )
+    assert_normal_achieves_depth(shape_pair(first, second))
+
+
+def test_parallel_segments_a_nanometre_apart():
+    # Exactly parallel, 7.07e-10 apart: the gap's direction must be perpendicular to
+    # both, not the direction of two rounded points (off by 1e-7 rad, 1.6e-7 of push).
+    first = ShapeBatch.capsules([[0.0, 0.0, 1.0]], [[0.0, 1.0, 0.0]], [1.0])
+    second = ShapeBatch.capsules([[0.0, 1.0, 1e-9]], [[0.0, 1e-9, 1.0]], [1.0])
+    batch = shape_pair(first, second)
+    assert pair_distance(batch, [0], [1]).distance[0] == pytest.approx(
+        -2.0 + 1e-9 / math.sqrt(2.0), abs=1e-15
+    )
+    assert_normal_achieves_depth(batch)
+
+
+def test_nearly_parallel_crossing_segments():
+    # 1e-10 rad apart and crossing, turned to a generic orientation so that the cross
+    # product of the directions is mostly rounding (its direction off by ~1e-6 rad).
+    rotation = rotation_from_quaternion([0.3, -0.5, 0.7, 0.2])
+    ends = np.array([[0.0, -1.0, 0.0], [0.0, 1.0, 0.0], [0.0, -1.0, -1e-10], [0.0, 1.0, 1e-10]])
+    ends = ends @ rotation.T + [0.25, -0.5, 0.75]
+    first = ShapeBatch.capsules(ends[:1], ends[1:2], [1.0])
+    second = ShapeBatch.capsules(ends[2:3], ends[3:], [1.0])
+    assert_normal_achieves_depth(shape_pair(first, second), tolerance=1e-8)
