@@ -228,23 +228,9 @@ def _point_point(pa, pb):
 
 
 def _point_segment(pa, sb0, sb1):
-    direction = sb1 - sb0
-    squared_length = _dot(direction, direction)
-    t = np.clip(_safe_divide(_dot(pa - sb0, direction), squared_length), 0, 1)
-    closest = sb0 + t[:, None] * direction
-    distance, normal, x_core, y_core = _points_result(pa, closest, _perpendicular(direction))
-    # Closest point inside the segment: the gap is perpendicular to it. Removing the
-    # rounding's component along the segment keeps a nearly touching point's normal
-    # exact where it matters (a tilt about the segment's own axis changes nothing).
-    inside = np.flatnonzero((t > 0) & (t < 1) & ~_touching(distance, x_core, y_core))
-    if len(inside):
-        along = direction[inside] / np.sqrt(squared_length[inside])[:, None]
-        gap = closest[inside] - pa[inside]
-        gap -= _dot(gap, along)[:, None] * along
-        lengths = np.linalg.norm(gap, axis=1)
-        usable = lengths > 0
-        normal[inside[usable]] = gap[usable] / lengths[usable, None]
-    return distance, normal, x_core, y_core
+    # A point is a segment of length zero; the segment pairing handles its closest
+    # point and its normal near contact (perpendicular to the segment) the same way.
+    return _segment_segment(pa, pa, sb0, sb1)
 
 
 def _segment_segment(sa0, sa1, sb0, sb1):
