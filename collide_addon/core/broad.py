@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .narrow import PairResult, distances_within, pair_intersects
+from .narrow import PairResult, check_margin, distances_within, pair_intersects
 from .shapes import ShapeBatch
 
 # Cell size grows by this factor from one level to the next (an integer, so that the
@@ -251,11 +251,8 @@ def find_contacts(batch: ShapeBatch, margin: float = 0.0) -> tuple[np.ndarray, P
 
 def _candidates(batch: ShapeBatch, margin: float) -> np.ndarray:
     """Pairs whose bounds, grown by half the margin each, overlap: (c, 2), i < j."""
-    margin = float(margin)
-    if not np.isfinite(margin):
-        raise ValueError(f"margin must be finite, got {margin}")
     lo, hi = batch.aabbs()
-    growth = 0.5 * max(margin, 0.0)
+    growth = 0.5 * max(check_margin(margin), 0.0)
     return overlapping_bounds(lo - growth, hi + growth)
 
 

@@ -651,7 +651,7 @@ def pair_intersects(batch: ShapeBatch, i, j, margin: float = 0.0) -> np.ndarray:
     those separated by less than the margin; the rest use the exact distance.
     """
     i, j = _check_pairs(batch, i, j)
-    margin = _check_margin(margin)
+    margin = check_margin(margin)
     columns = _Columns.of(batch)
     undecided, box_rows, separation = _screen(batch, columns, i, j, margin)
     hits = np.zeros(len(i), dtype=bool)
@@ -674,7 +674,7 @@ def distances_within(batch: ShapeBatch, i, j, margin: float = 0.0):
     hits twice: pairs the cheap tests reject get no exact distance.
     """
     i, j = _check_pairs(batch, i, j)
-    margin = _check_margin(margin)
+    margin = check_margin(margin)
     columns = _Columns.of(batch)
     undecided, box_rows, separation = _screen(batch, columns, i, j, margin)
     rows = np.sort(np.concatenate([undecided, box_rows[separation <= margin]]))
@@ -683,7 +683,8 @@ def distances_within(batch: ShapeBatch, i, j, margin: float = 0.0):
     return rows[keep], result.take(keep)
 
 
-def _check_margin(margin) -> float:
+def check_margin(margin) -> float:
+    """margin as a float; ValueError unless finite."""
     margin = float(margin)
     if not np.isfinite(margin):
         raise ValueError(f"margin must be finite, got {margin}")
