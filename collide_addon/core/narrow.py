@@ -214,10 +214,20 @@ def _closest_segment_segment(p1, q1, p2, q2):
     return x[rows, best], y[rows, best], s_candidates[rows, best], t_candidates[rows, best]
 
 
-def _touching_segments_normal(d1: np.ndarray, d2: np.ndarray) -> np.ndarray:
-    """Normal for crossing segments: their common perpendicular, else any perpendicular."""
+def _touching_segments_normal(sa0, sa1, sb0, sb1) -> np.ndarray:
+    """Normal for touching segments: their common perpendicular where the cross product
+    is trusted, else a perpendicular of the first (or, for a point, the second) turned
+    to the side that needs the shorter push. Nearly parallel segments that touch at an
+    end lie on one side of each other's line, up to their angle times their length; the
+    other side would add that much to the depth."""
+    d1, d2 = sa1 - sa0, sb1 - sb0
     cross = np.cross(d1, d2)
     fallback = _perpendicular(np.where(_dot(d1, d1)[:, None] > 0, d1, d2))
+    a0, a1 = _dot(sa0, fallback), _dot(sa1, fallback)
+    b0, b1 = _dot(sb0, fallback), _dot(sb1, fallback)
+    push_forward = np.maximum(a0, a1) - np.minimum(b0, b1)
+    push_backward = np.maximum(b0, b1) - np.minimum(a0, a1)
+    fallback *= np.where(push_backward < push_forward, -1.0, 1.0)[:, None]
     scale = np.linalg.norm(d1, axis=1) * np.linalg.norm(d2, axis=1)
     units, lengths = _unit_or_fallback(cross, fallback)
     return np.where((lengths > TRUSTED_CROSS_NORM * scale)[:, None], units, fallback)
@@ -237,7 +247,7 @@ def _segment_segment(sa0, sa1, sb0, sb1):
     first, second = sa1 - sa0, sb1 - sb0
     x_core, y_core, s, t = _closest_segment_segment(sa0, sa1, sb0, sb1)
     distance, normal, x_core, y_core = _points_result(
-        x_core, y_core, _touching_segments_normal(first, second)
+        x_core, y_core, _touching_segments_normal(sa0, sa1, sb0, sb1)
     )
     # The difference of two nearly touching points carries the solve's rounding in its
     # direction, which a long segment turns into a wrong depth. Where a closest point is

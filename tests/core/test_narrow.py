@@ -10,6 +10,8 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from collide_addon.core import ShapeBatch, pair_distance, pair_intersects
+from collide_addon.core.constants import KIND_CAPSULE
+from collide_addon.core.shapes import frames_from_axes
 from tests.core.coal_oracle import coal_signed_distance
 from tests.core.shapes_for_tests import (
     any_shape,
@@ -402,3 +404,28 @@ def test_nearly_parallel_crossing_segments():
     first = ShapeBatch.capsules(ends[:1], ends[1:2], [1.0])
     second = ShapeBatch.capsules(ends[2:3], ends[3:], [1.0])
     assert_normal_achieves_depth(shape_pair(first, second), tolerance=1e-8)
+
+
+def test_nearly_antiparallel_segments_sharing_an_end():
+    # Found by hypothesis: both segments end at (3, 0, 0), 6.4e-9 rad from antiparallel,
+    # so the far ends are 2e-8 to one side of each other's lines. A perpendicular turned
+    # to the other side needed 2e-8 more push than the depth.
+    axis_a = [0.9863939238321437, -0.1643989873053573, 0.0]
+    axis_b = [-0.9863939227727985, 0.16439899366142882, 0.0]
+    first = ShapeBatch(
+        kinds=np.array([KIND_CAPSULE], np.int8),
+        centers=np.array([[1.5, 0.25, 0.0]]),
+        rotations=frames_from_axes(np.array([axis_a])),
+        half_extents=np.array([[0.0, 0.0, 1.5206906325745548]]),
+        radii=np.array([1.0]),
+    )
+    second = ShapeBatch(
+        kinds=np.array([KIND_CAPSULE], np.int8),
+        centers=np.array([[1.5000000596046448, 0.25, 0.0]]),
+        rotations=frames_from_axes(np.array([axis_b])),
+        half_extents=np.array([[0.0, 0.0, 1.5206905737808956]]),
+        radii=np.array([1.0]),
+    )
+    batch = shape_pair(first, second)
+    assert pair_distance(batch, [0], [1]).distance[0] == pytest.approx(-2.0, abs=1e-15)
+    assert_normal_achieves_depth(batch, tolerance=1e-12)
