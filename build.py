@@ -14,7 +14,9 @@ needs numpy >= 2:
     .venv       (requirements.txt)       Blender tests with the real bpy wheel
 Works on a bare machine: it creates both from the pinned requirement files and,
 when run as root, installs Debian's `blender` (3.4) and `python3-numpy` (that
-Blender build has no numpy of its own) with apt-get, for the `blender -b` tests.
+Blender build has no numpy of its own) with apt-get, for the `blender -b` tests,
+and `xvfb` with `xauth` (only recommended by xvfb, but `xvfb-run` needs it), which
+give the viewport overlay test a display with OpenGL.
 Standard library only, so it runs before anything is installed.
 """
 
@@ -34,7 +36,7 @@ REQUIREMENTS = ROOT / "requirements.txt"
 CORE_REQUIREMENTS = ROOT / "requirements-core.txt"
 PACKAGE = ROOT / "collide_addon"
 DIST = ROOT / "dist"
-APT_PACKAGES = ("blender", "python3-numpy")
+APT_PACKAGES = ("blender", "python3-numpy", "xvfb", "xauth")
 
 
 def log(message: str) -> None:
@@ -94,7 +96,8 @@ def ensure_venv(venv: Path, requirements: Path) -> Path:
 
 
 def ensure_blender() -> None:
-    """Install Debian's blender and python3-numpy when missing and we may (root)."""
+    """Install Debian's blender, python3-numpy, xvfb and xauth when missing and we may
+    (root)."""
     missing = [name for name in APT_PACKAGES if not debian_package_installed(name)]
     if not missing:
         return

@@ -1,13 +1,8 @@
 """The add-on in the real `blender` binary (Debian's Blender 3.4, legacy add-on path)."""
 
-import json
-import os
-import shutil
 import subprocess
-import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from .helpers import addon_zip, blender_binary, blender_environment, read_result
 
 SCRIPT = r"""
 import json, sys
@@ -64,17 +59,9 @@ print("RESULT " + json.dumps({
 
 
 def test_blender_binary_installs_and_detects(tmp_path):
-    blender = shutil.which("blender")
-    assert blender, "Debian's blender is required (python3 build.py setup installs it)"
-    sys.path.insert(0, str(ROOT))
-    try:
-        import build
-    finally:
-        sys.path.remove(str(ROOT))
-    zip_path = Path(os.environ.get("COLLIDE_ADDON_ZIP") or build.build_zip())
-    environment = dict(os.environ, BLENDER_USER_SCRIPTS=str(tmp_path / "scripts"))
-    environment["BLENDER_USER_CONFIG"] = str(tmp_path / "config")
-    environment.pop("PYTHONPATH", None)
+    blender = blender_binary()
+    zip_path = addon_zip()
+    environment = blender_environment(tmp_path)
     completed = subprocess.run(
         [
             blender,
@@ -95,11 +82,8 @@ def test_blender_binary_installs_and_detects(tmp_path):
     )
     output = completed.stdout + completed.stderr
     assert completed.returncode == 0, output
-    line = next(
-        (line for line in completed.stdout.splitlines() if line.startswith("RESULT ")), None
-    )
-    assert line, output
-    result = json.loads(line.removeprefix("RESULT "))
+    result = read_result(completed.stdout)
+    assert result is not None, output
     assert result["version"].startswith("3.4")
     assert result["file"].startswith(str(tmp_path / "scripts" / "addons" / "collide_addon"))
     assert result["at_start"] == []
