@@ -6,8 +6,10 @@ from ..core.fit import wireframe_segments
 from . import detect
 
 _handle = None
-# (id of the session, its generation) of the GPU batches below, rebuilt on change
-_cached_key: tuple | None = None
+# The session and its generation the GPU batches below were built for, rebuilt on change.
+# The session itself, not its id(): a forgotten session's address can be reused.
+_cached_session = None
+_cached_generation = -1
 _cached_batches: tuple = (None, None)
 _shader = None
 
@@ -27,11 +29,10 @@ def _uniform_color_shader():
 
 def _batches(session):
     """GPU batches for the session's proxies (lines) and clash points (points)."""
-    global _cached_key, _cached_batches
+    global _cached_session, _cached_generation, _cached_batches
     from gpu_extras.batch import batch_for_shader
 
-    key = (id(session), session.generation)
-    if key != _cached_key:
+    if session is not _cached_session or session.generation != _cached_generation:
         lines = points = None
         if session.proxies is not None and len(session.proxies.names):
             segments = wireframe_segments(session.proxies.batch).astype("float32")
@@ -39,7 +40,8 @@ def _batches(session):
         if session.clashes is not None and len(session.clashes):
             coordinates = session.clashes.points.astype("float32")
             points = batch_for_shader(_shader, "POINTS", {"pos": coordinates})
-        _cached_key, _cached_batches = key, (lines, points)
+        _cached_session, _cached_generation = session, session.generation
+        _cached_batches = (lines, points)
     return _cached_batches
 
 
@@ -85,8 +87,9 @@ def register():
 
 
 def unregister():
-    global _handle, _shader, _cached_key, _cached_batches
+    global _handle, _shader, _cached_session, _cached_generation, _cached_batches
     if _handle is not None:
         bpy.types.SpaceView3D.draw_handler_remove(_handle, "WINDOW")
-    _handle = _shader = _cached_key = None
+    _handle = _shader = _cached_session = None
+    _cached_generation = -1
     _cached_batches = (None, None)
