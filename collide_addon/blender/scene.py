@@ -83,8 +83,8 @@ class _Structure:
 
     entries: list[_Entry]
     use_instances: bool
-    rows: np.ndarray  # (n,) row of each entry in depsgraph.objects (bulk path)
-    object_count: int  # len(depsgraph.objects) when built
+    rows: np.ndarray  # (n,) row of each entry in _layer_objects (bulk path)
+    object_count: int  # len(_layer_objects(depsgraph)) when built
     names: list[str]
     owners: list
     geometry_keys: list[tuple]
@@ -149,30 +149,40 @@ def read_geometry(evaluated, name: str) -> _Geometry | None:
             evaluated.to_mesh_clear()
 
 
-def _bulk_matrices(depsgraph, count: int) -> np.ndarray:
-    """World matrices of every object in `depsgraph.objects`: (m, 4, 4) float64.
+def _layer_objects(depsgraph):
+    """The evaluated objects of the depsgraph's view layer, in the layer's order.
 
-    count: len(depsgraph.objects), which the caller has (Blender counts by iterating).
+    Bulk reads go through this collection rather than `depsgraph.objects`: it holds the
+    same evaluated objects (those that take part are visible, hence evaluated) but is a
+    plain list, so `foreach_get` over it is about twice as fast at 10,000 objects.
     """
-    objects = depsgraph.objects
+    return depsgraph.view_layer_eval.objects
+
+
+def _bulk_matrices(depsgraph, count: int) -> np.ndarray:
+    """World matrices of every object of `_layer_objects`: (m, 4, 4) float64.
+
+    count: the number of those objects, which the caller has (Blender counts by
+    iterating).
+    """
     flat = np.empty(count * 16, np.float32)
-    objects.foreach_get("matrix_world", flat)
+    _layer_objects(depsgraph).foreach_get("matrix_world", flat)
     # Blender stores matrices column by column.
     return flat.reshape(-1, 4, 4).transpose(0, 2, 1).astype(np.float64)
 
 
 def _matrices_if_count(depsgraph, count: int) -> np.ndarray | None:
-    """World matrices of the depsgraph's objects, (count, 4, 4) float64, if there are
-    exactly `count` of them; else None.
+    """World matrices of `_layer_objects`, (count, 4, 4) float64, if there are exactly
+    `count` of them; else None.
 
-    len(depsgraph.objects) walks the whole depsgraph (about 4 ms at 10,000 objects), so
-    the count is checked by the bulk read itself: Blender fills as many rows as there are
+    Counting the objects walks the whole list (about 1 ms at 10,000 objects), so the
+    count is checked by the bulk read itself: Blender fills as many rows as there are
     objects and raises when the buffer is too small, so a NaN sentinel row after the
     expected ones shows more objects (filled) or fewer (an expected row left NaN).
     """
     rows = np.full((count + 1, 16), np.nan, np.float32)
     try:
-        depsgraph.objects.foreach_get("matrix_world", rows.ravel())
+        _layer_objects(depsgraph).foreach_get("matrix_world", rows.ravel())
     except RuntimeError:
         return None
     if not np.isnan(rows[count]).all() or (count and np.isnan(rows[count - 1]).all()):
@@ -293,7 +303,8 @@ class ProxyReader:
 
     def _build(self, depsgraph, scene, progress):
         """Who takes part, reading geometry that is not cached: (structure, matrices)."""
-        object_count = len(depsgraph.objects)
+        layer_objects = _layer_objects(depsgraph)
+        object_count = len(layer_objects)
         taking_part = participants(scene, depsgraph.view_layer)
         pointers = {obj.as_pointer() for obj in taking_part}
         use_instances = any(_makes_instances(obj) for obj in taking_part)
@@ -328,8 +339,7 @@ class ProxyReader:
             rows_array = np.zeros(len(entries), np.int64)
             matrices_array = np.array(matrices, dtype=np.float64).reshape(-1, 4, 4)
         else:
-            objects = depsgraph.objects
-            for row, evaluated in enumerate(objects):
+            for row, evaluated in enumerate(layer_objects):
                 if progress is not None:
                     progress(row, object_count)
                 original = evaluated.original
@@ -359,19 +369,15 @@ class ProxyReader:
     def _place(self, structure: _Structure, matrices: np.ndarray, progress) -> None:
         """Refit where the stretch changed or no fit exists, then move fits to the world."""
         orthogonal, stretch = polar_decompose(matrices[:, :3, :3])
-        size = np.sqrt(np.einsum("nij,nij->n", stretch, stretch) / 3.0)
-        normalised = np.divide(
-            stretch,
-            size[:, None, None],
-            out=np.broadcast_to(np.eye(3), stretch.shape).copy(),
-            where=size[:, None, None] > 0,
-        )
+        flat = stretch.reshape(-1, 9)
+        size = np.sqrt(np.einsum("ni,ni->n", flat, flat) / 3.0)
+        normalised = stretch / np.where(size > 0.0, size, 1.0)[:, None, None]
+        normalised[size == 0.0] = np.eye(3)  # a collapsed object: any stretch will do
         missing = ~structure.fitted
         if structure.stretch is not None:
-            missing |= (
-                np.abs(normalised - structure.stretch).max(axis=(1, 2), initial=0.0)
-                > STRETCH_TOLERANCE
-            )
+            # Written as any(> tolerance) over flat rows: numpy's max over short axes is slow.
+            difference = np.abs(normalised - structure.stretch).reshape(-1, 9)
+            missing |= (difference > STRETCH_TOLERANCE).any(axis=1)
         changed = np.flatnonzero(missing)
         if len(changed) or structure.fit_arrays is None:
             self._refit(structure, changed, normalised, progress)
@@ -423,10 +429,12 @@ def _store_fit_info(obj, fit: ProxyFit, looseness: float) -> None:
 
 
 def _check_finite(matrices: np.ndarray, entries: list[_Entry]) -> None:
+    """SceneReadError naming the first entry whose transform has a NaN or infinity."""
+    if np.isfinite(matrices).all():  # the common case, without a per-row reduction
+        return
     bad = ~np.isfinite(matrices.reshape(len(matrices), 16)).all(axis=1)
-    if bad.any():
-        name = entries[int(np.flatnonzero(bad)[0])].name
-        raise SceneReadError(f"{name!r} has a NaN or infinite transform")
+    name = entries[int(np.flatnonzero(bad)[0])].name
+    raise SceneReadError(f"{name!r} has a NaN or infinite transform")
 
 
 def read_proxies(depsgraph, scene, progress: Progress | None = None) -> Proxies:

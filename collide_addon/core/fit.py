@@ -453,23 +453,19 @@ def polar_decompose(linear) -> tuple[np.ndarray, np.ndarray]:
         or singular ones an SVD.
     """
     linear = np.asanyarray(linear, dtype=np.float64)
-    columns = [linear[:, :, k] for k in range(3)]
-    # Written out per column: numpy's batched 3x3 products are slow for small matrices.
-    scales = np.sqrt(np.stack([np.sum(column * column, axis=1) for column in columns], axis=1))
-    positive = np.all(scales > 0.0, axis=1)
-    safe = np.where(scales > 0.0, scales, 1.0)
-    cosines = np.stack(
-        [
-            np.abs(np.sum(columns[a] * columns[b], axis=1)) / (safe[:, a] * safe[:, b])
-            for a, b in ((0, 1), (0, 2), (1, 2))
-        ],
-        axis=1,
-    )
-    orthogonal_columns = positive & np.all(cosines <= _ORTHOGONAL_COSINE, axis=1)
-    orthogonal = linear / safe[:, None, :]
+    # Component-major, columns[k, i] = component i of column k, each (n,): sums over the
+    # short axes become additions of whole rows (numpy reduces short rows slowly).
+    columns = np.ascontiguousarray(linear.transpose(2, 1, 0))
+    squares = (columns * columns).sum(axis=1)  # (3, n) squared column lengths
+    dots = (columns[[0, 0, 1]] * columns[[1, 2, 2]]).sum(axis=1)  # (3, n) column pairs
+    orthogonal_columns = (squares > 0.0).all(axis=0) & (
+        dots * dots <= _ORTHOGONAL_COSINE**2 * (squares[[0, 0, 1]] * squares[[1, 2, 2]])
+    ).all(axis=0)
+    scales = np.sqrt(squares)
+    orthogonal = (columns / np.where(scales > 0.0, scales, 1.0)[:, None, :]).transpose(2, 1, 0)
     stretch = np.zeros_like(linear)
     diagonal = np.arange(3)
-    stretch[:, diagonal, diagonal] = scales
+    stretch[:, diagonal, diagonal] = scales.T
     sheared = np.flatnonzero(~orthogonal_columns)
     if len(sheared):
         u, sigma, vt = np.linalg.svd(linear[sheared])
@@ -487,17 +483,22 @@ def place_fits(
     returns: the fits in world space. A mirror (det -1) flips the rotation's column 0,
         which leaves every box, sphere and capsule the same set of points.
     """
-    rotations = orthogonal @ fits.rotations
-    determinants = np.sum(
-        orthogonal[:, :, 0] * np.cross(orthogonal[:, :, 1], orthogonal[:, :, 2]), axis=1
+    # Component-major (3, 3, n) products, as in polar_decompose: q[i, k] = Q_ik.
+    q = np.ascontiguousarray(np.asanyarray(orthogonal, dtype=np.float64).transpose(1, 2, 0))
+    local = np.ascontiguousarray(fits.rotations.transpose(1, 2, 0))
+    rotations = (q[:, :, None, :] * local[None, :, :, :]).sum(axis=1)  # (3, 3, n)
+    determinants = (
+        q[0, 0] * (q[1, 1] * q[2, 2] - q[1, 2] * q[2, 1])
+        - q[0, 1] * (q[1, 0] * q[2, 2] - q[1, 2] * q[2, 0])
+        + q[0, 2] * (q[1, 0] * q[2, 1] - q[1, 1] * q[2, 0])
     )
-    mirrored = determinants < 0
-    rotations[mirrored, :, 0] = -rotations[mirrored, :, 0]
-    centers = np.einsum("nij,nj->ni", orthogonal, fits.centers) * scale[:, None] + translation
+    mirrored = np.flatnonzero(determinants < 0)
+    rotations[:, 0, mirrored] *= -1.0
+    centers = (q * fits.centers.T[None, :, :]).sum(axis=1) * scale + translation.T
     return FitArrays(
         kinds=fits.kinds,
-        centers=centers,
-        rotations=rotations,
+        centers=centers.T,
+        rotations=rotations.transpose(2, 0, 1),
         half_extents=fits.half_extents * scale[:, None],
         radii=fits.radii * scale,
     )

@@ -286,6 +286,35 @@ def test_live_mode_over_frame_set(addon):
     assert tuple(wall.color) == tuple(ball.color) == ORIGINAL_COLOR
 
 
+def test_live_mode_follows_who_takes_part(addon):
+    scene = bpy.context.scene
+    cube = scenes.mesh("cube")
+    scenes.add_object("A", cube)
+    b = scenes.add_object("B", cube, location=(1.5, 0, 0))
+    scene.collide.live = True
+    assert scenes.records() == [("A", "B")]
+
+    def records_after_update():
+        bpy.context.view_layer.update()
+        return scenes.records()
+
+    b.hide_set(True)
+    assert records_after_update() == []
+    b.hide_set(False)
+    assert records_after_update() == [("A", "B")]
+    b.hide_viewport = True
+    assert records_after_update() == []
+    b.hide_viewport = False
+    assert records_after_update() == [("A", "B")]
+    c = scenes.add_object("C", cube, location=(-1.5, 0, 0))
+    assert records_after_update() == [("A", "B"), ("A", "C")]
+    bpy.data.objects.remove(b)
+    assert records_after_update() == [("A", "C")]
+    c.name = "Renamed"
+    assert records_after_update() == [("A", "Renamed")]
+    scene.collide.live = False
+
+
 def test_clash_positions_follow_parent_animation(addon):
     scene = bpy.context.scene
     rig = bpy.data.objects.new("Rig", None)
@@ -462,7 +491,7 @@ def test_bulk_matrix_read_detects_a_changed_object_count(addon):
     for x in (0.0, 2.0, 4.0):
         bpy.ops.mesh.primitive_cube_add(location=(x, 0.0, 0.0))
     depsgraph = bpy.context.evaluated_depsgraph_get()
-    count = len(depsgraph.objects)
+    count = len(depsgraph.view_layer_eval.objects)
     matrices = scene_module._matrices_if_count(depsgraph, count)
     locations = sorted(np.round(matrices[:, :3, 3], 6).tolist())
     assert locations == [[0.0, 0.0, 0.0], [2.0, 0.0, 0.0], [4.0, 0.0, 0.0]]
