@@ -42,8 +42,15 @@ class Session:
     clashes: Clashes | None = None
     # Counts the checks, so that the overlay knows when to rebuild what it draws.
     generation: int = 0
-    # (name_a, name_b, kind_a, kind_b) of the records last written
-    record_rows: list[tuple] = field(default_factory=list)
+    # The records last written: the names of the proxies they were written from and one
+    # `_pair_keys` key per row, so that a check rewrites only the rows that change.
+    record_names: list[str] | None = None
+    record_keys: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    # The owners the last check tinted (indices into the proxies named `tinted_names`)
+    # and `tint.state()` right after, to tell whether anything else changed the tint since.
+    tinted_names: list[str] | None = None
+    tinted_rows: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    tint_state: tuple | None = None
 
 
 _sessions: dict[int, Session] = {}
@@ -67,64 +74,110 @@ def find_clashes(proxies: Proxies, tolerance: float) -> Clashes:
     return Clashes(pairs, result.distance, 0.5 * (result.point_i + result.point_j))
 
 
-def clashing_objects(proxies: Proxies, clashes: Clashes) -> list:
-    """The original objects owning a proxy that clashes, each once."""
-    owners = {}
-    for index in np.unique(clashes.pairs):
-        obj = proxies.objects[index]
-        owners[obj.as_pointer()] = obj
-    return list(owners.values())
+def _clashing_owner_rows(proxies: Proxies, clashes: Clashes) -> np.ndarray:
+    """One proxy index per original object owning a clashing proxy, sorted: (m,)."""
+    return np.unique(proxies.owner_rows[clashes.pairs.ravel()])
 
 
-def _write_record(record, proxies: Proxies, pair, row: tuple) -> None:
-    record.name_a, record.name_b, record.kind_a, record.kind_b = row
-    record.object_a, record.object_b = proxies.objects[pair[0]], proxies.objects[pair[1]]
+def _pair_keys(proxies: Proxies, pairs: np.ndarray) -> np.ndarray:
+    """One int64 per pair naming its two proxies and their kinds: (k,)."""
+    kinds = proxies.batch.kinds.astype(np.int64)
+    first, second = pairs[:, 0], pairs[:, 1]
+    return ((first * len(proxies.names) + second) * 3 + kinds[first]) * 3 + kinds[second]
+
+
+def _listed_keys(records, proxies: Proxies, session: Session) -> np.ndarray:
+    """The `_pair_keys` key of each listed record under `proxies`; -1 where the record
+    names no pair of them (or was not written by us)."""
+    if session.record_names is proxies.names and len(session.record_keys) == len(records):
+        return session.record_keys
+    # The proxies were read afresh (or the rows were changed elsewhere): by name.
+    index = {name: k for k, name in enumerate(proxies.names)}
+    keys = np.full(len(records), -1, np.int64)
+    if len(index) != len(proxies.names):
+        return keys  # names not unique: write every row again
+    kinds = proxies.batch.kinds
+    for row, record in enumerate(records):
+        first, second = index.get(record.name_a), index.get(record.name_b)
+        if (
+            first is not None
+            and second is not None
+            and KIND_NAMES[kinds[first]] == record.kind_a
+            and KIND_NAMES[kinds[second]] == record.kind_b
+        ):
+            pair = np.array([[first, second]], np.int64)
+            keys[row] = _pair_keys(proxies, pair)[0]
+    return keys
+
+
+def _write_record(record, proxies: Proxies, pair) -> None:
+    first, second = int(pair[0]), int(pair[1])
+    kinds = proxies.batch.kinds
+    record.name_a, record.name_b = proxies.names[first], proxies.names[second]
+    record.kind_a, record.kind_b = KIND_NAMES[kinds[first]], KIND_NAMES[kinds[second]]
+    record.object_a, record.object_b = proxies.objects[first], proxies.objects[second]
 
 
 def store_records(scene, proxies: Proxies, clashes: Clashes) -> None:
     """Write the clashes to `scene.collide.clashes`.
 
     A pair (with the same proxy kinds) listed already keeps its row, so the row the user
-    picked stays put and a frame where few pairs change writes few rows; rows of pairs
+    picked stays put and a check where few pairs change writes few rows; rows of pairs
     gone take new pairs, then rows are added or removed at the end. Distances and points
     are written in bulk.
     """
     records = scene.collide.clashes
     session = session_for(scene)
-    kinds = proxies.batch.kinds
-    rows = [
-        (proxies.names[i], proxies.names[j], KIND_NAMES[kinds[i]], KIND_NAMES[kinds[j]])
-        for i, j in clashes.pairs
-    ]
-    wanted = {row: index for index, row in enumerate(rows)}
-    listed = session.record_rows
-    if len(listed) != len(records) or len(wanted) != len(rows):
-        # Rows not written by us (or names not unique): write them all again.
-        listed = [None] * len(records)
-    # The clash shown by each row (None: the row is free).
-    slots = [wanted.pop(row, None) for row in listed]
-    fresh = iter(wanted.values())
-    for slot, index in enumerate(slots):
-        if index is None:
-            index = next(fresh, None)
-            if index is None:
-                break
-            slots[slot] = index
-            _write_record(records[slot], proxies, clashes.pairs[index], rows[index])
-    for index in fresh:
-        slots.append(index)
-        _write_record(records.add(), proxies, clashes.pairs[index], rows[index])
-    for slot in reversed(range(len(slots))):
-        if slots[slot] is None:
-            records.remove(slot)
-            del slots[slot]
-    session.record_rows = [rows[index] for index in slots]
-    if scene.collide.active_clash_index >= len(records):
-        scene.collide.active_clash_index = -1
+    keys = _pair_keys(proxies, clashes.pairs)
+    listed = _listed_keys(records, proxies, session)
+    # The clash shown by each listed row; -1: the row is free.
+    slots = np.full(len(listed), -1, np.int64)
+    if len(keys):
+        sorter = np.argsort(keys)
+        found = sorter[np.searchsorted(keys, listed, sorter=sorter).clip(max=len(keys) - 1)]
+        slots = np.where(keys[found] == listed, found, -1)
+    fresh = np.setdiff1d(np.arange(len(keys)), slots).tolist()
+    free = np.flatnonzero(slots < 0).tolist()
+    for row, index in zip(free, fresh, strict=False):
+        _write_record(records[row], proxies, clashes.pairs[index])
+        slots[row] = index
+    added = fresh[len(free) :]
+    for index in added:
+        _write_record(records.add(), proxies, clashes.pairs[index])
+    emptied = free[len(fresh) :]
+    for row in reversed(emptied):
+        records.remove(row)
+    order = np.concatenate([slots[slots >= 0], np.array(added, np.int64)])
+    session.record_names, session.record_keys = proxies.names, keys[order]
+    # The picked row follows its pair up past removed rows; a row that now shows another
+    # pair (or none) is no longer picked.
+    active = scene.collide.active_clash_index
+    if 0 <= active < len(listed):
+        if active in emptied or listed[active] != keys[slots[active]]:
+            scene.collide.active_clash_index = -1
+        elif emptied:
+            scene.collide.active_clash_index = active - int(np.searchsorted(emptied, active))
     if len(records):
-        order = np.array(slots, dtype=np.int64)
         records.foreach_set("distance", clashes.distances[order].astype(np.float32))
         records.foreach_set("point", clashes.points[order].astype(np.float32).ravel())
+
+
+def _tint(scene, proxies: Proxies, clashes: Clashes) -> None:
+    """Tint the owners of clashing proxies; when the tint is as the last check of the
+    same proxies left it, touch only the owners that changed."""
+    session = session_for(scene)
+    rows = _clashing_owner_rows(proxies, clashes)
+    color = tuple(scene.collide.clash_color)
+    if session.tinted_names is proxies.names and session.tint_state == (color, tint.state()[1]):
+        added = np.setdiff1d(rows, session.tinted_rows, assume_unique=True).tolist()
+        removed = np.setdiff1d(session.tinted_rows, rows, assume_unique=True).tolist()
+        tint.change(
+            [proxies.objects[row] for row in added], [proxies.objects[row] for row in removed]
+        )
+    else:
+        tint.apply([proxies.objects[row] for row in rows.tolist()], color)
+    session.tinted_names, session.tinted_rows = proxies.names, rows
+    session.tint_state = tint.state()
 
 
 def check(
@@ -142,7 +195,7 @@ def check(
     session.proxies, session.clashes = proxies, clashes
     session.generation += 1
     store_records(scene, proxies, clashes)
-    tint.apply(clashing_objects(proxies, clashes), scene.collide.clash_color)
+    _tint(scene, proxies, clashes)
     return clashes
 
 
@@ -152,7 +205,7 @@ def clear(scene) -> None:
     session = session_for(scene)
     session.proxies = session.clashes = None
     session.generation += 1
-    session.record_rows = []
+    session.record_names = session.tinted_names = None
     scene.collide.clashes.clear()
     scene.collide.active_clash_index = -1
 

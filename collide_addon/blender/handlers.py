@@ -26,36 +26,51 @@ def _update_flags(updates, count: int, name: str) -> np.ndarray:
     return values
 
 
+def _updates_at(updates, rows: np.ndarray):
+    """The updates at sorted `rows`, in one pass up to the last: Blender finds
+    `updates[k]` by walking k updates, so indexing row by row would be quadratic."""
+    wanted = iter(rows.tolist())
+    row = next(wanted, None)
+    for index, update in enumerate(updates):
+        if row is None:
+            return
+        if index == row:
+            yield update
+            row = next(wanted, None)
+
+
 def _changes(depsgraph, scope: str, edits: bool) -> tuple[bool, set[str]]:
     """What the updates in `depsgraph` mean for the proxies.
 
     returns: (who takes part may have changed, names of the objects, meshes and curves
     whose geometry changed). With `edits` False (frame changes) only geometry updates
-    count: the scene is tagged on every frame. The flags are read in bulk; only the few
-    updates that are not plain moves are looked at one by one.
+    count: the scene is tagged on every frame. The geometry and transform flags are read
+    in bulk; only the few updates that are neither are looked at one by one.
     """
     updates = depsgraph.updates
     count = len(updates)  # Blender counts by walking the updates: once
     geometry_flags = _update_flags(updates, count, "is_updated_geometry")
     structural, geometry = False, set()
-    for row in np.flatnonzero(geometry_flags):
-        datablock = updates[int(row)].id
-        if not isinstance(datablock, bpy.types.Collection):
-            geometry.add(datablock.original.name_full)
     if edits:
-        moved_or_coloured = _update_flags(updates, count, "is_updated_transform") | _update_flags(
-            updates, count, "is_updated_shading"
-        )
-        for row in np.flatnonzero(~(geometry_flags | moved_or_coloured)):
-            datablock = updates[int(row)].id
-            if isinstance(datablock, (bpy.types.Object, bpy.types.Scene)):
-                # Objects: renamed, reparented, settings. Scene: selection, visibility,
-                # objects linked or unlinked.
-                structural = True
-            elif isinstance(datablock, bpy.types.Collection):
-                # Membership; other changes (even writing locations in bulk) tag it too,
-                # and for the other scopes a change of the object count triggers a rebuild.
-                structural |= scope == "COLLECTION"
+        moved = _update_flags(updates, count, "is_updated_transform")
+        looked_at = np.flatnonzero(geometry_flags | ~moved)
+    else:
+        looked_at = np.flatnonzero(geometry_flags)
+    for update in _updates_at(updates, looked_at):
+        datablock = update.id
+        if update.is_updated_geometry:
+            if not isinstance(datablock, bpy.types.Collection):
+                geometry.add(datablock.original.name_full)
+        elif update.is_updated_shading:
+            continue  # a colour (the tint, say) or material: the proxies stay
+        elif isinstance(datablock, (bpy.types.Object, bpy.types.Scene)):
+            # Objects: renamed, reparented, settings. Scene: selection, visibility,
+            # objects linked or unlinked.
+            structural = True
+        elif isinstance(datablock, bpy.types.Collection):
+            # Membership; other changes (even writing locations in bulk) tag it too,
+            # and for the other scopes a change of the object count triggers a rebuild.
+            structural |= scope == "COLLECTION"
     return structural or bool(geometry), geometry
 
 

@@ -49,6 +49,7 @@ class Proxies:
     batch: ShapeBatch of n world-space proxies
     names: n display names ("Object", or "Owner/Source[k]" for instances)
     objects: n original objects owning the proxies (the instancer for instances)
+    owner_rows: (n,) int64, the first proxy index with the same owning object
     fits: n ProxyFit in each proxy's stretched object space
     looseness: (n,) proxy volume / mesh volume (0 where the mesh encloses no volume)
     """
@@ -56,6 +57,7 @@ class Proxies:
     batch: ShapeBatch
     names: list[str]
     objects: list
+    owner_rows: np.ndarray
     fits: list[ProxyFit]
     looseness: np.ndarray
 
@@ -87,6 +89,7 @@ class _Structure:
     object_count: int  # len(_layer_objects(depsgraph)) when built
     names: list[str]
     owners: list
+    owner_rows: np.ndarray  # (n,) first entry with the same owner
     geometry_keys: list[tuple]
     fits: list[ProxyFit | None]
     fitted: np.ndarray  # (n,) bool, whether fits[k] is set
@@ -292,6 +295,7 @@ class ProxyReader:
             batch=fits_to_batch(structure.world),
             names=structure.names,
             objects=structure.owners,
+            owner_rows=structure.owner_rows,
             fits=list(structure.fits),
             looseness=structure.looseness,
         )
@@ -360,6 +364,7 @@ class ProxyReader:
             object_count=object_count,
             names=[entry.name for entry in entries],
             owners=[entry.owner for entry in entries],
+            owner_rows=_first_rows([entry.owner.as_pointer() for entry in entries]),
             geometry_keys=[entry.geometry_key for entry in entries],
             fits=[None] * len(entries),
             fitted=np.zeros(len(entries), dtype=bool),
@@ -407,6 +412,12 @@ class ProxyReader:
             if not entry.is_instance:
                 _store_fit_info(entry.settings_object, fit, looseness)
         structure.fit_arrays = stack_fits(structure.fits)
+
+
+def _first_rows(keys: list) -> np.ndarray:
+    """For each position, the first position holding the same key: (n,) int64."""
+    first: dict = {}
+    return np.array([first.setdefault(key, row) for row, key in enumerate(keys)], np.int64)
 
 
 def _geometry_key(original) -> tuple:

@@ -18,6 +18,8 @@ _object_colors: dict[int, tuple] = {}
 _view_color_types: dict[int, tuple] = {}
 # The colour of the last `apply`
 _applied_color: tuple | None = None
+# Counts the changes to the tint, for `state`
+_changes = 0
 # What save_pre took off, to put back in save_post: (objects, colour)
 _suspended: tuple[list, list] | None = None
 
@@ -53,18 +55,39 @@ def apply(objects, color) -> None:
     for pointer in [pointer for pointer in _object_colors if pointer not in wanted]:
         _restore_object(pointer)
     recolor = color != _applied_color
-    for pointer, obj in wanted.items():
+    _applied_color = color
+    _tint([obj for pointer, obj in wanted.items() if recolor or pointer not in _object_colors])
+
+
+def change(tinted, untinted) -> None:
+    """Tint `tinted` and untint `untinted` (original objects) with the colour of the
+    last `apply`, leaving every other object as it is: for checks where few change."""
+    for obj in untinted:
+        pointer = obj.as_pointer()
+        if pointer in _object_colors:
+            _restore_object(pointer)
+    _tint(tinted)
+
+
+def state() -> tuple:
+    """A value that changes whenever the tint changes: (colour, number of changes)."""
+    return (_applied_color, _changes)
+
+
+def _tint(objects) -> None:
+    global _changes
+    color = _applied_color
+    for obj in objects:
+        pointer = obj.as_pointer()
         if pointer not in _object_colors:
             _object_colors[pointer] = (obj, tuple(obj.color))
-        elif not recolor:
-            continue
         if tuple(obj.color) != color:
             obj.color = color
-    _applied_color = color
     if _object_colors and not _view_color_types:
         _show_object_colors()
     elif not _object_colors:
         _restore_views()
+    _changes += 1
 
 
 def restore_all() -> None:
@@ -83,6 +106,8 @@ def forget() -> None:
 
 
 def _restore_object(pointer: int) -> None:
+    global _changes
+    _changes += 1
     obj, original = _object_colors.pop(pointer)
     try:
         if tuple(obj.color) != original:

@@ -315,6 +315,51 @@ def test_live_mode_follows_who_takes_part(addon):
     scene.collide.live = False
 
 
+def test_live_records_and_tints_follow_random_moves(addon):
+    # Live updates rewrite only the rows and tints that change; after every move they
+    # must equal a fresh read's clashes, and rows of pairs that stay must not move.
+    scene = bpy.context.scene
+    core = sys.modules[f"{addon.__name__}.core"]
+    rng = np.random.default_rng(5)
+    cube, sphere = scenes.mesh("cube"), scenes.mesh("sphere")
+    objects = [
+        scenes.add_object(f"Part{k:02d}", cube if k % 2 else sphere, location=location)
+        for k, location in enumerate(rng.uniform(0, 8, (30, 3)))
+    ]
+    for obj in objects:
+        obj.color = ORIGINAL_COLOR
+    scene.collide.live = True
+
+    def rows_in_order():
+        return [(record.name_a, record.name_b) for record in scene.collide.clashes]
+
+    for _ in range(12):
+        before = rows_in_order()
+        if before:
+            scene.collide.active_clash_index = int(rng.integers(len(before)))
+            picked = before[scene.collide.active_clash_index]
+        for obj in rng.choice(objects, size=6, replace=False):
+            obj.location = rng.uniform(0, 8, 3)
+        bpy.context.view_layer.update()
+        proxies = read(addon)
+        pairs = core.find_pairs(proxies.batch)
+        expected = {(proxies.names[i], proxies.names[j]) for i, j in pairs}
+        listed = rows_in_order()
+        assert sorted(listed) == sorted(expected)
+        # Pairs that stay keep their order; the picked row follows its pair.
+        staying = [pair for pair in before if pair in expected]
+        assert [pair for pair in listed if pair in staying] == staying
+        if before and picked in expected:
+            assert listed[scene.collide.active_clash_index] == picked
+        elif before:
+            assert scene.collide.active_clash_index == -1
+        clashing = {name for pair in expected for name in pair}
+        for obj in objects:
+            assert (tuple(obj.color) != ORIGINAL_COLOR) == (obj.name in clashing), obj.name
+    scene.collide.live = False
+    assert all(tuple(obj.color) == ORIGINAL_COLOR for obj in objects)
+
+
 def test_clash_positions_follow_parent_animation(addon):
     scene = bpy.context.scene
     rig = bpy.data.objects.new("Rig", None)
