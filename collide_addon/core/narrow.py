@@ -90,6 +90,25 @@ def _dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.einsum("...k,...k->...", a, b)
 
 
+def _norm(vectors: np.ndarray) -> np.ndarray:
+    """Lengths of vectors along the last axis: (...)."""
+    return np.sqrt(_dot(vectors, vectors))
+
+
+def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Cross products along the last axis (broadcasting), as np.cross computes them
+    without its generic axis handling, which dominates for the small groups of pairs a
+    live update has."""
+    return np.stack(
+        (
+            a[..., 1] * b[..., 2] - a[..., 2] * b[..., 1],
+            a[..., 2] * b[..., 0] - a[..., 0] * b[..., 2],
+            a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0],
+        ),
+        axis=-1,
+    )
+
+
 def _to_local(rotations: np.ndarray, vectors: np.ndarray) -> np.ndarray:
     """R^T v for rotations (m, 3, 3) and vectors (m, 3) or (m, p, 3)."""
     if vectors.ndim == 2:
@@ -122,7 +141,7 @@ def _safe_divide(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
 
 def _unit_or_fallback(vectors: np.ndarray, fallback: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(unit vectors, lengths); rows of zero length take `fallback` (m, 3), unit."""
-    lengths = np.linalg.norm(vectors, axis=1)
+    lengths = _norm(vectors)
     units = np.where(lengths[:, None] > 0, _safe_divide(vectors, lengths[:, None]), fallback)
     return units, lengths
 
@@ -130,7 +149,7 @@ def _unit_or_fallback(vectors: np.ndarray, fallback: np.ndarray) -> tuple[np.nda
 def _perpendicular(vectors: np.ndarray) -> np.ndarray:
     """A unit vector perpendicular to each row of (m, 3) (any, for zero rows: +x)."""
     helper = np.eye(3)[np.argmin(np.abs(vectors), axis=1)]
-    perpendicular = np.cross(vectors, helper)
+    perpendicular = _cross(vectors, helper)
     units, _ = _unit_or_fallback(perpendicular, np.array([[1.0, 0.0, 0.0]]))
     return units
 
@@ -221,26 +240,20 @@ def _touching_segments_normal(sa0, sa1, sb0, sb1) -> np.ndarray:
     end lie on one side of each other's line, up to their angle times their length; the
     other side would add that much to the depth."""
     d1, d2 = sa1 - sa0, sb1 - sb0
-    cross = np.cross(d1, d2)
+    cross = _cross(d1, d2)
     fallback = _perpendicular(np.where(_dot(d1, d1)[:, None] > 0, d1, d2))
     a0, a1 = _dot(sa0, fallback), _dot(sa1, fallback)
     b0, b1 = _dot(sb0, fallback), _dot(sb1, fallback)
     push_forward = np.maximum(a0, a1) - np.minimum(b0, b1)
     push_backward = np.maximum(b0, b1) - np.minimum(a0, a1)
     fallback *= np.where(push_backward < push_forward, -1.0, 1.0)[:, None]
-    scale = np.linalg.norm(d1, axis=1) * np.linalg.norm(d2, axis=1)
+    scale = _norm(d1) * _norm(d2)
     units, lengths = _unit_or_fallback(cross, fallback)
     return np.where((lengths > TRUSTED_CROSS_NORM * scale)[:, None], units, fallback)
 
 
 def _point_point(pa, pb):
     return _points_result(pa, pb, np.broadcast_to([0.0, 0.0, 1.0], pa.shape))
-
-
-def _point_segment(pa, sb0, sb1):
-    # A point is a segment of length zero; the segment pairing handles its closest
-    # point and its normal near contact (perpendicular to the segment) the same way.
-    return _segment_segment(pa, pa, sb0, sb1)
 
 
 def _segment_segment(sa0, sa1, sb0, sb1):
@@ -254,9 +267,9 @@ def _segment_segment(sa0, sa1, sb0, sb1):
     # inside its segment the gap is perpendicular to that segment: for two non-parallel
     # segments that is their common perpendicular (the cross product, to full precision);
     # otherwise the rounding's component along the segment is removed.
-    cross = np.cross(first, second)
-    lengths = np.linalg.norm(cross, axis=1)
-    scale = np.linalg.norm(first, axis=1) * np.linalg.norm(second, axis=1)
+    cross = _cross(first, second)
+    lengths = _norm(cross)
+    scale = _norm(first) * _norm(second)
     skew = lengths > TRUSTED_CROSS_NORM * scale
     inside_first = (s > 0) & (s < 1)
     inside_second = (t > 0) & (t < 1)
@@ -272,10 +285,10 @@ def _segment_segment(sa0, sa1, sb0, sb1):
     one = one[~_touching(distance[one], x_core[one], y_core[one])]
     if len(one):
         along = np.where(inside_first[one, None], first[one], second[one])
-        along /= np.linalg.norm(along, axis=1, keepdims=True)
+        along /= _norm(along)[:, None]
         gap = y_core[one] - x_core[one]
         gap -= _dot(gap, along)[:, None] * along
-        gap_lengths = np.linalg.norm(gap, axis=1)
+        gap_lengths = _norm(gap)
         usable = gap_lengths > 0
         normal[one[usable]] = gap[usable] / gap_lengths[usable, None]
     return distance, normal, x_core, y_core
@@ -285,7 +298,7 @@ def _point_box(points, centers, rotations, half_extents):
     local = _to_local(rotations, points - centers)
     clamped = np.clip(local, -half_extents, half_extents)
     outside = local - clamped
-    gap = np.linalg.norm(outside, axis=1)
+    gap = _norm(outside)
     # Inside: the nearest face; the normal pushes the box (shape j) off the point.
     face_gaps = half_extents - np.abs(local)
     face = np.argmin(face_gaps, axis=1)
@@ -371,7 +384,7 @@ def _segment_box(sa0, sa1, centers, rotations, half_extents):
     directions = _to_local(rotations, sa1 - sa0)
     segment_local, box_local = _segment_box_local(starts, directions, half_extents)
     gap_vector = box_local - segment_local
-    gap = np.linalg.norm(gap_vector, axis=1)
+    gap = _norm(gap_vector)
     result_normal = _to_world(rotations, _safe_divide(gap_vector, gap[:, None]))
     x_core = centers + _to_world(rotations, segment_local)
     y_core = centers + _to_world(rotations, box_local)
@@ -381,8 +394,8 @@ def _segment_box(sa0, sa1, centers, rotations, half_extents):
         rows = np.flatnonzero(overlapping)
         m = len(rows)
         unit_direction, length = _unit_or_fallback(directions[rows], np.zeros((m, 3)))
-        crosses = np.cross(np.eye(3)[None, :, :], unit_direction[:, None, :])
-        cross_lengths = np.linalg.norm(crosses, axis=2)
+        crosses = _cross(np.eye(3)[None, :, :], unit_direction[:, None, :])
+        cross_lengths = _norm(crosses)
         axes = np.concatenate(
             [
                 np.broadcast_to(np.eye(3), (m, 3, 3)),
@@ -431,7 +444,7 @@ def _box_box_closest(ca, ra, ea, cb, rb, eb):
     edge_points, box_points = _segment_box_local(
         edge_starts, edge_dirs, np.broadcast_to(eb[:, None, :], (m, 12, 3))
     )
-    edge_gaps = np.linalg.norm(box_points - edge_points, axis=2)
+    edge_gaps = _norm(box_points - edge_points)
     best_edge = np.argmin(edge_gaps, axis=1)
     rows = np.arange(m)
     edge_x = cb + _to_world(rb, edge_points[rows, best_edge])
@@ -442,7 +455,7 @@ def _box_box_closest(ca, ra, ea, cb, rb, eb):
         "mkl,mvl->mvk", np.transpose(relative, (0, 2, 1)), _VERTEX_SIGNS * eb[:, None, :]
     )
     clamped = np.clip(vertices, -ea[:, None, :], ea[:, None, :])
-    vertex_gaps = np.linalg.norm(vertices - clamped, axis=2)
+    vertex_gaps = _norm(vertices - clamped)
     best_vertex = np.argmin(vertex_gaps, axis=1)
     vertex_x = ca + _to_world(ra, clamped[rows, best_vertex])
     vertex_y = ca + _to_world(ra, vertices[rows, best_vertex])
@@ -557,8 +570,6 @@ def _core_pairing(core_a: int, core_b: int, batch: ShapeBatch, columns: _Columns
     frames_b, half_b = _gather(batch.rotations, b), _gather(batch.half_extents, b)
     if core_b == CORE_BOX and core_a == CORE_POINT:
         return _point_box(centers_a, centers_b, frames_b, half_b)
-    if core_b == CORE_SEGMENT and core_a == CORE_POINT:
-        return _point_segment(centers_a, *_segments(centers_b, frames_b, half_b))
     frames_a, half_a = _gather(batch.rotations, a), _gather(batch.half_extents, a)
     segment_a = _segments(centers_a, frames_a, half_a)
     if core_b == CORE_SEGMENT:
@@ -606,6 +617,10 @@ def _pair_distance(batch: ShapeBatch, columns: _Columns, i, j) -> PairResult:
     a = np.where(swapped, j, i)
     b = np.where(swapped, i, j)
     pairing = np.minimum(core_i, core_j) * 3 + np.maximum(core_i, core_j)
+    # A point is a segment of length zero (its `_segments` are one point twice): point
+    # and segment pairs join the segment pairs, one closest-point and near-contact
+    # normal path and one group fewer to process.
+    pairing[pairing == CORE_POINT * 3 + CORE_SEGMENT] = CORE_SEGMENT * 3 + CORE_SEGMENT
     # Rows sorted by pairing (no sort when there is one), so that each chunk is a slice.
     order = None if (pairing == pairing[0]).all() else np.argsort(pairing, kind="stable")
     if order is not None:
@@ -708,7 +723,7 @@ def _screen(batch: ShapeBatch, columns: _Columns, i, j, margin: float):
     the spheres (b,), their SAT separation (b,): a lower bound of the gap, and minus
     the exact depth where <= 0)
     """
-    bounding_radii = np.linalg.norm(batch.half_extents, axis=1) + batch.radii
+    bounding_radii = _norm(batch.half_extents) + batch.radii
     gap = np.take(columns.centers, j, axis=1) - np.take(columns.centers, i, axis=1)
     center_distance = np.sqrt((gap * gap).sum(axis=0))
     near = center_distance - np.take(bounding_radii, i) - np.take(bounding_radii, j) <= margin
