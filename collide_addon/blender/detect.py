@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import bpy
 import numpy as np
 
-from ..core import KIND_NAMES, find_contacts
+from ..core import KIND_NAMES, CoherentBounds, find_contacts
 from . import tint
 from .scene import Progress, Proxies, ProxyReader
 
@@ -38,6 +38,8 @@ class Clashes:
 @dataclass
 class Session:
     reader: ProxyReader = field(default_factory=ProxyReader)
+    # The broad phase's work kept from check to check (proxies move a little per update).
+    broad_phase: CoherentBounds = field(default_factory=CoherentBounds)
     proxies: Proxies | None = None
     clashes: Clashes | None = None
     # Counts the checks, so that the overlay knows when to rebuild what it draws.
@@ -68,9 +70,12 @@ def forget_sessions() -> None:
     _sessions.clear()
 
 
-def find_clashes(proxies: Proxies, tolerance: float) -> Clashes:
-    """Every pair of proxies whose signed distance is <= tolerance."""
-    pairs, result = find_contacts(proxies.batch, margin=tolerance)
+def find_clashes(
+    proxies: Proxies, tolerance: float, broad_phase: CoherentBounds | None = None
+) -> Clashes:
+    """Every pair of proxies whose signed distance is <= tolerance; `broad_phase` keeps
+    work between checks of the same proxies."""
+    pairs, result = find_contacts(proxies.batch, margin=tolerance, coherent=broad_phase)
     return Clashes(pairs, result.distance, 0.5 * (result.point_i + result.point_j))
 
 
@@ -191,7 +196,7 @@ def check(
     proxies = session.reader.read(depsgraph, scene, only_if_moved=only_if_moved, progress=progress)
     if proxies is None:
         return None
-    clashes = find_clashes(proxies, scene.collide.tolerance)
+    clashes = find_clashes(proxies, scene.collide.tolerance, session.broad_phase)
     session.proxies, session.clashes = proxies, clashes
     session.generation += 1
     store_records(scene, proxies, clashes)

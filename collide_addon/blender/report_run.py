@@ -20,6 +20,7 @@ from typing import Any
 
 import bpy
 
+from ..core import CoherentBounds
 from ..core.clash import (
     FAIL_ON_CHOICES,
     ClashTest,
@@ -145,7 +146,8 @@ def scan_frames(
     hits: dict[str, list] = {test.name: [] for test in tests}
     owners: dict[str, Any] = {}
     names: list[str] | None = None
-    prepared_tests = []
+    prepared_tests: list = []
+    broad_phases: list[CoherentBounds] = []
     original_frame, original_subframe = scene.frame_current, scene.frame_subframe
     row_count = 0
     try:
@@ -169,11 +171,12 @@ def scan_frames(
                     ]
                 )
                 prepared_tests = [prepare_test(test, table) for test in tests]
+                broad_phases = [CoherentBounds() for _ in tests]
                 owners.update(zip(names, proxies.objects, strict=True))
             if done == 0:
                 _check_first_frame(scene, frame, prepared_tests)
-            for prepared in prepared_tests:
-                frame_hits = evaluate_frame(prepared, proxies.batch, frame)
+            for prepared, broad_phase in zip(prepared_tests, broad_phases, strict=True):
+                frame_hits = evaluate_frame(prepared, proxies.batch, frame, broad_phase)
                 hits[prepared.test.name].append(frame_hits)
                 row_count += len(frame_hits)
             if progress is not None:

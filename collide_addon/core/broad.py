@@ -15,10 +15,15 @@ by each bolt's few look-ups there).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from .narrow import PairResult, check_margin, distances_within, pair_intersects
 from .shapes import ShapeBatch
+
+if TYPE_CHECKING:  # coherent.py builds on this module
+    from .coherent import CoherentBounds
 
 # Cell size grows by this factor from one level to the next (an integer, so that the
 # walls of a coarser level are walls of every finer one).
@@ -60,6 +65,7 @@ class _Level:
     """One grid level: every box's lowest cell there, per axis, and the cell-key space."""
 
     def __init__(self, lo_columns, hi_columns, origin, size):
+        self.origin, self.size = origin, size
         self.low = np.floor((lo_columns - origin[:, None]) / size).astype(np.int64)  # (3, n)
         self.high = np.floor((hi_columns - origin[:, None]) / size).astype(np.int64)
         self.counts = self.high.max(axis=1) + 2  # cells per axis, with room for +1
@@ -237,22 +243,31 @@ def find_pairs(batch: ShapeBatch, margin: float = 0.0) -> np.ndarray:
     return _sorted(candidates[pair_intersects(batch, candidates[:, 0], candidates[:, 1], margin)])
 
 
-def find_contacts(batch: ShapeBatch, margin: float = 0.0) -> tuple[np.ndarray, PairResult]:
+def find_contacts(
+    batch: ShapeBatch, margin: float = 0.0, coherent: CoherentBounds | None = None
+) -> tuple[np.ndarray, PairResult]:
     """find_pairs and the pair_distance of each pair found, computed once.
 
+    coherent: for successive calls on the same n shapes moving a little (live updates),
+        a `CoherentBounds` that keeps the broad phase's work from call to call; the
+        result is the same with or without it
     returns: (pairs (k, 2) as find_pairs, PairResult of those pairs in that order)
     """
-    candidates = _candidates(batch, margin)
+    candidates = _candidates(batch, margin, coherent)
     rows, result = distances_within(batch, candidates[:, 0], candidates[:, 1], margin)
     pairs = candidates[rows]
     order = np.lexsort((pairs[:, 1], pairs[:, 0]))
     return pairs[order], result.take(order)
 
 
-def _candidates(batch: ShapeBatch, margin: float) -> np.ndarray:
+def _candidates(
+    batch: ShapeBatch, margin: float, coherent: CoherentBounds | None = None
+) -> np.ndarray:
     """Pairs whose bounds, grown by half the margin each, overlap: (c, 2), i < j."""
     lo, hi = batch.aabbs()
     growth = 0.5 * max(check_margin(margin), 0.0)
+    if coherent is not None:
+        return coherent.overlapping(lo - growth, hi + growth)
     return overlapping_bounds(lo - growth, hi + growth)
 
 

@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 
 from .broad import find_contacts
+from .coherent import CoherentBounds
 from .columns import concatenate_fields
 from .constants import KIND_NAMES
 from .shapes import ShapeBatch
@@ -631,10 +632,17 @@ def hits_from_pairs(
     )
 
 
-def evaluate_frame(prepared: PreparedTest, batch: ShapeBatch, frame: int) -> FrameHits:
+def evaluate_frame(
+    prepared: PreparedTest,
+    batch: ShapeBatch,
+    frame: int,
+    coherent: CoherentBounds | None = None,
+) -> FrameHits:
     """The clashes of one test in one frame.
 
     batch: the shapes at `frame`, row k = object k of `prepared.table`
+    coherent: kept by the caller for this test from frame to frame, so that the broad
+        phase builds on the last frame's work (same result without it)
     Only objects in set A or B enter the broad phase; candidate pairs then go through the
     ignore rules, the narrow phase and the test type's criterion.
     """
@@ -644,7 +652,7 @@ def evaluate_frame(prepared: PreparedTest, batch: ShapeBatch, frame: int) -> Fra
         )
     test = prepared.test
     involved = prepared.involved
-    pairs, result = find_contacts(batch.take(involved), broad_phase_margin(test))
+    pairs, result = find_contacts(batch.take(involved), broad_phase_margin(test), coherent)
     candidates = involved[pairs]
     keep = eligible_pair_mask(prepared, candidates)
     if test.test_type == "duplicates":

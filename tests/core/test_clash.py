@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from collide_addon.core import ShapeBatch, pair_distance
+from collide_addon.core import CoherentBounds, ShapeBatch, pair_distance
 from collide_addon.core.clash import (
     ClashTest,
     ClashTestError,
@@ -406,6 +406,25 @@ def test_evaluate_frame_agrees_with_brute_force(test_type):
     assert len(expected) > 0
     assert all(name.startswith("S0") for name in hits.names[:, 0])
     assert (hits.frames == 3).all()
+
+
+def test_evaluate_frame_with_a_broad_phase_kept_across_frames():
+    generator = np.random.default_rng(5)
+    count = 200
+    names = [f"S{index:03d}" for index in range(count)]
+    centers = generator.uniform(0, 12, (count, 3))
+    radii = generator.uniform(0.2, 0.8, count)
+    test = ClashTest("t", Selector(name="S0*"), Selector(), "clearance", tolerance=0.1)
+    coherent = CoherentBounds()
+    for frame in range(1, 9):
+        table, batch = spheres_scene(names, centers, radii)
+        prepared = prepare_test(test, table)
+        kept = evaluate_frame(prepared, batch, frame, coherent)
+        fresh = evaluate_frame(prepared, batch, frame)
+        assert kept.names.tolist() == fresh.names.tolist()
+        np.testing.assert_array_equal(kept.distances, fresh.distances)
+        centers = centers + generator.normal(0.0, 0.05, centers.shape)
+    assert coherent.rebuilds < 8
 
 
 def test_evaluate_frame_duplicates_and_ignore_rule():
