@@ -233,13 +233,16 @@ def _keep_overlapping_once(first, second, corners, grid: _Level, lo_columns, hi_
     return np.stack([np.minimum(first, second), np.maximum(first, second)], axis=1)
 
 
-def find_pairs(batch: ShapeBatch, margin: float = 0.0) -> np.ndarray:
+def find_pairs(
+    batch: ShapeBatch, margin: float = 0.0, coherent: CoherentBounds | None = None
+) -> np.ndarray:
     """Every pair of shapes whose signed distance is <= margin, and no other.
 
     batch: n shapes; margin: float (negative: only pairs penetrating deeper than -margin)
+    coherent: as in find_contacts, for successive calls on shapes moving a little
     returns: (k, 2) int64, i < j, sorted lexicographically
     """
-    candidates = _candidates(batch, margin)
+    candidates = _candidates(batch, margin, coherent)
     return _sorted(candidates[pair_intersects(batch, candidates[:, 0], candidates[:, 1], margin)])
 
 
