@@ -73,31 +73,67 @@ class CoherentBounds:
 
     def __init__(self) -> None:
         self._fat: _Fat | None = None
-        self.rebuilds = 0  # how many calls rebuilt (for tests and benchmarks)
+        # The boxes of the last call made without fat boxes (see `overlapping`).
+        self._last: tuple[np.ndarray, np.ndarray] | None = None
+        self.rebuilds = 0  # how many calls built fat boxes (for tests and benchmarks)
 
     def overlapping(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
         """All pairs of closed boxes that overlap, as `overlapping_bounds(lo, hi)`.
 
-        lo, hi: (n, 3) float64 bounds of the same n boxes as the last call (else, or on
-            the first call, everything is rebuilt)
+        lo, hi: (n, 3) float64 bounds of the same n boxes as the last call (a call with
+            another n starts afresh)
         returns: (k, 2) int64 pairs with i < j, in no particular order
+
+        Fat boxes cost more to build than one `overlapping_bounds`, so they are built
+        only when the boxes moved little since the last call; while most boxes jump
+        (or on a first call) this is `overlapping_bounds` itself.
         """
         lo = np.asarray(lo, dtype=np.float64)
         hi = np.asarray(hi, dtype=np.float64)
         if len(lo) < 2:
-            self._fat = None
+            self._fat = self._last = None
             return np.zeros((0, 2), dtype=np.int64)
-        fat = self._fat
-        if fat is None or len(fat.lo) != len(lo) or not _update(fat, lo, hi):
+        fat, last = self._fat, self._last
+        if fat is not None and len(fat.lo) == len(lo):
+            outcome = _update(fat, lo, hi)
+            if outcome == _KEPT:
+                return fat.candidates[_overlap(lo, hi, fat.candidates)]
+            calm = outcome == _REBUILD
+        else:
+            calm = last is not None and len(last[0]) == len(lo) and _calm(last, lo, hi)
+        if calm:
             fat = self._fat = _rebuild(lo, hi)
+            self._last = None
             self.rebuilds += 1
-        return fat.candidates[_overlap(lo, hi, fat.candidates)]
+            return fat.candidates[_overlap(lo, hi, fat.candidates)]
+        self._fat, self._last = None, (lo.copy(), hi.copy())
+        return overlapping_bounds(lo, hi)
+
+
+# What `_update` did with the fat boxes.
+_KEPT = "kept"  # they hold the candidates for the new boxes
+_REBUILD = "rebuild"  # too many moved since the rebuild, or look-ups too costly
+_SCATTERED = "scattered"  # too many boxes jumped at once for fat boxes to pay off
+
+
+def _slack(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """Growth of each box (n,): a fraction of its largest extent or the median box's."""
+    extents = (hi - lo).max(axis=1)
+    return SLACK * np.maximum(extents, np.median(extents))
+
+
+def _calm(last: tuple[np.ndarray, np.ndarray], lo: np.ndarray, hi: np.ndarray) -> bool:
+    """Whether at most REBUILD_FRACTION of the boxes left their last call's boxes grown
+    by the slack: then fat boxes built now would likely be kept."""
+    slack = _slack(lo, hi)[:, None]
+    inside = _inside(lo, hi, last[0] - slack, last[1] + slack)
+    return len(lo) - int(inside.sum()) <= REBUILD_FRACTION * len(lo)
 
 
 def _rebuild(lo: np.ndarray, hi: np.ndarray) -> _Fat:
     extents = (hi - lo).max(axis=1)
     typical = float(np.median(extents))
-    slack = SLACK * np.maximum(extents, typical)
+    slack = _slack(lo, hi)
     fat_lo, fat_hi = lo - slack[:, None], hi + slack[:, None]
     fat_extents = extents + 2.0 * slack
     ordinary = fat_extents <= LARGE_BOX_RATIO * (typical + 2.0 * SLACK * typical)
@@ -126,17 +162,19 @@ def _rebuild(lo: np.ndarray, hi: np.ndarray) -> _Fat:
     )
 
 
-def _update(fat: _Fat, lo: np.ndarray, hi: np.ndarray) -> bool:
+def _update(fat: _Fat, lo: np.ndarray, hi: np.ndarray) -> str:
     """Give the boxes that left their fat box a new one and find the candidates again;
-    False when a rebuild is cheaper."""
+    returns _KEPT, or _REBUILD / _SCATTERED when the fat boxes should go."""
     escaped = np.flatnonzero(~_inside(lo, hi, fat.lo, fat.hi))
     if not len(escaped):
-        return True
+        return _KEPT
+    if len(escaped) > REBUILD_FRACTION * len(lo):
+        return _SCATTERED
     moved = fat.moved.copy()
     moved[escaped] = True
     moved_rows = np.flatnonzero(moved)
     if len(moved_rows) > REBUILD_FRACTION * len(lo):
-        return False
+        return _REBUILD
     fat.lo[escaped] = lo[escaped] - fat.slack[escaped, None]
     fat.hi[escaped] = hi[escaped] + fat.slack[escaped, None]
     fat.moved = moved
@@ -145,14 +183,14 @@ def _update(fat: _Fat, lo: np.ndarray, hi: np.ndarray) -> bool:
     grid.high[:, escaped] = _cells(grid, fat.hi[escaped])
     against_ordinary = _moved_against_unmoved_ordinary(fat, moved_rows)
     if against_ordinary is None:
-        return False
+        return _REBUILD
     kept = fat.pairs[~(moved[fat.pairs[:, 0]] | moved[fat.pairs[:, 1]])]
     # Moved boxes among themselves and with the large boxes, sizes mixed as they come.
     rows = np.union1d(moved_rows, fat.large)
     among = rows[overlapping_bounds(fat.lo[rows], fat.hi[rows])]
     among = among[moved[among[:, 0]] | moved[among[:, 1]]]
     fat.candidates = np.concatenate([kept, against_ordinary, among])
-    return True
+    return _KEPT
 
 
 def _moved_against_unmoved_ordinary(fat: _Fat, moved_rows: np.ndarray) -> np.ndarray | None:

@@ -47,14 +47,24 @@ def test_equals_overlapping_bounds_over_moves(seed, count, step, movers):
         lo, hi = lo + offsets, hi + offsets
 
 
-def test_a_new_count_rebuilds():
+def test_fat_boxes_are_built_once_boxes_stay_and_dropped_while_they_jump():
     rng = np.random.default_rng(1)
     coherent = CoherentBounds()
     scenes = {count: random_boxes(rng, count, 6.0) for count in (20, 50, 80)}
+    # A first call, or one with another count, is overlapping_bounds; the same 80 boxes
+    # again build fat boxes.
     for count in (50, 80, 80, 20):
         lo, hi = scenes[count]
         assert as_set(coherent.overlapping(lo, hi)) == brute_force_bounds(lo, hi)
-    assert coherent.rebuilds == 3  # the same 80 boxes again reuse everything
+    assert coherent.rebuilds == 1
+    lo, hi = scenes[20]
+    assert as_set(coherent.overlapping(lo, hi)) == brute_force_bounds(lo, hi)
+    assert coherent.rebuilds == 2
+    # Every box jumps: the fat boxes go and none are built while the jumping goes on.
+    for _ in range(4):
+        lo, hi = random_boxes(rng, 20, 6.0)
+        assert as_set(coherent.overlapping(lo, hi)) == brute_force_bounds(lo, hi)
+    assert coherent.rebuilds == 2
 
 
 def test_small_moves_reuse_the_fat_boxes():
