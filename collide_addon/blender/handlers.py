@@ -8,6 +8,8 @@ and live mode switches itself off), ignore calls made while one is running, and 
 repeats of a frame (`frame_change_post` runs once per view layer).
 """
 
+from dataclasses import dataclass, field
+
 import bpy
 import numpy as np
 from bpy.app.handlers import persistent
@@ -39,18 +41,31 @@ def _updates_at(updates, rows: np.ndarray):
             row = next(wanted, None)
 
 
-def _changes(depsgraph, scope: str, edits: bool) -> tuple[bool, set[str]]:
-    """What the updates in `depsgraph` mean for the proxies.
+@dataclass
+class _Changes:
+    """What a depsgraph's updates mean for the proxies.
 
-    returns: (who takes part may have changed, names of the objects, meshes and curves
-    whose geometry changed). With `edits` False (frame changes) only geometry updates
-    count: the scene is tagged on every frame. The geometry and transform flags are read
-    in bulk; only the few updates that are neither are looked at one by one.
+    objects: an object changed other than by moving or its geometry (renamed,
+        reparented, its settings): who takes part and their names are found again
+    membership: the scene (selection, visibility) or, for the Collection scope, a
+        collection changed: who takes part may differ, and is compared
+    geometry: names of the objects, meshes and curves whose geometry changed
     """
+
+    objects: bool = False
+    membership: bool = False
+    geometry: set[str] = field(default_factory=set)
+
+
+def _changes(depsgraph, scope: str, edits: bool) -> _Changes:
+    """The `_Changes` in `depsgraph`'s updates. With `edits` False (frame changes) only
+    geometry updates count: the scene is tagged on every frame. The geometry and
+    transform flags are read in bulk; only the few updates that are neither are looked
+    at one by one."""
     updates = depsgraph.updates
     count = len(updates)  # Blender counts by walking the updates: once
     geometry_flags = _update_flags(updates, count, "is_updated_geometry")
-    structural, geometry = False, set()
+    changes = _Changes()
     if edits:
         moved = _update_flags(updates, count, "is_updated_transform")
         looked_at = np.flatnonzero(geometry_flags | ~moved)
@@ -60,18 +75,18 @@ def _changes(depsgraph, scope: str, edits: bool) -> tuple[bool, set[str]]:
         datablock = update.id
         if update.is_updated_geometry:
             if not isinstance(datablock, bpy.types.Collection):
-                geometry.add(datablock.original.name_full)
+                changes.geometry.add(datablock.original.name_full)
         elif update.is_updated_shading:
             continue  # a colour (the tint, say) or material: the proxies stay
-        elif isinstance(datablock, (bpy.types.Object, bpy.types.Scene)):
-            # Objects: renamed, reparented, settings. Scene: selection, visibility,
-            # objects linked or unlinked.
-            structural = True
+        elif isinstance(datablock, bpy.types.Object):
+            changes.objects = True
+        elif isinstance(datablock, bpy.types.Scene):
+            changes.membership = True
         elif isinstance(datablock, bpy.types.Collection):
             # Membership; other changes (even writing locations in bulk) tag it too,
             # and for the other scopes a change of the object count triggers a rebuild.
-            structural |= scope == "COLLECTION"
-    return structural or bool(geometry), geometry
+            changes.membership |= scope == "COLLECTION"
+    return changes
 
 
 def _live_update(scene, depsgraph, edits: bool) -> None:
@@ -81,9 +96,11 @@ def _live_update(scene, depsgraph, edits: bool) -> None:
     try:
         session = detect.session_for(scene)
         if edits or session.reader.has_changing_geometry:
-            structural, geometry = _changes(depsgraph, scene.collide.scope, edits)
-            if structural:
-                session.reader.invalidate(geometry)
+            changes = _changes(depsgraph, scene.collide.scope, edits)
+            if changes.objects or changes.geometry:
+                session.reader.invalidate(changes.geometry)
+            elif changes.membership:
+                session.reader.recheck_participants()
         detect.check(scene, depsgraph, only_if_moved=True)
     except Exception as error:  # noqa: BLE001 - never raise into Blender
         detect.switch_live_off(scene, error)

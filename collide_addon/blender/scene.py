@@ -85,6 +85,7 @@ class _Structure:
 
     entries: list[_Entry]
     use_instances: bool
+    participant_pointers: np.ndarray  # sorted as_pointer() of `participants` when built
     rows: np.ndarray  # (n,) row of each entry in _layer_objects (bulk path)
     object_count: int  # len(_layer_objects(depsgraph)) when built
     names: list[str]
@@ -204,6 +205,7 @@ class ProxyReader:
         self._structure: _Structure | None = None
         # Set by `invalidate`, cleared by the next read:
         self._rebuild = True  # find who takes part again
+        self._recheck = False  # check whether who takes part changed; rebuild if so
         self._refit_all = True  # no fit of the last read may be kept
         self._stale_keys: set[tuple] = set()  # geometry keys whose fits must be redone
 
@@ -220,6 +222,12 @@ class ProxyReader:
             self._stale_keys.add(key)
         for key in [key for key in self._fits if key[0] in geometry_names]:
             del self._fits[key]
+
+    def recheck_participants(self) -> None:
+        """At the next read, find who takes part and rebuild only if that changed: for
+        selection, visibility and membership changes, which leave names, geometry and
+        settings as they were (a click selecting an object in live mode)."""
+        self._recheck = True
 
     def invalidate_changing_geometry(self) -> None:
         """Forget the geometry that may change from frame to frame (modifiers, shape
@@ -251,6 +259,13 @@ class ProxyReader:
         `invalidate` (edits, settings) or `invalidate_changing_geometry` (another frame).
         """
         previous = self._structure
+        if self._recheck and not self._rebuild and previous is not None:
+            # Comparing who takes part costs a fraction of building the entries again.
+            taking_part = participants(scene, depsgraph.view_layer)
+            self._rebuild = previous.use_instances or not np.array_equal(
+                _pointer_set(taking_part), previous.participant_pointers
+            )
+        self._recheck = False
         forced = self._rebuild and (self._refit_all or bool(self._stale_keys))
         all_matrices = None
         if previous is not None and not self._rebuild and not previous.use_instances:
@@ -310,7 +325,8 @@ class ProxyReader:
         layer_objects = _layer_objects(depsgraph)
         object_count = len(layer_objects)
         taking_part = participants(scene, depsgraph.view_layer)
-        pointers = {obj.as_pointer() for obj in taking_part}
+        participant_pointers = _pointer_set(taking_part)
+        pointers = set(participant_pointers.tolist())
         use_instances = any(_makes_instances(obj) for obj in taking_part)
         entries, rows, matrices = [], [], []
         if use_instances:
@@ -360,6 +376,7 @@ class ProxyReader:
         structure = _Structure(
             entries=entries,
             use_instances=use_instances,
+            participant_pointers=participant_pointers,
             rows=rows_array,
             object_count=object_count,
             names=[entry.name for entry in entries],
@@ -412,6 +429,11 @@ class ProxyReader:
             if not entry.is_instance:
                 _store_fit_info(entry.settings_object, fit, looseness)
         structure.fit_arrays = stack_fits(structure.fits)
+
+
+def _pointer_set(objects) -> np.ndarray:
+    """The objects' as_pointer() values, sorted: (n,) uint64."""
+    return np.sort(np.array([obj.as_pointer() for obj in objects], dtype=np.uint64))
 
 
 def _first_rows(keys: list) -> np.ndarray:

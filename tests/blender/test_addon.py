@@ -312,6 +312,46 @@ def test_live_mode_follows_who_takes_part(addon):
     assert records_after_update() == [("A", "C")]
     c.name = "Renamed"
     assert records_after_update() == [("A", "Renamed")]
+
+    # Selection and collection membership: who takes part is compared, not rebuilt.
+    a = bpy.data.objects["A"]
+    scene.collide.scope = "SELECTION"
+    for obj in scene.objects:
+        obj.select_set(False)
+    assert records_after_update() == []
+    a.select_set(True)
+    c.select_set(True)
+    assert records_after_update() == [("A", "Renamed")]
+    c.select_set(False)
+    assert records_after_update() == []
+    group = bpy.data.collections.new("Group")
+    scene.collection.children.link(group)
+    scene.collide.collection = group
+    scene.collide.scope = "COLLECTION"
+    assert records_after_update() == []
+    group.objects.link(a)
+    group.objects.link(c)
+    assert records_after_update() == [("A", "Renamed")]
+    group.objects.unlink(c)
+    assert records_after_update() == []
+    scene.collide.live = False
+
+
+def test_selecting_in_live_mode_keeps_who_takes_part(addon):
+    # A click that selects an object changes the scene, not who takes part (scope
+    # Visible): the proxies are compared and kept, not built again.
+    scene = bpy.context.scene
+    reader = blender_module(addon, "detect").session_for(scene).reader
+    cube = scenes.mesh("cube")
+    a = scenes.add_object("A", cube)
+    scenes.add_object("B", cube, location=(1.5, 0, 0))
+    scene.collide.live = True
+    bpy.context.view_layer.update()
+    structure = reader._structure
+    a.select_set(True)
+    bpy.context.view_layer.update()
+    assert reader._structure is structure
+    assert scenes.records() == [("A", "B")]
     scene.collide.live = False
 
 
