@@ -97,8 +97,10 @@ def _live_update(scene, depsgraph, edits: bool) -> None:
         session = detect.session_for(scene)
         if edits or session.reader.has_changing_geometry:
             changes = _changes(depsgraph, scene.collide.scope, edits)
-            if changes.objects or changes.geometry:
+            if changes.objects:
                 session.reader.invalidate(changes.geometry)
+            elif changes.geometry:
+                session.reader.geometry_changed(changes.geometry)
             elif changes.membership:
                 session.reader.recheck_participants()
         detect.check(scene, depsgraph, only_if_moved=True)

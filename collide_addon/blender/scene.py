@@ -86,6 +86,7 @@ class _Structure:
     entries: list[_Entry]
     use_instances: bool
     participant_pointers: np.ndarray  # sorted as_pointer() of `participants` when built
+    owner_names: list[str]  # name_full of each entry's owning object
     rows: np.ndarray  # (n,) row of each entry in _layer_objects (bulk path)
     object_count: int  # len(_layer_objects(depsgraph)) when built
     names: list[str]
@@ -208,6 +209,7 @@ class ProxyReader:
         self._recheck = False  # check whether who takes part changed; rebuild if so
         self._refit_all = True  # no fit of the last read may be kept
         self._stale_keys: set[tuple] = set()  # geometry keys whose fits must be redone
+        self._changed_names: set[str] = set()  # names given to `geometry_changed`
 
     def invalidate(
         self, geometry_names: frozenset[str] | set[str] = frozenset(), refit: bool = False
@@ -217,6 +219,17 @@ class ProxyReader:
         with `refit`, fit every proxy again (a shape setting changed)."""
         self._rebuild = True
         self._refit_all |= refit
+        self._forget(geometry_names)
+
+    def geometry_changed(self, geometry_names: frozenset[str] | set[str]) -> None:
+        """The geometry of `geometry_names` (objects, meshes or curves) changed, nothing
+        else: at the next read, only the proxies using it are read and fitted again
+        (unless one now makes instances or has no vertices, which rebuilds)."""
+        self._forget(geometry_names)
+        self._changed_names |= set(geometry_names)
+        self._recheck = True
+
+    def _forget(self, geometry_names) -> None:
         for key in [key for key in self._geometry if key[0] in geometry_names]:
             del self._geometry[key]
             self._stale_keys.add(key)
@@ -233,7 +246,7 @@ class ProxyReader:
         """Forget the geometry that may change from frame to frame (modifiers, shape
         keys, curves, instances; not plain meshes). For reads of successive frames that
         do not watch the depsgraph's updates, as live mode does."""
-        self.invalidate({key[0] for key in self._geometry if key[1] != "mesh"})
+        self.geometry_changed({key[0] for key in self._geometry if key[1] != "mesh"})
 
     @property
     def has_changing_geometry(self) -> bool:
@@ -260,13 +273,17 @@ class ProxyReader:
         """
         previous = self._structure
         if self._recheck and not self._rebuild and previous is not None:
-            # Comparing who takes part costs a fraction of building the entries again.
+            # Comparing who takes part, and reading the changed geometry, cost a
+            # fraction of building every entry again.
             taking_part = participants(scene, depsgraph.view_layer)
-            self._rebuild = previous.use_instances or not np.array_equal(
-                _pointer_set(taking_part), previous.participant_pointers
+            self._rebuild = (
+                previous.use_instances
+                or not np.array_equal(_pointer_set(taking_part), previous.participant_pointers)
+                or not self._reread_changed(previous, depsgraph)
             )
         self._recheck = False
-        forced = self._rebuild and (self._refit_all or bool(self._stale_keys))
+        self._changed_names.clear()
+        forced = self._refit_all or bool(self._stale_keys)
         all_matrices = None
         if previous is not None and not self._rebuild and not previous.use_instances:
             all_matrices = _matrices_if_count(depsgraph, previous.object_count)
@@ -314,6 +331,28 @@ class ProxyReader:
             fits=list(structure.fits),
             looseness=structure.looseness,
         )
+
+    def _reread_changed(self, structure: _Structure, depsgraph) -> bool:
+        """Read again the geometry of the entries whose geometry or owner changed and
+        mark them for refitting; False when one now needs another geometry key, makes
+        instances or has no vertices (then who takes part must be built again)."""
+        changed = [
+            row
+            for row, (key, owner_name) in enumerate(
+                zip(structure.geometry_keys, structure.owner_names, strict=True)
+            )
+            if key in self._stale_keys or owner_name in self._changed_names
+        ]
+        for row in changed:
+            entry = structure.entries[row]
+            original = entry.settings_object
+            if _makes_instances(original) or _geometry_key(original) != entry.geometry_key:
+                return False
+            evaluated = original.evaluated_get(depsgraph)
+            if self._geometry_of(entry.geometry_key, evaluated, entry.name) is None:
+                return False
+        structure.fitted[changed] = False
+        return True
 
     def _geometry_of(self, key: tuple, evaluated, name: str) -> _Geometry | None:
         if key not in self._geometry:
@@ -377,6 +416,7 @@ class ProxyReader:
             entries=entries,
             use_instances=use_instances,
             participant_pointers=participant_pointers,
+            owner_names=[entry.owner.name_full for entry in entries],
             rows=rows_array,
             object_count=object_count,
             names=[entry.name for entry in entries],

@@ -533,6 +533,46 @@ def test_deforming_geometry_is_refitted_per_frame(addon):
     assert sizes == [pytest.approx(1.0), pytest.approx(3.0)]
 
 
+def test_live_geometry_changes_refit_only_what_changed(addon):
+    scene = bpy.context.scene
+    reader = blender_module(addon, "detect").session_for(scene).reader
+    blob = scenes.add_object("Blob", scenes.mesh("cube"))
+    scenes.add_object("Post", scenes.mesh("cube"), location=(4.0, 0, 0))
+    blob.shape_key_add(name="Basis")
+    grow = blob.shape_key_add(name="Grow")
+    for point in grow.data:
+        point.co = point.co * 3.0
+    for frame, value in ((1, 0.0), (11, 1.0)):
+        grow.value = value
+        grow.keyframe_insert("value", frame=frame)
+    scene.frame_set(1)
+    scene.collide.live = True
+    structure = reader._structure
+    scene.frame_set(11)
+    # The deformed object is read and fitted again; who takes part is kept.
+    assert scenes.records() == [("Blob", "Post")]
+    assert reader._structure is structure
+
+    # A modifier gives the post another geometry key: who takes part is built again.
+    post = bpy.data.objects["Post"]
+    post.modifiers.new("Solidify", "SOLIDIFY")
+    bpy.context.view_layer.update()
+    assert reader._structure is not structure
+    assert scenes.records() == [("Blob", "Post")]
+
+    # An object whose mesh loses every vertex has no proxy any more.
+    structure = reader._structure
+    wall = scenes.add_object("Wall", scenes.mesh("cube"), location=(0, 3.5, 0))
+    bpy.context.view_layer.update()
+    assert ("Blob", "Wall") in scenes.records()
+    wall.data.clear_geometry()
+    wall.data.update()
+    bpy.context.view_layer.update()
+    assert "Wall" not in reader._structure.names
+    assert scenes.records() == [("Blob", "Post")]
+    scene.collide.live = False
+
+
 def test_listed_pairs_keep_their_rows(addon):
     scene = bpy.context.scene
     cube = scenes.mesh("cube")
