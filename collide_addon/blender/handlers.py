@@ -49,12 +49,13 @@ class _Changes:
         reparented, its settings): who takes part and their names are found again
     membership: the scene (selection, visibility) or, for the Collection scope, a
         collection changed: who takes part may differ, and is compared
-    geometry: names of the objects, meshes and curves whose geometry changed
+    geometry: (name, "object" or "data") of the objects, meshes and curves whose
+        geometry changed
     """
 
     objects: bool = False
     membership: bool = False
-    geometry: set[str] = field(default_factory=set)
+    geometry: set[tuple[str, str]] = field(default_factory=set)
 
 
 def _changes(depsgraph, scope: str, edits: bool) -> _Changes:
@@ -75,7 +76,8 @@ def _changes(depsgraph, scope: str, edits: bool) -> _Changes:
         datablock = update.id
         if update.is_updated_geometry:
             if not isinstance(datablock, bpy.types.Collection):
-                changes.geometry.add(datablock.original.name_full)
+                kind = "object" if isinstance(datablock, bpy.types.Object) else "data"
+                changes.geometry.add((datablock.original.name_full, kind))
         elif update.is_updated_shading:
             continue  # a colour (the tint, say) or material: the proxies stay
         elif isinstance(datablock, bpy.types.Object):

@@ -209,31 +209,33 @@ class ProxyReader:
         self._recheck = False  # check whether who takes part changed; rebuild if so
         self._refit_all = True  # no fit of the last read may be kept
         self._stale_keys: set[tuple] = set()  # geometry keys whose fits must be redone
-        self._changed_names: set[str] = set()  # names given to `geometry_changed`
+        self._changed_names: set[tuple[str, str]] = set()  # given to `geometry_changed`
 
     def invalidate(
-        self, geometry_names: frozenset[str] | set[str] = frozenset(), refit: bool = False
+        self, geometry_names: set[tuple[str, str]] | frozenset = frozenset(), refit: bool = False
     ) -> None:
-        """Find who takes part again at the next read; forget the geometry and fits
-        keyed by `geometry_names` (objects, meshes or curves whose geometry changed);
-        with `refit`, fit every proxy again (a shape setting changed)."""
+        """Find who takes part again at the next read; forget the geometry and fits of
+        `geometry_names`, (name, "object") or (name, "data") of the objects, meshes or
+        curves whose geometry changed (objects and meshes may share names); with
+        `refit`, fit every proxy again (a shape setting changed)."""
         self._rebuild = True
         self._refit_all |= refit
         self._forget(geometry_names)
 
-    def geometry_changed(self, geometry_names: frozenset[str] | set[str]) -> None:
-        """The geometry of `geometry_names` (objects, meshes or curves) changed, nothing
-        else: at the next read, only the proxies using it are read and fitted again
-        (unless one now makes instances or has no vertices, which rebuilds)."""
+    def geometry_changed(self, geometry_names: set[tuple[str, str]] | frozenset) -> None:
+        """The geometry of `geometry_names` ((name, "object" or "data") as for
+        `invalidate`) changed, nothing else: at the next read, only the proxies using it
+        are read and fitted again (unless one now needs another geometry key, makes
+        instances or has no vertices, which rebuilds)."""
         self._forget(geometry_names)
         self._changed_names |= set(geometry_names)
         self._recheck = True
 
     def _forget(self, geometry_names) -> None:
-        for key in [key for key in self._geometry if key[0] in geometry_names]:
+        for key in [key for key in self._geometry if _updated_by(key) in geometry_names]:
             del self._geometry[key]
             self._stale_keys.add(key)
-        for key in [key for key in self._fits if key[0] in geometry_names]:
+        for key in [key for key in self._fits if _updated_by(key) in geometry_names]:
             del self._fits[key]
 
     def recheck_participants(self) -> None:
@@ -246,7 +248,7 @@ class ProxyReader:
         """Forget the geometry that may change from frame to frame (modifiers, shape
         keys, curves, instances; not plain meshes). For reads of successive frames that
         do not watch the depsgraph's updates, as live mode does."""
-        self.geometry_changed({key[0] for key in self._geometry if key[1] != "mesh"})
+        self.geometry_changed({_updated_by(key) for key in self._geometry if key[1] != "mesh"})
 
     @property
     def has_changing_geometry(self) -> bool:
@@ -341,7 +343,7 @@ class ProxyReader:
             for row, (key, owner_name) in enumerate(
                 zip(structure.geometry_keys, structure.owner_names, strict=True)
             )
-            if key in self._stale_keys or owner_name in self._changed_names
+            if key in self._stale_keys or (owner_name, "object") in self._changed_names
         ]
         for row in changed:
             entry = structure.entries[row]
@@ -468,7 +470,18 @@ class ProxyReader:
             structure.looseness[k] = looseness
             if not entry.is_instance:
                 _store_fit_info(entry.settings_object, fit, looseness)
-        structure.fit_arrays = stack_fits(structure.fits)
+        arrays = structure.fit_arrays
+        if arrays is None or len(arrays.kinds) != len(structure.fits):
+            structure.fit_arrays = stack_fits(structure.fits)
+        elif len(changed):
+            # A few refits (a deforming object): their rows into copies (the last read's
+            # proxies share these arrays), not all n fits stacked again.
+            refitted = stack_fits([structure.fits[k] for k in changed])
+            fields = {}
+            for name in ("kinds", "centers", "rotations", "half_extents", "radii"):
+                fields[name] = getattr(arrays, name).copy()
+                fields[name][changed] = getattr(refitted, name)
+            structure.fit_arrays = FitArrays(**fields)
 
 
 def _pointer_set(objects) -> np.ndarray:
@@ -480,6 +493,12 @@ def _first_rows(keys: list) -> np.ndarray:
     """For each position, the first position holding the same key: (n,) int64."""
     first: dict = {}
     return np.array([first.setdefault(key, row) for row, key in enumerate(keys)], np.int64)
+
+
+def _updated_by(key: tuple) -> tuple[str, str]:
+    """(name, "object" | "data") of the datablock whose geometry updates make a geometry
+    key stale: the mesh for a plain mesh's key, else the object."""
+    return (key[0], "data" if key[1] == "mesh" else "object")
 
 
 def _geometry_key(original) -> tuple:

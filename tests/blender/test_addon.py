@@ -573,6 +573,36 @@ def test_live_geometry_changes_refit_only_what_changed(addon):
     scene.collide.live = False
 
 
+def test_a_deforming_object_named_like_a_shared_mesh_refits_alone(addon, monkeypatch):
+    # Objects and meshes may share names: the object "Part" deforming must not refit the
+    # objects that share the mesh "Part".
+    scene = bpy.context.scene
+    scene_module = blender_module(addon, "scene")
+    shared = scenes.mesh("cube", name="Part")
+    for index in range(3):
+        scenes.add_object(f"Copy{index}", shared, location=(3.0 * index, 5.0, 0))
+    part = scenes.add_object("Part", scenes.mesh("cube", name="Own"))
+    part.shape_key_add(name="Basis")
+    grow = part.shape_key_add(name="Grow")
+    for point in grow.data:
+        point.co = point.co * 2.0
+    for frame, value in ((1, 0.0), (5, 1.0)):
+        grow.value = value
+        grow.keyframe_insert("value", frame=frame)
+    scene.frame_set(1)
+    scene.collide.live = True
+    fitted = []
+    fit_shape = scene_module.fit_shape
+    monkeypatch.setattr(
+        scene_module,
+        "fit_shape",
+        lambda points, shape: fitted.append(len(points)) or fit_shape(points, shape),
+    )
+    scene.frame_set(3)
+    assert fitted == [len(part.data.vertices)]
+    scene.collide.live = False
+
+
 def test_listed_pairs_keep_their_rows(addon):
     scene = bpy.context.scene
     cube = scenes.mesh("cube")
