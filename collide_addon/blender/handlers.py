@@ -141,7 +141,8 @@ def on_frame_change_post(scene, depsgraph=None) -> None:
 
 @persistent
 def on_load_post(*args) -> None:
-    """A new file: its scenes are new, so are their sessions and live checks."""
+    """A new file, or undo or redo: the scenes, objects and geometry may all be other
+    than the sessions remember, so the sessions go and the next check reads afresh."""
     global _last_frame
     _last_frame = None
     detect.forget_sessions()
@@ -151,6 +152,8 @@ _HANDLERS = (
     (bpy.app.handlers.depsgraph_update_post, on_depsgraph_update_post),
     (bpy.app.handlers.frame_change_post, on_frame_change_post),
     (bpy.app.handlers.load_post, on_load_post),
+    (bpy.app.handlers.undo_post, on_load_post),
+    (bpy.app.handlers.redo_post, on_load_post),
 )
 
 

@@ -246,6 +246,12 @@ class CollideObjectSettings(bpy.types.PropertyGroup):
         default=0.0,
         min=0.0,
     )
+    # Set while collide shows the clash colour in `Object.color`; `original_color` then
+    # holds the object's own colour (kept on the object, so undo restores both together).
+    tinted: BoolProperty(name="Tinted", default=False, options={"HIDDEN"})
+    original_color: FloatVectorProperty(
+        name="Original Colour", size=4, subtype="COLOR", default=(1.0, 1.0, 1.0, 1.0)
+    )
 
 
 classes = (

@@ -1,10 +1,14 @@
 """Tinting clashing objects with `Object.color`, and giving everything back.
 
-The original object colours and the viewport colour mode of every 3D view are kept in
-memory and restored exactly on clear, on live off, on unregister and before saving
-(`save_pre`), after which the tint is applied again (`save_post`), so a saved file never
-holds a tint. Only values that change are written: each write of `obj.color` costs a
-depsgraph update.
+A tinted object keeps its own colour in its settings (`obj.collide.original_color`,
+flagged by `obj.collide.tinted`), so the original travels with the object: undo and redo
+restore the flag together with the colour, a duplicated object keeps its original, and
+an autosaved file still knows it. The viewport colour mode of each 3D view (screen data,
+which undo leaves alone) is kept in memory. Everything is restored exactly on clear, on
+live off, on unregister and before saving (`save_pre`), after which the tint is applied
+again (`save_post`), so a saved file never holds a tint. Only colours that change are
+written: each write of `obj.color` costs a depsgraph update (the settings' own writes
+cost none).
 """
 
 import bpy
@@ -12,15 +16,16 @@ from bpy.app.handlers import persistent
 
 from . import app_handlers
 
-# as_pointer() of the object -> (object, its colour before the tint)
-_object_colors: dict[int, tuple] = {}
+# as_pointer() of each tinted object -> the object: an index of the objects whose
+# `collide.tinted` is set, rebuilt from the objects themselves after undo, redo and load.
+_tinted: dict[int, object] = {}
 # as_pointer() of a View3DShading -> (shading, its colour type before the tint)
 _view_color_types: dict[int, tuple] = {}
 # The colour of the last `apply`
 _applied_color: tuple | None = None
 # Counts the changes to the tint, for `state`
 _changes = 0
-# What save_pre took off, to put back in save_post: (objects, colour)
+# What save_pre took off, to put back in save_post: (objects, their tinted colours)
 _suspended: tuple[list, list] | None = None
 
 
@@ -33,15 +38,8 @@ def _shadings():
 
 
 def tinted_objects() -> list:
-    """Original objects tinted now (those still alive)."""
-    alive = []
-    for obj, _ in _object_colors.values():
-        try:
-            obj.name  # noqa: B018 - raises ReferenceError for a removed object
-        except ReferenceError:
-            continue
-        alive.append(obj)
-    return alive
+    """Original objects tinted now."""
+    return list(_tinted.values())
 
 
 def apply(objects, color) -> None:
@@ -52,20 +50,16 @@ def apply(objects, color) -> None:
     global _applied_color
     color = tuple(color)
     wanted = {obj.as_pointer(): obj for obj in objects}
-    for pointer in [pointer for pointer in _object_colors if pointer not in wanted]:
-        _restore_object(pointer)
+    _untint([pointer for pointer in _tinted if pointer not in wanted])
     recolor = color != _applied_color
     _applied_color = color
-    _tint([obj for pointer, obj in wanted.items() if recolor or pointer not in _object_colors])
+    _tint([obj for pointer, obj in wanted.items() if recolor or pointer not in _tinted])
 
 
 def change(tinted, untinted) -> None:
     """Tint `tinted` and untint `untinted` (original objects) with the colour of the
     last `apply`, leaving every other object as it is: for checks where few change."""
-    for obj in untinted:
-        pointer = obj.as_pointer()
-        if pointer in _object_colors:
-            _restore_object(pointer)
+    _untint([obj.as_pointer() for obj in untinted])
     _tint(tinted)
 
 
@@ -74,46 +68,70 @@ def state() -> tuple:
     return (_applied_color, _changes)
 
 
-def _tint(objects) -> None:
-    global _changes
-    color = _applied_color
-    for obj in objects:
-        pointer = obj.as_pointer()
-        if pointer not in _object_colors:
-            _object_colors[pointer] = (obj, tuple(obj.color))
-        if tuple(obj.color) != color:
-            obj.color = color
-    if _object_colors and not _view_color_types:
-        _show_object_colors()
-    elif not _object_colors:
-        _restore_views()
-    _changes += 1
-
-
 def restore_all() -> None:
     """Give back every colour and viewport colour mode changed by `apply`."""
-    for pointer in list(_object_colors):
-        _restore_object(pointer)
+    _resync()
+    _untint(list(_tinted))
     _restore_views()
 
 
 def forget() -> None:
-    """Drop saved state without writing (the file it belonged to is gone)."""
-    global _suspended, _applied_color
-    _object_colors.clear()
+    """Drop the state in memory without writing (the file it belonged to is gone)."""
+    global _suspended, _applied_color, _changes
+    _tinted.clear()
     _view_color_types.clear()
     _suspended = _applied_color = None
-
-
-def _restore_object(pointer: int) -> None:
-    global _changes
     _changes += 1
-    obj, original = _object_colors.pop(pointer)
-    try:
-        if tuple(obj.color) != original:
-            obj.color = original
-    except ReferenceError:
-        pass
+
+
+def _tint(objects) -> None:
+    global _changes
+    color = _applied_color
+    for obj in objects:
+        settings = obj.collide
+        if not settings.tinted:
+            settings.original_color = obj.color
+            settings.tinted = True
+        _tinted[obj.as_pointer()] = obj
+        if tuple(obj.color) != color:
+            obj.color = color
+    if _tinted and not _view_color_types:
+        _show_object_colors()
+    _changes += 1
+
+
+def _untint(pointers) -> None:
+    """Give the objects at `pointers` (as_pointer() values in `_tinted`) their colour back."""
+    global _changes
+    for pointer in pointers:
+        obj = _tinted.pop(pointer, None)
+        if obj is None:
+            continue
+        try:
+            settings = obj.collide
+            if not settings.tinted:
+                continue
+            original = tuple(settings.original_color)
+            if tuple(obj.color) != original:
+                obj.color = original
+            settings.tinted = False
+        except ReferenceError:  # removed since
+            pass
+    if not _tinted:
+        _restore_views()
+    _changes += 1
+
+
+def _resync() -> None:
+    """Rebuild the index of tinted objects from the objects' own flags: after undo,
+    redo or loading a file, objects (and their addresses) are those of that state."""
+    global _changes
+    _tinted.clear()
+    for obj in bpy.data.objects:
+        settings = getattr(obj, "collide", None)
+        if settings is not None and settings.tinted:
+            _tinted[obj.as_pointer()] = obj
+    _changes += 1
 
 
 def _show_object_colors() -> None:
@@ -137,7 +155,8 @@ def _restore_views() -> None:
 @persistent
 def on_save_pre(*args) -> None:
     global _suspended
-    if not _object_colors:
+    _resync()
+    if not _tinted:
         return
     objects = tinted_objects()
     colors = [tuple(obj.color) for obj in objects]
@@ -147,16 +166,19 @@ def on_save_pre(*args) -> None:
 
 @persistent
 def on_save_post(*args) -> None:
-    global _suspended
+    global _suspended, _changes
     if _suspended is None:
         return
     objects, colors = _suspended
     _suspended = None
     for obj, color in zip(objects, colors, strict=True):
-        _object_colors[obj.as_pointer()] = (obj, tuple(obj.color))
+        obj.collide.original_color = obj.color
+        obj.collide.tinted = True
+        _tinted[obj.as_pointer()] = obj
         obj.color = color
-    if _object_colors:
+    if _tinted:
         _show_object_colors()
+    _changes += 1
 
 
 @persistent
@@ -164,10 +186,22 @@ def on_load_pre(*args) -> None:
     forget()
 
 
+@persistent
+def on_data_replaced(*args) -> None:
+    """A file was loaded, or undo or redo brought back objects (colours and flags) as
+    they were then."""
+    _resync()
+    if not _tinted:
+        _restore_views()
+
+
 _HANDLERS = (
     (bpy.app.handlers.save_pre, on_save_pre),
     (bpy.app.handlers.save_post, on_save_post),
     (bpy.app.handlers.load_pre, on_load_pre),
+    (bpy.app.handlers.load_post, on_data_replaced),
+    (bpy.app.handlers.undo_post, on_data_replaced),
+    (bpy.app.handlers.redo_post, on_data_replaced),
 )
 
 

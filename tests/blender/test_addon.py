@@ -228,6 +228,49 @@ def test_tint_and_exact_restoration(addon):
     assert len(scene.collide.clashes) == 0
 
 
+def test_undo_never_leaves_a_tint_behind(addon):
+    # Undo restores colours as they were at the undo step, tints included; the original
+    # colours must come back all the same.
+    scene = bpy.context.scene
+    a = scenes.add_object("A", scenes.mesh("cube"))
+    b = scenes.add_object("B", scenes.mesh("cube"), location=(1.5, 0, 0))
+    for obj in (a, b):
+        obj.color = ORIGINAL_COLOR
+    bpy.ops.ed.undo_push(message="scene")
+    scene.collide.live = True
+    assert tuple(a.color) != ORIGINAL_COLOR
+    bpy.ops.ed.undo_push(message="live on, tinted")
+    scene.collide.live = False
+    bpy.ops.ed.undo_push(message="live off")
+    bpy.ops.ed.undo()  # back to live on, the tint in the colours
+    a, b = bpy.data.objects["A"], bpy.data.objects["B"]
+    assert bpy.context.scene.collide.live
+    bpy.data.objects["B"].location.x = 9.0  # B moves away: A is no longer clashing
+    bpy.context.view_layer.update()
+    assert scenes.records() == []
+    assert tuple(b.color) == ORIGINAL_COLOR
+    assert tuple(a.color) == ORIGINAL_COLOR
+    bpy.context.scene.collide.live = False
+    assert tuple(a.color) == tuple(b.color) == ORIGINAL_COLOR
+    bpy.ops.ed.undo()  # back to before live mode
+    assert tuple(bpy.data.objects["A"].color) == ORIGINAL_COLOR
+
+
+def test_a_copy_of_a_tinted_object_gets_its_colour_back(addon):
+    scene = bpy.context.scene
+    a = scenes.add_object("A", scenes.mesh("cube"))
+    scenes.add_object("B", scenes.mesh("cube"), location=(1.5, 0, 0))
+    a.color = ORIGINAL_COLOR
+    scene.collide.live = True
+    assert tuple(a.color) != ORIGINAL_COLOR
+    copy = a.copy()  # as Shift+D does: the tinted colour and the original travel along
+    copy.location = (0, 20, 0)
+    scene.collection.objects.link(copy)
+    bpy.context.view_layer.update()
+    scene.collide.live = False
+    assert tuple(a.color) == tuple(copy.color) == ORIGINAL_COLOR
+
+
 def test_saved_file_holds_no_tint(addon, tmp_path):
     a = scenes.add_object("A", scenes.mesh("cube"))
     b = scenes.add_object("B", scenes.mesh("cube"), location=(1, 0, 0))
