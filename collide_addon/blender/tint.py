@@ -88,11 +88,13 @@ def _tint(objects) -> None:
     global _changes
     color = _applied_color
     for obj in objects:
-        settings = obj.collide
-        if not settings.tinted:
-            settings.original_color = obj.color
-            settings.tinted = True
-        _tinted[obj.as_pointer()] = obj
+        pointer = obj.as_pointer()
+        if pointer not in _tinted:  # the index matches the flags (see `_resync`)
+            settings = obj.collide
+            if not settings.tinted:
+                settings.original_color = obj.color
+                settings.tinted = True
+            _tinted[pointer] = obj
         if tuple(obj.color) != color:
             obj.color = color
     if _tinted and not _view_color_types:
