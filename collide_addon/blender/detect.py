@@ -126,10 +126,10 @@ def _write_record(record, proxies: Proxies, pair) -> None:
 def store_records(scene, proxies: Proxies, clashes: Clashes) -> None:
     """Write the clashes to `scene.collide.clashes`.
 
-    A pair (with the same proxy kinds) listed already keeps its row, so the row the user
-    picked stays put and a check where few pairs change writes few rows; rows of pairs
-    gone take new pairs, then rows are added or removed at the end. Distances and points
-    are written in bulk.
+    A pair (with the same proxy kinds) listed already keeps its row, so a check where few
+    pairs change writes few rows: rows of pairs gone take new pairs, further new pairs
+    are added at the end, and rows left over are removed (the rows below move up; the
+    picked row follows its pair). Distances and points are written in bulk.
     """
     records = scene.collide.clashes
     session = session_for(scene)
@@ -173,7 +173,8 @@ def _tint(scene, proxies: Proxies, clashes: Clashes) -> None:
     session = session_for(scene)
     rows = _clashing_owner_rows(proxies, clashes)
     color = tuple(scene.collide.clash_color)
-    if session.tinted_names is proxies.names and session.tint_state == (color, tint.state()[1]):
+    unchanged = session.tint_state == tint.state() and color == session.tint_state[0]
+    if session.tinted_names is proxies.names and unchanged:
         added = np.setdiff1d(rows, session.tinted_rows, assume_unique=True).tolist()
         removed = np.setdiff1d(session.tinted_rows, rows, assume_unique=True).tolist()
         tint.change(
