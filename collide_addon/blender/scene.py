@@ -270,8 +270,11 @@ class ProxyReader:
         the same places as in the last read. Raises SceneReadError for unusable input
         (NaN/inf, no collection).
 
-        Who takes part, geometry and fits are kept from the last read until
-        `invalidate` (edits, settings) or `invalidate_changing_geometry` (another frame).
+        Who takes part, geometry and fits are kept from the last read: `invalidate`
+        (object edits, settings) builds them again, `geometry_changed` (geometry edits;
+        `invalidate_changing_geometry` between frames) refits only what uses that
+        geometry, and `recheck_participants` (selection, visibility, membership) keeps
+        them when the same objects take part.
         """
         previous = self._structure
         if self._recheck and not self._rebuild and previous is not None:
