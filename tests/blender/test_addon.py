@@ -646,6 +646,22 @@ def test_a_deforming_object_named_like_a_shared_mesh_refits_alone(addon, monkeyp
     scene.collide.live = False
 
 
+def test_batch_reads_follow_animated_visibility(addon):
+    scene = bpy.context.scene
+    scenes.add_object("Still", scenes.mesh("cube"))
+    blinker = scenes.add_object("Blinker", scenes.mesh("cube"), location=(5, 0, 0))
+    for frame, hidden in ((1, False), (5, True), (9, False)):
+        blinker.hide_viewport = hidden
+        blinker.keyframe_insert("hide_viewport", frame=frame)
+    reader = blender_module(addon, "scene").ProxyReader()
+    seen = {}
+    for frame in (1, 5, 9):
+        scene.frame_set(frame)
+        reader.invalidate_changing_geometry()
+        seen[frame] = sorted(reader.read(bpy.context.evaluated_depsgraph_get(), scene).names)
+    assert seen == {1: ["Blinker", "Still"], 5: ["Still"], 9: ["Blinker", "Still"]}
+
+
 def test_listed_pairs_keep_their_rows(addon):
     scene = bpy.context.scene
     cube = scenes.mesh("cube")
