@@ -6,10 +6,10 @@ from ..core.fit import wireframe_segments
 from . import detect
 
 _handle = None
-# The session and its generation the GPU batches below were built for, rebuilt on change.
-# The session itself, not its id(): a forgotten session's address can be reused.
-_cached_session = None
-_cached_generation = -1
+# What the GPU batches below were built for: (the session, its generation, whether
+# proxies are shown); rebuilt on change. The session itself, not its id(): a forgotten
+# session's address can be reused.
+_cached_key: tuple | None = None
 _cached_batches: tuple = (None, None)
 _shader = None
 
@@ -27,21 +27,22 @@ def _uniform_color_shader():
         return gpu.shader.from_builtin("3D_UNIFORM_COLOR")
 
 
-def _batches(session):
-    """GPU batches for the session's proxies (lines) and clash points (points)."""
-    global _cached_session, _cached_generation, _cached_batches
+def _batches(session, show_proxies: bool):
+    """GPU batches for the session's proxies (lines, only when shown: 10,000 proxies
+    make some 600,000 segments) and clash points (points)."""
+    global _cached_key, _cached_batches
     from gpu_extras.batch import batch_for_shader
 
-    if session is not _cached_session or session.generation != _cached_generation:
+    key = (session, session.generation, show_proxies)
+    if _cached_key is None or _cached_key[0] is not session or _cached_key[1:] != key[1:]:
         lines = points = None
-        if session.proxies is not None and len(session.proxies.names):
+        if show_proxies and session.proxies is not None and len(session.proxies.names):
             segments = wireframe_segments(session.proxies.batch).astype("float32")
             lines = batch_for_shader(_shader, "LINES", {"pos": segments.reshape(-1, 3)})
         if session.clashes is not None and len(session.clashes):
             coordinates = session.clashes.points.astype("float32")
             points = batch_for_shader(_shader, "POINTS", {"pos": coordinates})
-        _cached_session, _cached_generation = session, session.generation
-        _cached_batches = (lines, points)
+        _cached_key, _cached_batches = key, (lines, points)
     return _cached_batches
 
 
@@ -53,11 +54,11 @@ def _draw() -> None:
     if scene is None or not hasattr(scene, "collide"):
         return
     session = detect.session_for(scene)
-    lines, points = _batches(session)
+    lines, points = _batches(session, scene.collide.show_proxies)
     gpu.state.blend_set("ALPHA")
     gpu.state.depth_test_set("LESS_EQUAL")
     _shader.bind()
-    if lines is not None and scene.collide.show_proxies:
+    if lines is not None:
         _shader.uniform_float("color", PROXY_COLOR)
         lines.draw(_shader)
     if points is not None:
@@ -87,9 +88,8 @@ def register():
 
 
 def unregister():
-    global _handle, _shader, _cached_session, _cached_generation, _cached_batches
+    global _handle, _shader, _cached_key, _cached_batches
     if _handle is not None:
         bpy.types.SpaceView3D.draw_handler_remove(_handle, "WINDOW")
-    _handle = _shader = _cached_session = None
-    _cached_generation = -1
+    _handle = _shader = _cached_key = None
     _cached_batches = (None, None)
