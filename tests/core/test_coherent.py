@@ -7,7 +7,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from collide_addon.core import CoherentBounds, find_contacts
+from collide_addon.core import CoherentBounds, find_contacts, find_pairs
 from collide_addon.core.broad import overlapping_bounds
 from collide_addon.core.synthetic import mixed_scene, random_rotations
 from tests.core.test_broad import brute_force_bounds
@@ -103,14 +103,15 @@ def test_moved_boxes_are_matched_without_a_rebuild():
 
 @settings(max_examples=20, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), margin=st.sampled_from([-0.2, 0.0, 0.3]))
-def test_find_contacts_is_the_same_with_a_coherent_broad_phase(seed, margin):
+def test_find_contacts_and_find_pairs_are_the_same_with_a_coherent_broad_phase(seed, margin):
     rng = np.random.default_rng(seed)
     batch = mixed_scene(rng, 300)
-    coherent = CoherentBounds()
+    coherent, kept_for_pairs = CoherentBounds(), CoherentBounds()
     for _ in range(4):
         pairs, result = find_contacts(batch, margin)
         coherent_pairs, coherent_result = find_contacts(batch, margin, coherent)
         np.testing.assert_array_equal(coherent_pairs, pairs)
+        np.testing.assert_array_equal(find_pairs(batch, margin, kept_for_pairs), pairs)
         np.testing.assert_array_equal(coherent_result.distance, result.distance)
         turned = random_rotations(rng, len(batch)) @ batch.rotations
         moved = batch.centers + rng.normal(0.0, 0.05, batch.centers.shape)
