@@ -7,11 +7,11 @@ can only overlap boxes whose fat boxes overlap its own, so those pairs remain th
 candidates. A box that left its fat box gets a new one and counts as *moved*; moved
 boxes are looked up in a grid of the unmoved fat boxes kept from the rebuild (one level,
 cells as large as the largest *ordinary* box, so every ordinary box covers at most 8
-cells), matched with the few boxes too large for that grid one by one, and matched with
-each other by `overlapping_bounds`. Once an eighth of the boxes have moved, or the
-look-ups would cost more than a rebuild, the call rebuilds. Every candidate is then
-tested against the exact boxes, so the result is always `overlapping_bounds(lo, hi)`;
-only the work differs.
+cells), and matched with each other and with the few boxes too large for that grid by
+`overlapping_bounds` on those alone. Once an eighth of the boxes have moved, or the
+look-ups would cost more than a rebuild, the call rebuilds; while most boxes jump at
+once, no fat boxes are kept at all. Every candidate is then tested against the exact
+boxes, so the result is always `overlapping_bounds(lo, hi)`; only the work differs.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ SLACK = 0.25
 # A rebuild once this fraction of the boxes have moved since the last one.
 REBUILD_FRACTION = 1 / 8
 # Boxes larger than this many median boxes stay out of the grid (its cells would grow
-# with them) and are matched with moved boxes one by one.
+# with them) and are matched with moved boxes by `overlapping_bounds` on those alone.
 LARGE_BOX_RATIO = 2.0
 # A rebuild instead of look-ups testing more than this many pairs per box.
 TESTS_PER_BOX = 4
