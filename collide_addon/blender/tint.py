@@ -46,9 +46,11 @@ def apply(objects, color) -> None:
     """Tint exactly `objects` (original objects) with `color` (RGBA); untint the rest.
 
     Objects tinted by the previous call with the same colour are not touched again.
+    Looks at every object's flag (about 10 ms at 10,000 objects); `change` does not.
     """
     global _applied_color
     color = tuple(color)
+    _resync()  # objects copied or brought back tinted since are untinted here too
     wanted = {obj.as_pointer(): obj for obj in objects}
     _untint([pointer for pointer in _tinted if pointer not in wanted])
     recolor = color != _applied_color

@@ -267,6 +267,10 @@ def test_a_copy_of_a_tinted_object_gets_its_colour_back(addon):
     copy.location = (0, 20, 0)
     scene.collection.objects.link(copy)
     bpy.context.view_layer.update()
+    assert tuple(copy.color) == ORIGINAL_COLOR, "the copy clashes with nothing"
+    copy.location = (0, 0.5, 0)
+    bpy.context.view_layer.update()
+    assert tuple(copy.color) != ORIGINAL_COLOR
     scene.collide.live = False
     assert tuple(a.color) == tuple(copy.color) == ORIGINAL_COLOR
 
