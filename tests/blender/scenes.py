@@ -43,6 +43,18 @@ def animate_location(obj, keys: dict[int, tuple]) -> None:
             point.interpolation = "LINEAR"
 
 
+def grow_by_shape_key(obj, factor: float, last_frame: int) -> None:
+    """A shape key scaling `obj`'s mesh by `factor`, keyed from 0 at frame 1 to 1 at
+    `last_frame`: a deforming object."""
+    obj.shape_key_add(name="Basis")
+    grow = obj.shape_key_add(name="Grow")
+    for point in grow.data:
+        point.co = point.co * factor
+    for frame, value in ((1, 0.0), (last_frame, 1.0)):
+        grow.value = value
+        grow.keyframe_insert("value", frame=frame)
+
+
 def _fcurves(action, obj):
     """An action's F-curves; Blender 5.0 keeps them in layered channel bags."""
     if hasattr(action, "fcurves") and len(getattr(action, "fcurves", ())):

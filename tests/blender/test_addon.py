@@ -552,14 +552,7 @@ def test_deforming_geometry_is_refitted_per_frame(addon):
     scene = bpy.context.scene
     blob = scenes.add_object("Blob", scenes.mesh("cube"))
     scenes.add_object("Post", scenes.mesh("cube"), location=(4.0, 0, 0))
-    blob.shape_key_add(name="Basis")
-    grow = blob.shape_key_add(name="Grow")
-    for point in grow.data:
-        point.co = point.co * 3.0
-    grow.value = 0.0
-    grow.keyframe_insert("value", frame=1)
-    grow.value = 1.0
-    grow.keyframe_insert("value", frame=11)
+    scenes.grow_by_shape_key(blob, 3.0, last_frame=11)
 
     # Live mode: frame_change_post sees the geometry updates.
     scene.frame_set(1)
@@ -585,13 +578,7 @@ def test_live_geometry_changes_refit_only_what_changed(addon):
     reader = blender_module(addon, "detect").session_for(scene).reader
     blob = scenes.add_object("Blob", scenes.mesh("cube"))
     scenes.add_object("Post", scenes.mesh("cube"), location=(4.0, 0, 0))
-    blob.shape_key_add(name="Basis")
-    grow = blob.shape_key_add(name="Grow")
-    for point in grow.data:
-        point.co = point.co * 3.0
-    for frame, value in ((1, 0.0), (11, 1.0)):
-        grow.value = value
-        grow.keyframe_insert("value", frame=frame)
+    scenes.grow_by_shape_key(blob, 3.0, last_frame=11)
     scene.frame_set(1)
     scene.collide.live = True
     structure = reader._structure
@@ -629,13 +616,7 @@ def test_a_deforming_object_named_like_a_shared_mesh_refits_alone(addon, monkeyp
     for index in range(3):
         scenes.add_object(f"Copy{index}", shared, location=(3.0 * index, 5.0, 0))
     part = scenes.add_object("Part", scenes.mesh("cube", name="Own"))
-    part.shape_key_add(name="Basis")
-    grow = part.shape_key_add(name="Grow")
-    for point in grow.data:
-        point.co = point.co * 2.0
-    for frame, value in ((1, 0.0), (5, 1.0)):
-        grow.value = value
-        grow.keyframe_insert("value", frame=frame)
+    scenes.grow_by_shape_key(part, 2.0, last_frame=5)
     scene.frame_set(1)
     scene.collide.live = True
     fitted = []
