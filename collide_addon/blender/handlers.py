@@ -14,7 +14,7 @@ import bpy
 import numpy as np
 from bpy.app.handlers import persistent
 
-from . import app_handlers, detect, tint
+from . import app_handlers, detect
 
 _running = False
 # (scene pointer, frame, subframe) last checked by frame_change_post
@@ -140,7 +140,7 @@ def on_frame_change_post(scene, depsgraph=None) -> None:
 
 
 @persistent
-def on_load_post(*args) -> None:
+def on_data_replaced(*args) -> None:
     """A new file, or undo or redo: the scenes, objects and geometry may all be other
     than the sessions remember, so the sessions go and the next check reads afresh."""
     global _last_frame
@@ -151,9 +151,7 @@ def on_load_post(*args) -> None:
 _HANDLERS = (
     (bpy.app.handlers.depsgraph_update_post, on_depsgraph_update_post),
     (bpy.app.handlers.frame_change_post, on_frame_change_post),
-    (bpy.app.handlers.load_post, on_load_post),
-    (bpy.app.handlers.undo_post, on_load_post),
-    (bpy.app.handlers.redo_post, on_load_post),
+    *app_handlers.after_data_replaced(on_data_replaced),
 )
 
 
@@ -162,6 +160,6 @@ def register():
 
 
 def unregister():
+    # The tint gives colours back in its own unregister, which runs first.
     app_handlers.remove(_HANDLERS)
     detect.forget_sessions()
-    tint.restore_all()

@@ -203,9 +203,7 @@ _HANDLERS = (
     (bpy.app.handlers.save_pre, on_save_pre),
     (bpy.app.handlers.save_post, on_save_post),
     (bpy.app.handlers.load_pre, on_load_pre),
-    (bpy.app.handlers.load_post, on_data_replaced),
-    (bpy.app.handlers.undo_post, on_data_replaced),
-    (bpy.app.handlers.redo_post, on_data_replaced),
+    *app_handlers.after_data_replaced(on_data_replaced),
 )
 
 
