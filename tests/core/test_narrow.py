@@ -412,20 +412,12 @@ def test_nearly_antiparallel_segments_sharing_an_end():
     # to the other side needed 2e-8 more push than the depth.
     axis_a = [0.9863939238321437, -0.1643989873053573, 0.0]
     axis_b = [-0.9863939227727985, 0.16439899366142882, 0.0]
-    first = ShapeBatch(
-        kinds=np.array([KIND_CAPSULE], np.int8),
-        centers=np.array([[1.5, 0.25, 0.0]]),
-        rotations=frames_from_axes(np.array([axis_a])),
-        half_extents=np.array([[0.0, 0.0, 1.5206906325745548]]),
-        radii=np.array([1.0]),
+    batch = ShapeBatch(
+        kinds=np.array([KIND_CAPSULE, KIND_CAPSULE], np.int8),
+        centers=np.array([[1.5, 0.25, 0.0], [1.5000000596046448, 0.25, 0.0]]),
+        rotations=frames_from_axes(np.array([axis_a, axis_b])),
+        half_extents=np.array([[0.0, 0.0, 1.5206906325745548], [0.0, 0.0, 1.5206905737808956]]),
+        radii=np.array([1.0, 1.0]),
     )
-    second = ShapeBatch(
-        kinds=np.array([KIND_CAPSULE], np.int8),
-        centers=np.array([[1.5000000596046448, 0.25, 0.0]]),
-        rotations=frames_from_axes(np.array([axis_b])),
-        half_extents=np.array([[0.0, 0.0, 1.5206905737808956]]),
-        radii=np.array([1.0]),
-    )
-    batch = shape_pair(first, second)
     assert pair_distance(batch, [0], [1]).distance[0] == pytest.approx(-2.0, abs=1e-15)
     assert_normal_achieves_depth(batch, tolerance=1e-12)
