@@ -145,6 +145,13 @@ def _poll_active_clash_test(cls, context) -> bool:
     return True
 
 
+def _poll_has_clash_tests(cls, context, message: str) -> bool:
+    if not len(context.scene.collide.clash_tests):
+        cls.poll_message_set(message)
+        return False
+    return True
+
+
 def _unique_test_name(settings, wanted: str) -> str:
     """`wanted`, or `wanted` with the first free number appended ("Clash Test 2")."""
     taken = {test.name for test in settings.clash_tests}
@@ -327,10 +334,7 @@ class COLLIDE_OT_clash_tests_export(bpy.types.Operator, ExportHelper):
 
     @classmethod
     def poll(cls, context):
-        if not len(context.scene.collide.clash_tests):
-            cls.poll_message_set("The scene has no clash tests")
-            return False
-        return True
+        return _poll_has_clash_tests(cls, context, "The scene has no clash tests")
 
     def execute(self, context):
         try:
@@ -380,10 +384,7 @@ class COLLIDE_OT_export_report(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        if not len(context.scene.collide.clash_tests):
-            cls.poll_message_set("Add a clash test to the scene first")
-            return False
-        return True
+        return _poll_has_clash_tests(cls, context, "Add a clash test to the scene first")
 
     def _frames(self, scene) -> tuple[int, int, int]:
         return tuple(
