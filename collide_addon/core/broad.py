@@ -225,12 +225,21 @@ def _keep_overlapping_once(first, second, corners, grid: _Level, lo_columns, hi_
         low_second = np.take(grid.low[axis], second)
         keep &= np.maximum(low_first, low_second) == low_first + corners[axis]
     first, second = first[keep], second[keep]
+    keep = _bounds_overlap(lo_columns, hi_columns, first, second)
+    first, second = first[keep], second[keep]
+    return np.stack([np.minimum(first, second), np.maximum(first, second)], axis=1)
+
+
+def _bounds_overlap(lo_columns, hi_columns, first, second) -> np.ndarray:
+    """Whether closed boxes first[k] and second[k] overlap: (k,) bool.
+
+    lo_columns, hi_columns: (3, n) bounds, one row per axis (views of (n, 3) work too)
+    """
     keep = np.ones(len(first), dtype=bool)
     for axis in range(3):
         keep &= np.take(lo_columns[axis], first) <= np.take(hi_columns[axis], second)
         keep &= np.take(lo_columns[axis], second) <= np.take(hi_columns[axis], first)
-    first, second = first[keep], second[keep]
-    return np.stack([np.minimum(first, second), np.maximum(first, second)], axis=1)
+    return keep
 
 
 def find_pairs(

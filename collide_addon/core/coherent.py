@@ -23,6 +23,7 @@ import numpy as np
 
 from .broad import (
     _MAX_CELLS_PER_AXIS,
+    _bounds_overlap,
     _expand_runs,
     _keep_overlapping_once,
     _Level,
@@ -245,10 +246,5 @@ def _inside(lo, hi, outer_lo, outer_hi) -> np.ndarray:
 
 
 def _overlap(lo: np.ndarray, hi: np.ndarray, pairs: np.ndarray) -> np.ndarray:
-    """Whether the closed boxes of each pair overlap: (k,) bool."""
-    first, second = pairs[:, 0], pairs[:, 1]
-    keep = np.ones(len(pairs), dtype=bool)
-    for axis in range(3):
-        keep &= np.take(lo[:, axis], first) <= np.take(hi[:, axis], second)
-        keep &= np.take(lo[:, axis], second) <= np.take(hi[:, axis], first)
-    return keep
+    """Whether the closed boxes (n, 3) of each pair (k, 2) overlap: (k,) bool."""
+    return _bounds_overlap(lo.T, hi.T, pairs[:, 0], pairs[:, 1])
