@@ -73,8 +73,7 @@ def state() -> tuple:
 def restore_all() -> None:
     """Give back every colour and viewport colour mode changed by `apply`."""
     _resync()
-    _untint(list(_tinted))
-    _restore_views()
+    _untint(list(_tinted))  # which gives the views back once nothing is tinted
 
 
 def forget() -> None:
