@@ -341,6 +341,8 @@ class ProxyReader:
         """Read again the geometry of the entries whose geometry or owner changed and
         mark them for refitting; False when one now needs another geometry key, makes
         instances or has no vertices (then who takes part must be built again)."""
+        if not (self._stale_keys or self._changed_names):
+            return True  # a selection or visibility change: no entry to look at
         changed = [
             row
             for row, (key, owner_name) in enumerate(

@@ -452,7 +452,7 @@ def fit_auto(points) -> ProxyFit:
     if _is_own_hull(box, _candidate_points(points)):
         return box
     fits = [box, fit_sphere(points), fit_capsule(points, box)]
-    return min(fits, key=lambda fit: fit.volume)
+    return min(fits, key=_volume)
 
 
 FITTERS = {
