@@ -26,7 +26,7 @@ import bpy  # noqa: E402
 import numpy as np  # noqa: E402
 
 import collide_addon  # noqa: E402
-from collide_addon.blender import detect, handlers  # noqa: E402
+from collide_addon.blender import handlers, session  # noqa: E402
 
 SHAPES = ("BOX", "SPHERE", "CAPSULE")
 UPDATES = 20
@@ -99,8 +99,8 @@ def bench_update(count: int, rng, jump: bool) -> dict:
     start = time.perf_counter()
     scene.collide.live = True  # the first check: reads and fits everything
     first = time.perf_counter() - start
-    session = detect.session_for(scene)
-    generation = session.generation
+    live_session = session.session_for(scene)
+    generation = live_session.generation
     depsgraph_handlers = bpy.app.handlers.depsgraph_update_post
     with HandlerTimer(depsgraph_handlers, handlers.on_depsgraph_update_post) as timer:
         for _ in range(UPDATES):
@@ -116,8 +116,8 @@ def bench_update(count: int, rng, jump: bool) -> dict:
                 obj.location = location
                 obj.rotation_euler = rotation
             bpy.context.view_layer.update()
-    assert session.generation - generation == UPDATES, "every update must run a check"
-    clashes = len(session.clashes)
+    assert live_session.generation - generation == UPDATES, "every update must run a check"
+    clashes = len(live_session.clashes)
     scene.collide.live = False
     return {
         "first": first,

@@ -164,12 +164,12 @@ def run_report(addon, arguments: argparse.Namespace) -> int:
     clash = importlib.import_module(addon.__name__ + ".core.clash")
     json_report = importlib.import_module(addon.__name__ + ".report.json_report")
     report_run = importlib.import_module(addon.__name__ + ".blender.report_run")
-    scene_tests = importlib.import_module(addon.__name__ + ".blender.scene_tests")
+    clash_test_props = importlib.import_module(addon.__name__ + ".blender.clash_test_props")
     try:
         if arguments.tests:
             tests = clash.load_tests(arguments.tests)
         else:
-            tests = scene_tests.scene_clash_tests(bpy.context.scene) or [
+            tests = clash_test_props.scene_clash_tests(bpy.context.scene) or [
                 clash.ClashTest("all proxies, hard")
             ]
         baseline = json_report.read_json_report(arguments.baseline) if arguments.baseline else None

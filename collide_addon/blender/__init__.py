@@ -6,8 +6,8 @@ that the core runs without Blender.
 """
 
 from . import draw, handlers, operators, props, tint, ui
+from .clash_test_props import scene_clash_tests
 from .report_run import ClashRunError, run_clash_report
-from .scene_tests import scene_clash_tests
 
 __all__ = ["ClashRunError", "register", "run_clash_report", "scene_clash_tests", "unregister"]
 

@@ -3,7 +3,7 @@
 import bpy
 
 from ..core.fit import wireframe_segments
-from . import detect
+from . import session
 
 _handle = None
 # What the GPU batches below were built for: (the session, its generation, whether
@@ -53,8 +53,8 @@ def _draw() -> None:
     scene = context.scene
     if scene is None or not hasattr(scene, "collide"):
         return
-    session = detect.session_for(scene)
-    lines, points = _batches(session, scene.collide.show_proxies)
+    scene_session = session.session_for(scene)
+    lines, points = _batches(scene_session, scene.collide.show_proxies)
     gpu.state.blend_set("ALPHA")
     gpu.state.depth_test_set("LESS_EQUAL")
     _shader.bind()

@@ -14,7 +14,7 @@ import bpy
 import numpy as np
 from bpy.app.handlers import persistent
 
-from . import app_handlers, detect
+from . import app_handlers, session
 
 _running = False
 # (scene pointer, frame, subframe) last checked by frame_change_post
@@ -96,18 +96,18 @@ def _live_update(scene, depsgraph, edits: bool) -> None:
         # Renders read their own depsgraph; changing data while rendering can crash.
         return
     try:
-        session = detect.session_for(scene)
-        if edits or session.reader.has_changing_geometry:
+        reader = session.session_for(scene).reader
+        if edits or reader.has_changing_geometry:
             changes = _changes(depsgraph, scene.collide.scope, edits)
             if changes.objects:
-                session.reader.invalidate(changes.geometry)
+                reader.invalidate(changes.geometry)
             elif changes.geometry:
-                session.reader.geometry_changed(changes.geometry)
+                reader.geometry_changed(changes.geometry)
             elif changes.membership:
-                session.reader.recheck_participants()
-        detect.check(scene, depsgraph, only_if_moved=True)
+                reader.recheck_participants()
+        session.check(scene, depsgraph, only_if_moved=True)
     except Exception as error:  # noqa: BLE001 - never raise into Blender
-        detect.switch_live_off(scene, error)
+        session.switch_live_off(scene, error)
 
 
 @persistent
@@ -145,7 +145,7 @@ def on_data_replaced(*args) -> None:
     than the sessions remember, so the sessions go and the next check reads afresh."""
     global _last_frame
     _last_frame = None
-    detect.forget_sessions()
+    session.forget_sessions()
 
 
 _HANDLERS = (
@@ -162,4 +162,4 @@ def register():
 def unregister():
     # The tint gives colours back in its own unregister, which runs first.
     app_handlers.remove(_HANDLERS)
-    detect.forget_sessions()
+    session.forget_sessions()

@@ -9,7 +9,7 @@ from bpy.props import BoolProperty, EnumProperty, IntProperty, StringProperty
 from bpy_extras.io_utils import ExportHelper, ImportHelper
 
 from ..core.clash import ClashTestError, load_tests, save_tests
-from . import detect, report_run, scene_tests
+from . import clash_test_props, report_run, session
 
 
 def _progress_reporter(context):
@@ -61,13 +61,13 @@ class COLLIDE_OT_detect(bpy.types.Operator):
         scene = context.scene
         progress, end = _progress_reporter(context)
         try:
-            clashes = detect.check(scene, context.evaluated_depsgraph_get(), progress=progress)
+            clashes = session.check(scene, context.evaluated_depsgraph_get(), progress=progress)
         except ValueError as error:  # SceneReadError, or input the core rejects
             self.report({"ERROR"}, str(error))
             return {"CANCELLED"}
         finally:
             end()
-        proxies = detect.session_for(scene).proxies
+        proxies = session.session_for(scene).proxies
         self.report(
             {"WARNING"} if len(clashes) else {"INFO"},
             f"{len(clashes)} clash(es) among {len(proxies.names)} proxies",
@@ -85,34 +85,8 @@ class COLLIDE_OT_clear(bpy.types.Operator):
     def execute(self, context):
         if context.scene.collide.live:
             context.scene.collide.live = False
-        detect.clear(context.scene)
+        session.clear(context.scene)
         return {"FINISHED"}
-
-
-def select_clash(context, index: int) -> bool:
-    """Select the two objects of clash `index`, make the first active and frame them in
-    the 3D view the context belongs to (if any). False when there is no such clash."""
-    records = context.scene.collide.clashes
-    if not 0 <= index < len(records):
-        return False
-    record = records[index]
-    objects = [obj for obj in (record.object_a, record.object_b) if obj is not None]
-    view_layer = context.view_layer
-    in_layer = [obj for obj in objects if view_layer.objects.get(obj.name) == obj]
-    if not in_layer:
-        return False
-    for obj in context.selected_objects:
-        obj.select_set(False)
-    for obj in in_layer:
-        obj.select_set(True)
-    view_layer.objects.active = in_layer[0]
-    area = context.area
-    if area is not None and area.type == "VIEW_3D":
-        region = next((region for region in area.regions if region.type == "WINDOW"), None)
-        if region is not None:
-            with context.temp_override(area=area, region=region):
-                bpy.ops.view3d.view_selected()
-    return True
 
 
 class COLLIDE_OT_select_clash(bpy.types.Operator):
@@ -125,7 +99,7 @@ class COLLIDE_OT_select_clash(bpy.types.Operator):
     index: bpy.props.IntProperty(name="Index", min=0)
 
     def execute(self, context):
-        if not select_clash(context, self.index):
+        if not session.select_clash(context, self.index):
             self.report({"WARNING"}, f"No clash {self.index} with objects in this view layer")
             return {"CANCELLED"}
         return {"FINISHED"}
@@ -310,7 +284,7 @@ class COLLIDE_OT_clash_tests_import(bpy.types.Operator, ImportHelper):
         old_count = len(settings.clash_tests)
         try:
             for test in tests:
-                scene_tests.clash_test_to_props(test, settings.clash_tests.add())
+                clash_test_props.clash_test_to_props(test, settings.clash_tests.add())
         except ClashTestError as error:
             while len(settings.clash_tests) > old_count:
                 settings.clash_tests.remove(len(settings.clash_tests) - 1)
@@ -338,7 +312,7 @@ class COLLIDE_OT_clash_tests_export(bpy.types.Operator, ExportHelper):
 
     def execute(self, context):
         try:
-            save_tests(scene_tests.scene_clash_tests(context.scene), self.filepath)
+            save_tests(clash_test_props.scene_clash_tests(context.scene), self.filepath)
         except (ClashTestError, OSError) as error:
             self.report({"ERROR"}, str(error))
             return {"CANCELLED"}
@@ -414,7 +388,7 @@ class COLLIDE_OT_export_report(bpy.types.Operator):
             self.report({"ERROR"}, "Choose at least one report format")
             return {"CANCELLED"}
         try:
-            tests = scene_tests.scene_clash_tests(context.scene)
+            tests = clash_test_props.scene_clash_tests(context.scene)
             report, _ = report_run.run_clash_report(
                 tests,
                 context=context,

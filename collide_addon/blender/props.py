@@ -13,12 +13,25 @@ from bpy.props import (
     StringProperty,
 )
 
-from . import detect, draw, operators
+from . import draw, session
 
 SCOPE_ITEMS = (
     ("SELECTION", "Selection", "Check the selected objects against each other"),
     ("COLLECTION", "Collection", "Check the objects of one collection (and its children)"),
     ("VISIBLE", "Visible", "Check every visible object of the view layer"),
+)
+CHECK_ITEMS = (
+    (
+        "PENETRATION",
+        "Penetration",
+        "Objects that pass into each other deeper than the tolerance; objects resting on "
+        "or touching each other are not clashes",
+    ),
+    (
+        "CONTACT",
+        "Contact",
+        "Penetrating objects and objects touching or closer than the tolerance",
+    ),
 )
 SHAPE_ITEMS = (
     ("AUTO", "Auto", "The smallest of box, sphere and capsule"),
@@ -61,19 +74,19 @@ KIND_ITEMS = (
 
 
 def _settings_changed(self, context):
-    detect.settings_changed(context.scene)
+    session.settings_changed(context.scene)
 
 
 def _shape_changed(self, context):
-    detect.settings_changed(context.scene, refit=True)
+    session.settings_changed(context.scene, refit=True)
 
 
 def _live_changed(self, context):
-    detect.live_changed(context.scene)
+    session.live_changed(context.scene)
 
 
 def _active_clash_changed(self, context):
-    operators.select_clash(context, self.active_clash_index)
+    session.select_clash(context, self.active_clash_index)
 
 
 def _redraw(self, context):
@@ -81,7 +94,7 @@ def _redraw(self, context):
 
 
 class CollideClash(bpy.types.PropertyGroup):
-    """One pair of proxies closer than the tolerance."""
+    """One clashing pair of proxies, under the scene's Check and Tolerance."""
 
     name_a: StringProperty(name="A", description="First object (or instance)")
     name_b: StringProperty(name="B", description="Second object (or instance)")
@@ -144,7 +157,7 @@ class CollideIgnorePair(bpy.types.PropertyGroup):
 
 class CollideClashTest(bpy.types.PropertyGroup):
     """One clash test, the scene-side form of core.clash.ClashTest (converted by
-    `scene_tests`); the built-in `name` is the test's name, unique, as clash ids derive
+    `clash_test_props`); the built-in `name` is the test's name, unique, as clash ids derive
     from it."""
 
     test_type: EnumProperty(name="Type", items=TEST_TYPE_ITEMS, default="hard")
@@ -188,11 +201,20 @@ class CollideSceneSettings(bpy.types.PropertyGroup):
         description="The collection checked when the scope is Collection",
         update=_settings_changed,
     )
+    check: EnumProperty(
+        name="Check",
+        items=CHECK_ITEMS,
+        default="PENETRATION",
+        description="What counts as a clash",
+        update=_settings_changed,
+    )
     tolerance: FloatProperty(
         name="Tolerance",
-        description="Report pairs closer than this (0: touching or overlapping; "
-        "negative: only penetrations deeper than this)",
+        description="Penetration: overlaps up to this deep are allowed. Contact: objects "
+        "this close count as touching. Contact within float rounding always counts as "
+        "touching, never as penetration",
         default=0.0,
+        min=0.0,
         subtype="DISTANCE",
         unit="LENGTH",
         update=_settings_changed,

@@ -24,7 +24,7 @@ _view_color_types: dict[int, tuple] = {}
 # The colour of the last `apply`
 _applied_color: tuple | None = None
 # Counts the changes to the tint, for `state`
-_changes = 0
+_change_count = 0
 # What save_pre took off, to put back in save_post: (objects, their tinted colours)
 _suspended: tuple[list, list] | None = None
 
@@ -67,7 +67,7 @@ def change(tinted, untinted) -> None:
 
 def state() -> tuple:
     """A value that changes whenever the tint changes: (colour, number of changes)."""
-    return (_applied_color, _changes)
+    return (_applied_color, _change_count)
 
 
 def restore_all() -> None:
@@ -78,15 +78,15 @@ def restore_all() -> None:
 
 def forget() -> None:
     """Drop the state in memory without writing (the file it belonged to is gone)."""
-    global _suspended, _applied_color, _changes
+    global _suspended, _applied_color, _change_count
     _tinted.clear()
     _view_color_types.clear()
     _suspended = _applied_color = None
-    _changes += 1
+    _change_count += 1
 
 
 def _tint(objects) -> None:
-    global _changes
+    global _change_count
     color = _applied_color
     for obj in objects:
         pointer = obj.as_pointer()
@@ -100,12 +100,12 @@ def _tint(objects) -> None:
             obj.color = color
     if _tinted and not _view_color_types:
         _show_object_colors()
-    _changes += 1
+    _change_count += 1
 
 
 def _untint(pointers) -> None:
     """Give the objects at `pointers` (as_pointer() values in `_tinted`) their colour back."""
-    global _changes
+    global _change_count
     for pointer in pointers:
         obj = _tinted.pop(pointer, None)
         if obj is None:
@@ -122,19 +122,19 @@ def _untint(pointers) -> None:
             pass
     if not _tinted:
         _restore_views()
-    _changes += 1
+    _change_count += 1
 
 
 def _resync() -> None:
     """Rebuild the index of tinted objects from the objects' own flags: after undo,
     redo or loading a file, objects (and their addresses) are those of that state."""
-    global _changes
+    global _change_count
     _tinted.clear()
     for obj in bpy.data.objects:
         settings = getattr(obj, "collide", None)
         if settings is not None and settings.tinted:
             _tinted[obj.as_pointer()] = obj
-    _changes += 1
+    _change_count += 1
 
 
 def _show_object_colors() -> None:
@@ -169,7 +169,7 @@ def on_save_pre(*args) -> None:
 
 @persistent
 def on_save_post(*args) -> None:
-    global _suspended, _changes
+    global _suspended, _change_count
     if _suspended is None:
         return
     objects, colors = _suspended
@@ -181,7 +181,7 @@ def on_save_post(*args) -> None:
         obj.color = color
     if _tinted:
         _show_object_colors()
-    _changes += 1
+    _change_count += 1
 
 
 @persistent

@@ -4,19 +4,34 @@ sub-panel."""
 import bpy
 
 
+def _length(context, value: float) -> str:
+    """`value` in the scene's length unit, with its sign: "-12.5 cm"."""
+    unit_settings = context.scene.unit_settings
+    text = bpy.utils.units.to_string(
+        unit_settings.system, "LENGTH", abs(value) * unit_settings.scale_length, precision=3
+    )
+    return f"-{text}" if value < 0 else text
+
+
 class COLLIDE_UL_clashes(bpy.types.UIList):
-    """One row per clash: both names, distance (negative: depth) and proxy kinds."""
+    """One row per clash: the two objects' names. The default sidebar is about 25
+    characters wide, so the depth, the proxy kinds and the full names are in the details
+    below the list, for the picked row."""
 
     def draw_item(self, context, layout, data, item, icon, active_data, active_propname, index):
-        row = layout.row(align=True)
-        row.label(text=item.name_a, icon="OBJECT_DATA")
-        row.label(text=item.name_b, icon="OBJECT_DATA")
-        label = "depth" if item.distance < 0 else "gap"
-        unit_settings = context.scene.unit_settings
-        distance = bpy.utils.units.to_string(
-            unit_settings.system, "LENGTH", abs(item.distance) * unit_settings.scale_length
-        )
-        row.label(text=f"{label} {distance}  ({item.kind_a}/{item.kind_b})")
+        # One label for both names, so that a short name leaves its room to a long one.
+        layout.label(text=f"{item.name_a}  \u00d7  {item.name_b}")
+
+
+def _draw_clash_details(layout, context, record) -> None:
+    """The picked clash in full: names, depth or gap, proxy kinds."""
+    box = layout.box()
+    column = box.column(align=True)
+    column.label(text=record.name_a, icon="OBJECT_DATA")
+    column.label(text=record.name_b, icon="OBJECT_DATA")
+    what = "Depth" if record.distance < 0 else "Gap"
+    column.label(text=f"{what} {_length(context, abs(record.distance))}")
+    column.label(text=f"Proxies: {record.kind_a} / {record.kind_b}")
 
 
 class COLLIDE_PT_main(bpy.types.Panel):
@@ -32,13 +47,14 @@ class COLLIDE_PT_main(bpy.types.Panel):
         layout.prop(settings, "scope")
         if settings.scope == "COLLECTION":
             layout.prop(settings, "collection")
+        layout.row().prop(settings, "check", expand=True)
         layout.prop(settings, "tolerance")
         row = layout.row(align=True)
         row.prop(settings, "live", toggle=True, icon="PLAY" if not settings.live else "PAUSE")
-        row.prop(settings, "show_proxies", toggle=True, icon="SHADING_WIRE")
-        layout.prop(settings, "clash_color")
+        row.prop(settings, "show_proxies", text="Proxies", toggle=True, icon="SHADING_WIRE")
+        layout.prop(settings, "clash_color", text="Colour")
         row = layout.row(align=True)
-        row.operator("collide.detect", icon="VIEWZOOM")
+        row.operator("collide.detect", text="Detect", icon="VIEWZOOM")
         row.operator("collide.clear", icon="X")
         if settings.last_error:
             layout.label(text=settings.last_error, icon="ERROR")
@@ -46,6 +62,8 @@ class COLLIDE_PT_main(bpy.types.Panel):
         layout.template_list(
             "COLLIDE_UL_clashes", "", settings, "clashes", settings, "active_clash_index", rows=4
         )
+        if 0 <= settings.active_clash_index < len(settings.clashes):
+            _draw_clash_details(layout, context, settings.clashes[settings.active_clash_index])
         obj = context.active_object
         if obj is not None and hasattr(obj, "collide"):
             box = layout.box()
@@ -54,8 +72,8 @@ class COLLIDE_PT_main(bpy.types.Panel):
             fitted = obj.collide.fitted_kind
             if fitted != "NONE":
                 looseness = obj.collide.looseness
-                text = f"{looseness:.2f}x mesh volume" if looseness > 0 else "open mesh"
-                box.label(text=f"Fitted: {fitted.title()}, {text}")
+                text = f"{looseness:.2f}\u00d7 volume" if looseness > 0 else "open mesh"
+                box.label(text=f"{fitted.title()}, {text}")
 
 
 class COLLIDE_UL_clash_tests(bpy.types.UIList):

@@ -69,12 +69,57 @@ def test_detect_cube_and_moving_sphere(addon):
 def test_tolerance_reports_near_misses(addon):
     scenes.add_object("A", scenes.mesh("cube"))
     scenes.add_object("B", scenes.mesh("cube"), location=(2.3, 0, 0))
+    settings = bpy.context.scene.collide
+    settings.check = "CONTACT"
     bpy.ops.collide.detect()
     assert scenes.records() == []
-    bpy.context.scene.collide.tolerance = 0.5
+    settings.tolerance = 0.5
     bpy.ops.collide.detect()
     assert scenes.records() == [("A", "B")]
-    assert bpy.context.scene.collide.clashes[0].distance == pytest.approx(0.3, abs=1e-5)
+    assert settings.clashes[0].distance == pytest.approx(0.3, abs=1e-5)
+    # The same near miss is no penetration, whatever the tolerance.
+    settings.check = "PENETRATION"
+    bpy.ops.collide.detect()
+    assert scenes.records() == []
+
+
+def test_by_default_objects_resting_on_the_floor_are_no_clash(addon):
+    """The default check is penetration: contact, also contact that float32 matrices
+    under rotated parents round to either side of zero, is listed only when asked for."""
+    settings = bpy.context.scene.collide
+    assert settings.check == "PENETRATION" and settings.tolerance == 0.0
+    floor = scenes.add_object("Floor", scenes.mesh("cube"), location=(0, 0, -1), scale=(20, 20, 1))
+    # Crates on the floor, some under a parent chain turned by 45 and 5 degree steps far
+    # from the origin, whose world matrices carry float32 rounding.
+    scenes.add_object("Crate", scenes.mesh("cube"), location=(0, 0, 1))
+    pivot = scenes.add_object("Pivot", None, location=(12.5, -7.25, 1))
+    pivot.rotation_euler = (0.0, 0.0, math.radians(45))
+    turned = scenes.add_object("Turned", scenes.mesh("cube"), location=(0, 0, 0))
+    turned.parent = pivot
+    turned.rotation_euler = (0.0, 0.0, math.radians(-40))
+    scenes.add_object("Sunk", scenes.mesh("cube"), location=(6, 6, 0.75))
+    bpy.context.view_layer.update()
+    proxies = read(addon)
+    pairs = {("Floor", "Crate"), ("Floor", "Turned")}
+    for name in ("Crate", "Turned"):
+        index = proxies.names.index(name)
+        bottom = proxies.batch.centers[index, 2] - proxies.batch.half_extents[index].max()
+        assert abs(bottom) < 1e-5, name
+
+    bpy.ops.collide.detect()
+    assert scenes.records() == [("Floor", "Sunk")]
+    assert settings.clashes[0].distance == pytest.approx(-0.25, abs=1e-5)
+    assert tuple(floor.color) != (1.0, 1.0, 1.0, 1.0)
+
+    settings.check = "CONTACT"
+    bpy.ops.collide.detect()
+    assert set(scenes.records()) == pairs | {("Floor", "Sunk")}
+
+    # A tolerance in penetration mode is the depth allowed.
+    settings.check = "PENETRATION"
+    settings.tolerance = 0.3
+    bpy.ops.collide.detect()
+    assert scenes.records() == []
 
 
 def test_shape_override_and_capsule(addon):
@@ -295,7 +340,7 @@ def test_saved_file_holds_no_tint(addon, tmp_path):
 
 def test_live_mode_over_frame_set(addon):
     scene = bpy.context.scene
-    detect = blender_module(addon, "detect")
+    session = blender_module(addon, "session")
     wall = scenes.add_object("Wall", scenes.mesh("cube"), scale=(0.5, 4.0, 4.0))
     ball = scenes.add_object("Ball", scenes.mesh("sphere"))
     still = scenes.add_object("Still", scenes.mesh("cube"), location=(0, 20, 0))
@@ -319,9 +364,9 @@ def test_live_mode_over_frame_set(addon):
 
     # A repeated frame is not checked again.
     scene.frame_set(7)
-    generation = detect.session_for(scene).generation
+    generation = session.session_for(scene).generation
     scene.frame_set(7)
-    assert detect.session_for(scene).generation == generation
+    assert session.session_for(scene).generation == generation
 
     # An edit (not a frame change) is caught by depsgraph_update_post.
     scene.frame_set(1)
@@ -388,7 +433,7 @@ def test_selecting_in_live_mode_keeps_who_takes_part(addon):
     # A click that selects an object changes the scene, not who takes part (scope
     # Visible): the proxies are compared and kept, not built again.
     scene = bpy.context.scene
-    reader = blender_module(addon, "detect").session_for(scene).reader
+    reader = blender_module(addon, "session").session_for(scene).reader
     cube = scenes.mesh("cube")
     a = scenes.add_object("A", cube)
     scenes.add_object("B", cube, location=(1.5, 0, 0))
@@ -519,6 +564,7 @@ def test_unregister_leaves_nothing_behind(addon):
 
 def test_live_refits_after_geometry_and_shape_changes(addon):
     scene = bpy.context.scene
+    scene.collide.check = "CONTACT"  # the instances below only come to touch
     grower = scenes.add_object("Grower", scenes.mesh("cube"))
     scenes.add_object("Neighbour", scenes.mesh("cube"), location=(3.0, 0, 0))
     host = scenes.geometry_nodes_instances("Host", count=2, spacing=10.0, size=1.0)
@@ -551,7 +597,8 @@ def test_live_refits_after_geometry_and_shape_changes(addon):
 def test_deforming_geometry_is_refitted_per_frame(addon):
     scene = bpy.context.scene
     blob = scenes.add_object("Blob", scenes.mesh("cube"))
-    scenes.add_object("Post", scenes.mesh("cube"), location=(4.0, 0, 0))
+    # Grown by 3, the blob passes 0.5 into the post.
+    scenes.add_object("Post", scenes.mesh("cube"), location=(3.5, 0, 0))
     scenes.grow_by_shape_key(blob, 3.0, last_frame=11)
 
     # Live mode: frame_change_post sees the geometry updates.
@@ -575,9 +622,10 @@ def test_deforming_geometry_is_refitted_per_frame(addon):
 
 def test_live_geometry_changes_refit_only_what_changed(addon):
     scene = bpy.context.scene
-    reader = blender_module(addon, "detect").session_for(scene).reader
+    reader = blender_module(addon, "session").session_for(scene).reader
     blob = scenes.add_object("Blob", scenes.mesh("cube"))
-    scenes.add_object("Post", scenes.mesh("cube"), location=(4.0, 0, 0))
+    # Grown by 3, the blob passes 0.5 into the post.
+    scenes.add_object("Post", scenes.mesh("cube"), location=(3.5, 0, 0))
     scenes.grow_by_shape_key(blob, 3.0, last_frame=11)
     scene.frame_set(1)
     scene.collide.live = True

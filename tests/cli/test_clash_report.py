@@ -138,7 +138,7 @@ STORED_TESTS = [
 ]
 REGISTER_SETTINGS = f"""
 sys.path.insert(0, {str(REPO)!r})
-from collide_addon.blender import props, scene_tests
+from collide_addon.blender import clash_test_props, props
 from collide_addon.core.clash import clash_test_from_dict
 
 props.register()
@@ -148,7 +148,8 @@ SMALL_SCENE_WITH_STORED_TESTS = (
     + REGISTER_SETTINGS
     + f"""
 for data in {STORED_TESTS!r}:
-    scene_tests.clash_test_to_props(clash_test_from_dict(data), scene.collide.clash_tests.add())
+    test_props = scene.collide.clash_tests.add()
+    clash_test_props.clash_test_to_props(clash_test_from_dict(data), test_props)
 bpy.ops.wm.save_as_mainfile(filepath=out)
 """
 )

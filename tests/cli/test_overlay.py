@@ -48,7 +48,7 @@ result = {"background": bpy.app.background, "version": bpy.app.version_string}
 assert bpy.ops.preferences.addon_install(filepath=zip_path) == {"FINISHED"}
 addon_utils.enable("collide_addon", default_set=True, handle_error=None)
 import collide_addon  # noqa: E402
-from collide_addon.blender import detect, draw  # noqa: E402
+from collide_addon.blender import draw, session  # noqa: E402
 
 result["file"] = collide_addon.__file__
 result["handle_registered"] = draw._handle is not None
@@ -138,7 +138,7 @@ def check():
 
     assert bpy.ops.collide.detect() == {"FINISHED"}
     result["clash_pairs"] = [[c.name_a, c.name_b] for c in scene.collide.clashes]
-    result["clash_points"] = detect.session_for(scene).clashes.points.tolist()
+    result["clash_points"] = session.session_for(scene).clashes.points.tolist()
     result["corners"] = corners(scene)
     scene.collide.show_proxies = True
     render("proxies_on")

@@ -1,4 +1,8 @@
-"""Scene -> proxies -> pairs -> clash records on the scene -> tint.
+"""The live check of a scene: proxies -> pairs -> clash rows on the scene -> tint.
+
+This is the panel's Detect and live mode, a fast pipeline of its own beside the clash
+workflow of report runs (`collide_addon.clash`): no clash tests, selectors or records,
+only every pair of proxies the scene's scope holds, so that it fits in a frame.
 
 Each scene has a `Session` in memory (not saved): its proxy reader with the caches, and
 the proxies and clashes of the last check, which the viewport overlay draws.
@@ -14,13 +18,14 @@ import bpy
 import numpy as np
 
 from ..core import KIND_NAMES, CoherentBounds, find_contacts
+from ..core.contact import contact_epsilon, largest_contact_epsilon, penetrating, within
 from . import tint
 from .scene import Progress, Proxies, ProxyReader
 
 
 @dataclass
 class Clashes:
-    """Pairs of proxies closer than the tolerance.
+    """The clashing pairs of proxies of one check.
 
     pairs: (k, 2) int64 proxy indices, i < j
     distances: (k,) signed distance (< 0: minus the penetration depth)
@@ -37,6 +42,13 @@ class Clashes:
 
 @dataclass
 class Session:
+    """What live checks of one scene keep from check to check, in memory only.
+
+    The reader caches proxies and fits; the broad phase its fat boxes; `proxies` and
+    `clashes` are the last check's, drawn by the overlay; the rest lets the next check
+    write only the clash rows and tints that change.
+    """
+
     reader: ProxyReader = field(default_factory=ProxyReader)
     # The broad phase's work kept from check to check (proxies move a little per update).
     broad_phase: CoherentBounds = field(default_factory=CoherentBounds)
@@ -62,21 +74,36 @@ def session_for(scene) -> Session:
     return _sessions.setdefault(scene.as_pointer(), Session())
 
 
-def sessions() -> list[Session]:
-    return list(_sessions.values())
-
-
 def forget_sessions() -> None:
     _sessions.clear()
 
 
 def find_clashes(
-    proxies: Proxies, tolerance: float, broad_phase: CoherentBounds | None = None
+    proxies: Proxies,
+    check: str,
+    tolerance: float,
+    broad_phase: CoherentBounds | None = None,
 ) -> Clashes:
-    """Every pair of proxies whose signed distance is <= tolerance; `broad_phase` keeps
-    work between checks of the same proxies."""
-    pairs, result = find_contacts(proxies.batch, margin=tolerance, coherent=broad_phase)
-    return Clashes(pairs, result.distance, 0.5 * (result.point_i + result.point_j))
+    """The clashing pairs of proxies under the scene's rule (`core.contact`).
+
+    check: "PENETRATION" (overlapping deeper than `tolerance`; resting contact is no
+        clash) or "CONTACT" (touching or closer than `tolerance`, penetrations too)
+    tolerance: >= 0, in scene units
+    broad_phase: keeps the broad phase's work between checks of the same proxies
+    """
+    batch = proxies.batch
+    if check == "PENETRATION":
+        margin = -tolerance
+    else:
+        margin = tolerance + largest_contact_epsilon(batch)
+    pairs, result = find_contacts(batch, margin=margin, coherent=broad_phase)
+    points = 0.5 * (result.point_i + result.point_j)
+    epsilon = contact_epsilon(points)
+    if check == "PENETRATION":
+        keep = penetrating(result.distance, tolerance, epsilon)
+    else:
+        keep = within(result.distance, tolerance, epsilon)
+    return Clashes(pairs[keep], result.distance[keep], points[keep])
 
 
 def _clashing_owner_rows(proxies: Proxies, clashes: Clashes) -> np.ndarray:
@@ -197,7 +224,8 @@ def check(
     proxies = session.reader.read(depsgraph, scene, only_if_moved=only_if_moved, progress=progress)
     if proxies is None:
         return None
-    clashes = find_clashes(proxies, scene.collide.tolerance, session.broad_phase)
+    settings = scene.collide
+    clashes = find_clashes(proxies, settings.check, settings.tolerance, session.broad_phase)
     session.proxies, session.clashes = proxies, clashes
     session.generation += 1
     store_records(scene, proxies, clashes)
@@ -249,3 +277,29 @@ def live_check_now(scene) -> None:
         check(scene, bpy.context.evaluated_depsgraph_get())
     except Exception as error:  # noqa: BLE001 - reported, then live mode stops
         switch_live_off(scene, error)
+
+
+def select_clash(context, index: int) -> bool:
+    """Select the two objects of clash `index`, make the first active and frame them in
+    the 3D view the context belongs to (if any). False when there is no such clash."""
+    records = context.scene.collide.clashes
+    if not 0 <= index < len(records):
+        return False
+    record = records[index]
+    objects = [obj for obj in (record.object_a, record.object_b) if obj is not None]
+    view_layer = context.view_layer
+    in_layer = [obj for obj in objects if view_layer.objects.get(obj.name) == obj]
+    if not in_layer:
+        return False
+    for obj in context.selected_objects:
+        obj.select_set(False)
+    for obj in in_layer:
+        obj.select_set(True)
+    view_layer.objects.active = in_layer[0]
+    area = context.area
+    if area is not None and area.type == "VIEW_3D":
+        region = next((region for region in area.regions if region.type == "WINDOW"), None)
+        if region is not None:
+            with context.temp_override(area=area, region=region):
+                bpy.ops.view3d.view_selected()
+    return True

@@ -67,7 +67,7 @@ def write_tests(tmp_path, document, name="tests.json"):
 
 
 def stored_tests(addon):
-    return module(addon, "blender.scene_tests").scene_clash_tests(bpy.context.scene)
+    return module(addon, "blender.clash_test_props").scene_clash_tests(bpy.context.scene)
 
 
 def test_json_to_scene_to_clash_tests_to_json_is_exact(addon, tmp_path):

@@ -1,0 +1,73 @@
+"""When a signed distance means penetration, contact or a gap: one rule for every caller.
+
+Shapes placed by Blender's float32 matrices carry rounding of about 6e-8 of their
+coordinates, and parts that touch in the model come out 1e-9 to 1e-6 apart, on either
+side of zero. A distance within the contact epsilon of zero is therefore contact, not
+penetration and not a gap. The epsilon grows with the distance of the contact from the
+origin, as float32 rounding does:
+
+    epsilon = CONTACT_RELATIVE * max(1, largest |coordinate| of the contact point)
+
+that is 1 micrometre near the origin (in scene units, metres by default) and 16 float32
+steps of the coordinate further out. With it, for a signed distance `d` (< 0:
+penetration depth) and a tolerance `t` >= 0:
+
+    penetrating (hard):   d < -(t + epsilon)      deeper than the tolerance
+    touching:             |d| <= t + epsilon      within the tolerance of contact
+    within (clearance):   d <= t + epsilon        closer than the gap, inclusive
+
+The live check, Detect and the clash tests of report runs all decide with these.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .shapes import ShapeBatch
+
+# 16 float32 steps (2**-23 each) relative to the coordinate: rounded matrices of a
+# few levels of parents stay well inside it, a real overlap of a micrometre does not.
+CONTACT_RELATIVE = 1e-6
+
+
+def contact_epsilon(points) -> np.ndarray:
+    """The contact epsilon at each contact point.
+
+    points: (k, 3) contact points in world space
+    returns: (k,) float64, CONTACT_RELATIVE * max(1, max |coordinate|)
+    """
+    points = np.asarray(points, dtype=np.float64).reshape(-1, 3)
+    return CONTACT_RELATIVE * np.maximum(1.0, np.abs(points).max(axis=1, initial=0.0))
+
+
+def largest_contact_epsilon(batch: ShapeBatch) -> float:
+    """At least the epsilon of any contact between shapes of `batch`: the margin a broad
+    phase adds so that it keeps every pair the rules below may count.
+
+    A contact point lies in a shape, so no coordinate of it exceeds the largest |centre
+    coordinate| plus the largest half-extent sum and radius (a cheap bound, no bounds).
+    """
+    if len(batch) == 0:
+        return CONTACT_RELATIVE
+    reach = np.abs(batch.centers).max() + (batch.half_extents.sum(axis=1) + batch.radii).max()
+    return CONTACT_RELATIVE * max(1.0, float(reach))
+
+
+def penetrating(distance, tolerance: float, epsilon) -> np.ndarray:
+    """Pairs that penetrate deeper than `tolerance` (>= 0) beyond rounding: (k,) bool.
+
+    distance: (k,) signed distances; epsilon: (k,) or a scalar, see `contact_epsilon`
+    """
+    return np.asarray(distance, dtype=np.float64) < -(tolerance + np.asarray(epsilon))
+
+
+def touching(distance, tolerance: float, epsilon) -> np.ndarray:
+    """Pairs whose surfaces are within `tolerance` (>= 0) of contact, on either side:
+    (k,) bool."""
+    return np.abs(np.asarray(distance, dtype=np.float64)) <= tolerance + np.asarray(epsilon)
+
+
+def within(distance, gap: float, epsilon) -> np.ndarray:
+    """Pairs closer than `gap` (>= 0), the boundary included, penetrating pairs too:
+    (k,) bool."""
+    return np.asarray(distance, dtype=np.float64) <= gap + np.asarray(epsilon)

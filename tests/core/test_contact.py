@@ -1,0 +1,97 @@
+"""The contact rule (collide_addon/core/contact.py): penetration, touching and gaps."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from collide_addon.core import ShapeBatch, find_contacts, pair_distance
+from collide_addon.core.contact import (
+    CONTACT_RELATIVE,
+    contact_epsilon,
+    largest_contact_epsilon,
+    penetrating,
+    touching,
+    within,
+)
+
+
+def test_epsilon_is_a_micrometre_near_the_origin_and_grows_with_the_coordinates():
+    points = np.array([[0.0, 0.0, 0.0], [0.5, -0.9, 0.2], [3.0, 0.0, -40.0], [0, 2e5, 0]])
+    assert contact_epsilon(points) == pytest.approx([1e-6, 1e-6, 4e-5, 0.2])
+    assert contact_epsilon(np.zeros((0, 3))).shape == (0,)
+
+
+def test_rules_at_their_boundaries():
+    epsilon = 1e-6
+    tolerance = 0.01
+    distance = np.array([-0.02, -(tolerance + epsilon), -0.005, 0.0, 1e-7, tolerance + epsilon, 1])
+    assert penetrating(distance, tolerance, epsilon).tolist() == [1, 0, 0, 0, 0, 0, 0]
+    assert touching(distance, tolerance, epsilon).tolist() == [0, 1, 1, 1, 1, 1, 0]
+    assert within(distance, tolerance, epsilon).tolist() == [1, 1, 1, 1, 1, 1, 0]
+    # With no tolerance, rounding on either side of zero is contact, not penetration.
+    noise = np.array([-9e-7, -1e-9, 0.0, 1e-9, 9e-7])
+    assert not penetrating(noise, 0.0, epsilon).any()
+    assert touching(noise, 0.0, epsilon).all()
+    assert within(noise, 0.0, epsilon).all()
+
+
+def test_per_pair_epsilons_apply_row_by_row():
+    distance = np.array([-5e-6, -5e-6])
+    epsilon = contact_epsilon(np.array([[0.0, 0, 0], [100.0, 0, 0]]))
+    assert penetrating(distance, 0.0, epsilon).tolist() == [True, False]
+
+
+def _turn_float32(angles_degrees) -> np.ndarray:
+    """A rotation composed in float32 from turns about z, x and z, as Blender's matrices
+    are: (3, 3) float32, orthonormal only to about 1e-7."""
+    matrix = np.eye(3, dtype=np.float32)
+    for axis, angle in zip((2, 0, 2), np.radians(angles_degrees), strict=True):
+        cosine, sine = np.float32(np.cos(angle)), np.float32(np.sin(angle))
+        turn = np.eye(3, dtype=np.float32)
+        first, second = [k for k in range(3) if k != axis]
+        turn[first, first], turn[first, second] = cosine, -sine
+        turn[second, first], turn[second, second] = sine, cosine
+        matrix = matrix @ turn
+    return matrix
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    angles=st.tuples(*[st.integers(0, 71).map(lambda step: 5.0 * step)] * 3),
+    offset=st.tuples(*[st.floats(-3e3, 3e3)] * 3),
+    size=st.floats(0.05, 5.0),
+)
+def test_boxes_stacked_under_float32_matrices_touch_and_do_not_penetrate(angles, offset, size):
+    """Two boxes stacked face to face in a float32 frame, far from the origin: the
+    rounding puts their distance a little either side of zero, always within epsilon."""
+    rotation = _turn_float32(angles)
+    centre = np.array(offset, np.float32)
+    up = rotation[:, 2]
+    centres = np.stack([centre, centre + np.float32(2 * size) * up]).astype(np.float32)
+    batch = ShapeBatch.boxes(
+        centres.astype(np.float64),
+        np.stack([rotation, rotation]).astype(np.float64),
+        np.full((2, 3), size),
+    )
+    result = pair_distance(batch, np.array([0]), np.array([1]))
+    point = 0.5 * (result.point_i + result.point_j)
+    epsilon = contact_epsilon(point)
+    assert touching(result.distance, 0.0, epsilon)[0], (result.distance, epsilon)
+    assert not penetrating(result.distance, 0.0, epsilon)[0]
+    # The broad phase margin from largest_contact_epsilon keeps the pair.
+    pairs, _ = find_contacts(batch, margin=largest_contact_epsilon(batch))
+    assert pairs.tolist() == [[0, 1]]
+
+
+def test_largest_epsilon_bounds_every_contact_of_the_batch():
+    rng = np.random.default_rng(7)
+    count = 300
+    batch = ShapeBatch.spheres(rng.uniform(-500, 500, (count, 3)), rng.uniform(1, 60, count))
+    pairs, result = find_contacts(batch, margin=0.0)
+    assert len(pairs) > 10
+    points = np.concatenate([result.point_i, result.point_j])
+    assert contact_epsilon(points).max() <= largest_contact_epsilon(batch)
+    assert largest_contact_epsilon(ShapeBatch.spheres(np.zeros((0, 3)), np.zeros(0))) == (
+        CONTACT_RELATIVE
+    )
