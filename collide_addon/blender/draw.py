@@ -2,7 +2,7 @@
 
 import bpy
 
-from ..core.fit import wireframe_segments
+from ..core.wireframe import wireframe_segments
 from . import session
 
 _handle = None

@@ -1,13 +1,10 @@
 """Reading the scene into proxies: which objects take part, their evaluated geometry
 (fitted once per geometry change) and their world transforms (read in bulk).
 
-Each proxy is fitted in the object's *stretched* space: the object's 3x3 matrix is split
-into an orthogonal part and a symmetric stretch (`polar_decompose`), the vertices are
-fitted after the stretch (normalised to unit size) and the fit is placed in the world by
-the orthogonal part, the size and the translation. Non-uniform scale and shear (a
-non-uniformly scaled child of a rotated parent) are therefore exact, and a fit is reused
-as long as the stretch does not change: moving, rotating or uniformly scaling never
-refits.
+Each proxy is fitted in the object's *stretched* space and placed in the world by the
+rest of its matrix (`core/place.py`), so a fit is reused as long as the stretch does not
+change: moving, rotating or uniformly scaling never refits. Reading writes nothing to the
+objects: the fits made in a read are listed on the `Proxies` (`refitted`).
 """
 
 from __future__ import annotations
@@ -18,22 +15,18 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..core import ShapeBatch
-from ..core.constants import KIND_BOX, KIND_CAPSULE, KIND_SPHERE
-from ..core.fit import (
-    FitArrays,
-    ProxyFit,
-    fit_shape,
-    fits_to_batch,
+from ..core.fit import ProxyFit, fit_shape, stack_fits
+from ..core.place import (
+    fit_looseness,
     mesh_volume,
+    normalised_stretch,
     place_fits,
     polar_decompose,
-    stack_fits,
+    rows_to_refit,
+    stretch_key,
 )
 
 GEOMETRY_TYPES = frozenset({"MESH", "CURVE", "SURFACE", "FONT", "META"})
-KIND_IDENTIFIERS = {KIND_BOX: "BOX", KIND_SPHERE: "SPHERE", KIND_CAPSULE: "CAPSULE"}
-# A stretch that changed by more than this (relative to the object's size) is refitted.
-STRETCH_TOLERANCE = 1e-6
 
 Progress = Callable[[int, int], None]
 
@@ -52,6 +45,8 @@ class Proxies:
     owner_rows: (n,) int64, the first proxy index with the same owning object
     fits: n ProxyFit in each proxy's stretched object space
     looseness: (n,) proxy volume / mesh volume (0 where the mesh encloses no volume)
+    instances: (n,) bool, whether proxy k is an instance (objects[k] is its instancer)
+    refitted: (r,) int64 proxies whose fit was (re)made in this read, ascending
     """
 
     batch: ShapeBatch
@@ -60,6 +55,8 @@ class Proxies:
     owner_rows: np.ndarray
     fits: list[ProxyFit]
     looseness: np.ndarray
+    instances: np.ndarray
+    refitted: np.ndarray
 
 
 @dataclass
@@ -92,14 +89,15 @@ class _Structure:
     names: list[str]
     owners: list
     owner_rows: np.ndarray  # (n,) first entry with the same owner
+    instances: np.ndarray  # (n,) bool, entry k is an instance
     geometry_keys: list[tuple]
     fits: list[ProxyFit | None]
     fitted: np.ndarray  # (n,) bool, whether fits[k] is set
-    fit_arrays: FitArrays | None = None
+    fit_arrays: ShapeBatch | None = None  # the fits in their stretched object spaces
     stretch: np.ndarray | None = None  # (n, 3, 3) normalised stretch of the current fits
     looseness: np.ndarray | None = None
     matrices: np.ndarray | None = None  # (n, 4, 4) of the last read
-    world: FitArrays | None = None  # the fits placed by `matrices`
+    world: ShapeBatch | None = None  # the fits placed by `matrices`
 
 
 def participants(scene, view_layer) -> list:
@@ -324,17 +322,19 @@ class ProxyReader:
             self._rebuild = False
             return None
         _check_finite(matrices, structure.entries)
-        self._place(structure, matrices, progress)
+        refitted = self._place(structure, matrices, progress)
         self._structure = structure
         self._rebuild = self._refit_all = False
         self._stale_keys.clear()
         return Proxies(
-            batch=fits_to_batch(structure.world),
+            batch=structure.world,
             names=structure.names,
             objects=structure.owners,
             owner_rows=structure.owner_rows,
             fits=list(structure.fits),
             looseness=structure.looseness,
+            instances=structure.instances,
+            refitted=refitted,
         )
 
     def _reread_changed(self, structure: _Structure, depsgraph) -> bool:
@@ -429,30 +429,25 @@ class ProxyReader:
             names=[entry.name for entry in entries],
             owners=[entry.owner for entry in entries],
             owner_rows=_first_rows([entry.owner.as_pointer() for entry in entries]),
+            instances=np.array([entry.is_instance for entry in entries], dtype=bool),
             geometry_keys=[entry.geometry_key for entry in entries],
             fits=[None] * len(entries),
             fitted=np.zeros(len(entries), dtype=bool),
         )
         return structure, matrices_array
 
-    def _place(self, structure: _Structure, matrices: np.ndarray, progress) -> None:
-        """Refit where the stretch changed or no fit exists, then move fits to the world."""
+    def _place(self, structure: _Structure, matrices: np.ndarray, progress) -> np.ndarray:
+        """Refit where the stretch changed or no fit exists, then move fits to the world;
+        returns the rows refitted, (r,) int64."""
         orthogonal, stretch = polar_decompose(matrices[:, :3, :3])
-        flat = stretch.reshape(-1, 9)
-        size = np.sqrt(np.einsum("ni,ni->n", flat, flat) / 3.0)
-        normalised = stretch / np.where(size > 0.0, size, 1.0)[:, None, None]
-        normalised[size == 0.0] = np.eye(3)  # a collapsed object: any stretch will do
-        missing = ~structure.fitted
-        if structure.stretch is not None:
-            # Written as any(> tolerance) over flat rows: numpy's max over short axes is slow.
-            difference = np.abs(normalised - structure.stretch).reshape(-1, 9)
-            missing |= (difference > STRETCH_TOLERANCE).any(axis=1)
-        changed = np.flatnonzero(missing)
+        normalised, size = normalised_stretch(stretch)
+        changed = rows_to_refit(normalised, structure.fitted, structure.stretch)
         if len(changed) or structure.fit_arrays is None:
             self._refit(structure, changed, normalised, progress)
         structure.stretch = normalised
         structure.matrices = matrices
         structure.world = place_fits(structure.fit_arrays, orthogonal, size, matrices[:, :3, 3])
+        return changed
 
     def _refit(self, structure, changed, normalised, progress) -> None:
         if structure.looseness is None or len(structure.looseness) != len(structure.entries):
@@ -462,7 +457,7 @@ class ProxyReader:
                 progress(done, len(changed))
             entry = structure.entries[k]
             shape = entry.settings_object.collide.shape
-            key = (*entry.geometry_key, shape, tuple(np.round(normalised[k], 6).ravel()))
+            key = (*entry.geometry_key, shape, stretch_key(normalised[k]))
             geometry = self._geometry[entry.geometry_key]
             fit = self._fits.get(key)
             if fit is None:
@@ -470,23 +465,15 @@ class ProxyReader:
                 self._fits[key] = fit
             structure.fits[k] = fit
             structure.fitted[k] = True
-            stretched_volume = geometry.volume * abs(np.linalg.det(normalised[k]))
-            looseness = fit.volume / stretched_volume if stretched_volume > 0 else 0.0
-            structure.looseness[k] = looseness
-            if not entry.is_instance:
-                _store_fit_info(entry.settings_object, fit, looseness)
+            structure.looseness[k] = fit_looseness(fit.volume, geometry.volume, normalised[k])
         arrays = structure.fit_arrays
-        if arrays is None or len(arrays.kinds) != len(structure.fits):
+        if arrays is None or len(arrays) != len(structure.fits):
             structure.fit_arrays = stack_fits(structure.fits)
         elif len(changed):
             # A few refits (a deforming object): their rows into copies (the last read's
             # proxies share these arrays), not all n fits stacked again.
             refitted = stack_fits([structure.fits[k] for k in changed])
-            fields = {}
-            for name in ("kinds", "centers", "rotations", "half_extents", "radii"):
-                fields[name] = getattr(arrays, name).copy()
-                fields[name][changed] = getattr(refitted, name)
-            structure.fit_arrays = FitArrays(**fields)
+            structure.fit_arrays = arrays.with_rows(changed, refitted)
 
 
 def _pointer_set(objects) -> np.ndarray:
@@ -515,16 +502,6 @@ def _geometry_key(original) -> tuple:
     return (original.name_full, "object")
 
 
-def _store_fit_info(obj, fit: ProxyFit, looseness: float) -> None:
-    """Show the fit on the object's settings, writing only values that change."""
-    settings = obj.collide
-    kind = KIND_IDENTIFIERS[fit.kind]
-    if settings.fitted_kind != kind:
-        settings.fitted_kind = kind
-    if abs(settings.looseness - looseness) > 1e-6 * max(1.0, looseness):
-        settings.looseness = looseness
-
-
 def _check_finite(matrices: np.ndarray, entries: list[_Entry]) -> None:
     """SceneReadError naming the first entry whose transform has a NaN or infinity."""
     if np.isfinite(matrices).all():  # the common case, without a per-row reduction
@@ -532,8 +509,3 @@ def _check_finite(matrices: np.ndarray, entries: list[_Entry]) -> None:
     bad = ~np.isfinite(matrices.reshape(len(matrices), 16)).all(axis=1)
     name = entries[int(np.flatnonzero(bad)[0])].name
     raise SceneReadError(f"{name!r} has a NaN or infinite transform")
-
-
-def read_proxies(depsgraph, scene, progress: Progress | None = None) -> Proxies:
-    """Read the proxies of `scene` from the evaluated `depsgraph` with fresh caches."""
-    return ProxyReader().read(depsgraph, scene, progress=progress)

@@ -17,10 +17,13 @@ from dataclasses import dataclass, field
 import bpy
 import numpy as np
 
-from ..core import KIND_NAMES, CoherentBounds, find_contacts
+from ..core import KIND_BOX, KIND_CAPSULE, KIND_NAMES, KIND_SPHERE, CoherentBounds, find_contacts
 from ..core.contact import contact_epsilon, largest_contact_epsilon, penetrating, within
 from . import tint
 from .scene import Progress, Proxies, ProxyReader
+
+# The `fitted_kind` enum item of each core shape kind.
+KIND_IDENTIFIERS = {KIND_BOX: "BOX", KIND_SPHERE: "SPHERE", KIND_CAPSULE: "CAPSULE"}
 
 
 @dataclass
@@ -213,6 +216,19 @@ def _tint(scene, proxies: Proxies, clashes: Clashes) -> None:
     session.tint_state = tint.state()
 
 
+def store_fit_info(proxies: Proxies) -> None:
+    """Show the fits made in the read of `proxies` on their objects' settings (instances
+    have no settings of their own), writing only values that change."""
+    for row in proxies.refitted[~proxies.instances[proxies.refitted]].tolist():
+        settings = proxies.objects[row].collide
+        kind = KIND_IDENTIFIERS[int(proxies.batch.kinds[row])]
+        looseness = float(proxies.looseness[row])
+        if settings.fitted_kind != kind:
+            settings.fitted_kind = kind
+        if abs(settings.looseness - looseness) > 1e-6 * max(1.0, looseness):
+            settings.looseness = looseness
+
+
 def check(
     scene, depsgraph, only_if_moved: bool = False, progress: Progress | None = None
 ) -> Clashes | None:
@@ -228,6 +244,7 @@ def check(
     clashes = find_clashes(proxies, settings.check, settings.tolerance, session.broad_phase)
     session.proxies, session.clashes = proxies, clashes
     session.generation += 1
+    store_fit_info(proxies)
     store_records(scene, proxies, clashes)
     _tint(scene, proxies, clashes)
     return clashes

@@ -6,6 +6,19 @@
 computed once; `distances_within` does the same for a given list of pairs. For
 successive calls on shapes that move a little (live updates), pass a `CoherentBounds`
 to `find_contacts` so that the broad phase builds on the previous call's work.
+
+One layer per module; each imports only modules listed before it:
+
+- `constants`: tolerances, shape kinds, the cube-corner table; `columns`: dataclass
+  concatenation
+- `shapes`: `ShapeBatch`, n boxes, spheres and capsules as arrays
+- `box_pairs`, `narrow`: exact signed distance of pairs of shapes
+- `grid`: every overlapping pair of axis-aligned boxes; `coherent`: the same across
+  calls on boxes that move a little
+- `broad`: `find_pairs` and `find_contacts`, the grid followed by the narrow phase
+- `fit`: proxies fitted to vertices; `place`: fits placed in the world by an object's
+  matrix; `wireframe`: line segments that draw shapes
+- `synthetic`: random scenes for tests and benchmarks
 """
 
 from .broad import find_contacts, find_pairs

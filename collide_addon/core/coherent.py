@@ -21,14 +21,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .broad import (
-    _MAX_CELLS_PER_AXIS,
-    _bounds_overlap,
-    _expand_runs,
-    _keep_overlapping_once,
-    _Level,
-    _run_finder,
+from .grid import (
+    MAX_CELLS_PER_AXIS,
+    GridLevel,
+    bounds_overlap,
+    expand_runs,
+    keep_overlapping_once,
     overlapping_bounds,
+    run_finder,
 )
 
 # Each box grows by this fraction of its largest extent (at least of the median box's):
@@ -61,7 +61,7 @@ class _Fat:
     hi: np.ndarray
     slack: np.ndarray
     pairs: np.ndarray
-    grid: _Level
+    grid: GridLevel
     owners: np.ndarray
     find_runs: Callable
     large: np.ndarray
@@ -144,8 +144,8 @@ def _rebuild(lo: np.ndarray, hi: np.ndarray) -> _Fat:
     origin = fat_lo.min(axis=0)
     # As in overlapping_bounds: cell indices must fit 20 bits per axis.
     span = float((fat_hi.max(axis=0) - origin).max())
-    size = max(size, span / (_MAX_CELLS_PER_AXIS - 2), np.finfo(float).tiny)
-    grid = _Level(np.ascontiguousarray(fat_lo.T), np.ascontiguousarray(fat_hi.T), origin, size)
+    size = max(size, span / (MAX_CELLS_PER_AXIS - 2), np.finfo(float).tiny)
+    grid = GridLevel(np.ascontiguousarray(fat_lo.T), np.ascontiguousarray(fat_hi.T), origin, size)
     keys, owners, _ = grid.covered(ordinary_rows)
     order = np.argsort(keys, kind="stable")
     pairs = overlapping_bounds(fat_lo, fat_hi)
@@ -156,7 +156,7 @@ def _rebuild(lo: np.ndarray, hi: np.ndarray) -> _Fat:
         pairs=pairs,
         grid=grid,
         owners=owners[order],
-        find_runs=_run_finder(keys[order], grid.cell_count()),
+        find_runs=run_finder(keys[order], grid.cell_count()),
         large=np.flatnonzero(~ordinary),
         moved=np.zeros(len(lo), dtype=bool),
         candidates=pairs,
@@ -205,7 +205,7 @@ def _moved_against_unmoved_ordinary(fat: _Fat, moved_rows: np.ndarray) -> np.nda
     cell_counts = sides.prod(axis=0)
     if int(cell_counts.sum()) > TESTS_PER_BOX * len(fat.lo):
         return None
-    box, index = _expand_runs(np.zeros(len(moved_rows), np.int64), cell_counts)
+    box, index = expand_runs(np.zeros(len(moved_rows), np.int64), cell_counts)
     offsets = np.empty((3, len(box)), np.int64)
     offsets[2] = index % sides[2, box]
     index //= sides[2, box]
@@ -216,8 +216,8 @@ def _moved_against_unmoved_ordinary(fat: _Fat, moved_rows: np.ndarray) -> np.nda
     first, length = fat.find_runs(grid.keys(cells))
     if int(length.sum()) > TESTS_PER_BOX * len(fat.lo):
         return None
-    entry, position = _expand_runs(first, length)
-    found = _keep_overlapping_once(
+    entry, position = expand_runs(first, length)
+    found = keep_overlapping_once(
         queriers[entry],
         fat.owners[position],
         cells[:, entry] - grid.low[:, queriers[entry]],
@@ -229,7 +229,7 @@ def _moved_against_unmoved_ordinary(fat: _Fat, moved_rows: np.ndarray) -> np.nda
     return found[~(fat.moved[found[:, 0]] & fat.moved[found[:, 1]])]
 
 
-def _cells(grid: _Level, points: np.ndarray) -> np.ndarray:
+def _cells(grid: GridLevel, points: np.ndarray) -> np.ndarray:
     """Grid cells (3, m) of points (m, 3); far outside the grid clipped to just outside,
     where no box is stored."""
     cells = np.floor((points.T - grid.origin[:, None]) / grid.size)
@@ -247,4 +247,4 @@ def _inside(lo, hi, outer_lo, outer_hi) -> np.ndarray:
 
 def _overlap(lo: np.ndarray, hi: np.ndarray, pairs: np.ndarray) -> np.ndarray:
     """Whether the closed boxes (n, 3) of each pair (k, 2) overlap: (k,) bool."""
-    return _bounds_overlap(lo.T, hi.T, pairs[:, 0], pairs[:, 1])
+    return bounds_overlap(lo.T, hi.T, pairs[:, 0], pairs[:, 1])

@@ -1,4 +1,6 @@
-"""Tolerances and shape kinds, named once for the whole core."""
+"""Tolerances, shape kinds and the cube-corner table, named once for the whole core."""
+
+import numpy as np
 
 KIND_BOX = 0
 KIND_SPHERE = 1
@@ -30,3 +32,10 @@ TOUCH_TOLERANCE = 1e-12
 # segment (off by at most that angle) is the better normal. 1e-8 = sqrt(float64 eps)
 # balances the two, keeping either tilt under 1e-8 rad.
 TRUSTED_CROSS_NORM = 1e-8
+
+# The 8 corners of the cube [-1, 1]^3, x slowest and z fastest: (8, 3) float64. A box's
+# corners are its centre plus its rotation times CUBE_CORNER_SIGNS * half_extents.
+CUBE_CORNER_SIGNS = np.array(
+    [[x, y, z] for x in (-1.0, 1.0) for y in (-1.0, 1.0) for z in (-1.0, 1.0)]
+)
+CUBE_CORNER_SIGNS.setflags(write=False)

@@ -1,14 +1,13 @@
 """Proxy fitting: boxes, spheres and capsules that enclose a vertex array.
 
 Everything here is numpy only. A fit is made once per geometry in the object's own
-(stretched) space and then placed in the world by a rigid motion and a uniform scale
-(`place_fits`); `polar_decompose` splits an object's linear map into the rigid part and
-the stretch the points are fitted in, so that scale and shear are exact, never
-approximated by a loose bound.
+(stretched) space; `place.py` splits an object's linear map into the rigid part and the
+stretch the points are fitted in, and places the fits in the world.
 
 Each fit uses the layout of `ShapeBatch`: a centre, a rotation whose columns are the
 shape's axes (a capsule's axis is column 2), half-extents (a capsule's are
-(0, 0, half_length), a sphere's are zero) and a radius (a box's is zero).
+(0, 0, half_length), a sphere's are zero) and a radius (a box's is zero); `stack_fits`
+stacks fits into one `ShapeBatch`.
 """
 
 from __future__ import annotations
@@ -18,7 +17,7 @@ from itertools import combinations
 
 import numpy as np
 
-from .constants import KIND_BOX, KIND_CAPSULE, KIND_SPHERE
+from .constants import CUBE_CORNER_SIGNS, KIND_BOX, KIND_CAPSULE, KIND_SPHERE
 from .shapes import ShapeBatch, frames_from_axes
 
 # Fixed directions that select the candidate hull points a search works on: the
@@ -28,10 +27,6 @@ _SEARCH_DIRECTION_COUNT = 256
 # The orientation search halves its step from 45 degrees this many times (last step
 # about 0.00004 degrees).
 _ROTATION_SEARCH_LEVELS = 20
-# Columns of an object's matrix this close to orthogonal (|cos| of the angle between
-# them) are rotation times scale: Blender's float32 matrices carry shear noise of about
-# 1e-7, and the rotation this gives stays within the core's orthonormality tolerance.
-_ORTHOGONAL_COSINE = 5e-7
 # In the box search, a box thinner than this fraction of its largest extent counts as
 # this thin, so that flat shapes are compared by area.
 _FLAT_EXTENT_RATIO = 1e-6
@@ -83,7 +78,6 @@ _SPHERE_ITERATIONS = 200
 _CAPSULE_TILTS = (0.08, 0.02, 0.005)
 _CAPSULE_TILT_STEPS = 4
 _CAPSULE_SEARCH_ITERATIONS = 30
-_CORNER_SIGNS = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], float)
 
 
 @dataclass(frozen=True)
@@ -104,21 +98,6 @@ class ProxyFit:
     half_extents: np.ndarray
     radius: float
     volume: float
-
-
-@dataclass(frozen=True)
-class FitArrays:
-    """Many fits stacked, in the layout `ShapeBatch` uses.
-
-    kinds: (n,) int8
-    centers: (n, 3), rotations: (n, 3, 3), half_extents: (n, 3), radii: (n,), all float64
-    """
-
-    kinds: np.ndarray
-    centers: np.ndarray
-    rotations: np.ndarray
-    half_extents: np.ndarray
-    radii: np.ndarray
 
 
 def _validated_points(points) -> np.ndarray:
@@ -272,7 +251,7 @@ def _is_own_hull(box: ProxyFit, points: np.ndarray) -> bool:
     Then the points' convex hull is the box itself, so no enclosing box, sphere or
     capsule is smaller: the search can stop (walls, slabs, beams, cubes).
     """
-    corners = box.center + (_CORNER_SIGNS * box.half_extents) @ box.rotation.T
+    corners = box.center + (CUBE_CORNER_SIGNS * box.half_extents) @ box.rotation.T
     scale = max(float(np.abs(points).max()), float(box.half_extents.max()), 1e-300)
     gaps = np.sqrt(((corners[:, None, :] - points[None, :, :]) ** 2).sum(axis=2)).min(axis=1)
     return bool((gaps <= 1e-9 * scale).all())
@@ -472,175 +451,14 @@ def fit_shape(points, shape: str) -> ProxyFit:
     return fitter(points)
 
 
-def stack_fits(fits: list[ProxyFit]) -> FitArrays:
-    """Stack fits into arrays (n = len(fits))."""
+def stack_fits(fits: list[ProxyFit]) -> ShapeBatch:
+    """The fits stacked into one batch, shape k = fits[k] (in the fits' own space)."""
     if not fits:
-        return FitArrays(
-            kinds=np.zeros(0, np.int8),
-            centers=np.zeros((0, 3)),
-            rotations=np.zeros((0, 3, 3)),
-            half_extents=np.zeros((0, 3)),
-            radii=np.zeros(0),
-        )
-    return FitArrays(
+        return ShapeBatch.empty()
+    return ShapeBatch(
         kinds=np.array([fit.kind for fit in fits], dtype=np.int8),
         centers=np.stack([fit.center for fit in fits]),
         rotations=np.stack([fit.rotation for fit in fits]),
         half_extents=np.stack([fit.half_extents for fit in fits]),
         radii=np.array([fit.radius for fit in fits], dtype=np.float64),
     )
-
-
-def polar_decompose(linear) -> tuple[np.ndarray, np.ndarray]:
-    """Split linear maps into an orthogonal and a symmetric stretch part: A = Q S.
-
-    linear: (n, 3, 3) float, the upper-left 3x3 of object-to-world matrices
-    returns: orthogonal (n, 3, 3) (det -1 for mirrored objects) and stretch (n, 3, 3),
-        symmetric positive semi-definite. Matrices whose columns are orthogonal (rotation
-        times scale, the common case; to float32 precision) take a fast path; sheared
-        or singular ones an SVD.
-    """
-    linear = np.asanyarray(linear, dtype=np.float64)
-    # Component-major, columns[k, i] = component i of column k, each (n,): sums over the
-    # short axes become additions of whole rows (numpy reduces short rows slowly).
-    columns = np.ascontiguousarray(linear.transpose(2, 1, 0))
-    squares = (columns * columns).sum(axis=1)  # (3, n) squared column lengths
-    dots = (columns[[0, 0, 1]] * columns[[1, 2, 2]]).sum(axis=1)  # (3, n) column pairs
-    orthogonal_columns = (squares > 0.0).all(axis=0) & (
-        dots * dots <= _ORTHOGONAL_COSINE**2 * (squares[[0, 0, 1]] * squares[[1, 2, 2]])
-    ).all(axis=0)
-    scales = np.sqrt(squares)
-    orthogonal = (columns / np.where(scales > 0.0, scales, 1.0)[:, None, :]).transpose(2, 1, 0)
-    stretch = np.zeros_like(linear)
-    diagonal = np.arange(3)
-    stretch[:, diagonal, diagonal] = scales.T
-    sheared = np.flatnonzero(~orthogonal_columns)
-    if len(sheared):
-        u, sigma, vt = np.linalg.svd(linear[sheared])
-        orthogonal[sheared] = u @ vt
-        stretch[sheared] = np.einsum("nki,nk,nkj->nij", vt, sigma, vt)
-    return orthogonal, stretch
-
-
-def place_fits(
-    fits: FitArrays, orthogonal: np.ndarray, scale: np.ndarray, translation: np.ndarray
-) -> FitArrays:
-    """Move fits made in stretched object space into the world: x -> Q (scale x) + t.
-
-    fits: n fits; orthogonal: (n, 3, 3) with det +-1; scale: (n,) >= 0; translation: (n, 3)
-    returns: the fits in world space. A mirror (det -1) flips the rotation's column 0,
-        which leaves every box, sphere and capsule the same set of points.
-    """
-    # Component-major (3, 3, n) products, as in polar_decompose: q[i, k] = Q_ik.
-    q = np.ascontiguousarray(np.asanyarray(orthogonal, dtype=np.float64).transpose(1, 2, 0))
-    local = np.ascontiguousarray(fits.rotations.transpose(1, 2, 0))
-    rotations = (q[:, :, None, :] * local[None, :, :, :]).sum(axis=1)  # (3, 3, n)
-    determinants = (
-        q[0, 0] * (q[1, 1] * q[2, 2] - q[1, 2] * q[2, 1])
-        - q[0, 1] * (q[1, 0] * q[2, 2] - q[1, 2] * q[2, 0])
-        + q[0, 2] * (q[1, 0] * q[2, 1] - q[1, 1] * q[2, 0])
-    )
-    mirrored = np.flatnonzero(determinants < 0)
-    rotations[:, 0, mirrored] *= -1.0
-    centers = (q * fits.centers.T[None, :, :]).sum(axis=1) * scale + translation.T
-    return FitArrays(
-        kinds=fits.kinds,
-        centers=centers.T,
-        rotations=rotations.transpose(2, 0, 1),
-        half_extents=fits.half_extents * scale[:, None],
-        radii=fits.radii * scale,
-    )
-
-
-def mesh_volume(vertices, triangles) -> float:
-    """Enclosed volume of a triangle mesh (absolute value of the signed volume).
-
-    vertices: (n, 3) float; triangles: (t, 3) int indices. Open meshes give the volume
-    of the cone from the origin, so the value is only meaningful for closed meshes.
-    """
-    vertices = np.asanyarray(vertices, dtype=np.float64)
-    triangles = np.asanyarray(triangles, dtype=np.int64)
-    if len(triangles) == 0:
-        return 0.0
-    a, b, c = (vertices[triangles[:, k]] for k in range(3))
-    return float(abs(np.einsum("ij,ij->i", a, np.cross(b, c)).sum()) / 6.0)
-
-
-def fits_to_batch(fits: FitArrays) -> ShapeBatch:
-    """The `ShapeBatch` of world-space fits, in the same order (shape k = fit k).
-
-    The fields are the batch's own layout, so no conversion is needed: the rotations
-    `place_fits` makes are orthonormal and the extents and radii are non-negative.
-    """
-    return ShapeBatch(
-        kinds=fits.kinds,
-        centers=fits.centers,
-        rotations=fits.rotations,
-        half_extents=fits.half_extents,
-        radii=fits.radii,
-    )
-
-
-def wireframe_segments(fits: FitArrays | ShapeBatch, circle_segments: int = 24) -> np.ndarray:
-    """Line segments that draw each shape as a wireframe: (m, 2, 3) float64.
-
-    fits: FitArrays or ShapeBatch (the same fields). Boxes: their 12 edges. Spheres:
-    three great circles. Capsules: the circles at both ends of the segment, half great
-    circles over each end in two planes, and four side lines. `circle_segments` (even,
-    so that half circles end on the rims) sets how many segments make a circle.
-    """
-    angles = np.linspace(0.0, 2.0 * np.pi, circle_segments + 1)
-    circle = np.stack((np.cos(angles), np.sin(angles)), axis=1)  # (s + 1, 2)
-    pieces = []
-
-    boxes = np.flatnonzero(fits.kinds == KIND_BOX)
-    if len(boxes):
-        signs = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], float)
-        edges = np.array([(a, b) for a in range(8) for b in range(a + 1, 8)])
-        edges = edges[np.sum(signs[edges[:, 0]] != signs[edges[:, 1]], axis=1) == 1]
-        local = signs[None] * fits.half_extents[boxes, None, :]  # (b, 8, 3)
-        corners = np.einsum("bij,bkj->bki", fits.rotations[boxes], local)
-        corners += fits.centers[boxes, None, :]
-        pieces.append(corners[:, edges].reshape(-1, 2, 3))
-
-    def rings(indices, plane_axes, radii, offsets):
-        """Circles of `radii` in the planes spanned by the rotation columns `plane_axes`."""
-        first = fits.rotations[indices][:, :, plane_axes[0]]
-        second = fits.rotations[indices][:, :, plane_axes[1]]
-        points = (
-            circle[None, :, 0:1] * first[:, None] + circle[None, :, 1:2] * second[:, None]
-        ) * radii[:, None, None] + (fits.centers[indices] + offsets)[:, None]
-        return np.stack((points[:, :-1], points[:, 1:]), axis=2).reshape(-1, 2, 3)
-
-    spheres = np.flatnonzero(fits.kinds == KIND_SPHERE)
-    for plane in ((0, 1), (1, 2), (0, 2)):
-        if len(spheres):
-            pieces.append(rings(spheres, plane, fits.radii[spheres], np.zeros((len(spheres), 3))))
-
-    capsules = np.flatnonzero(fits.kinds == KIND_CAPSULE)
-    if len(capsules):
-        radii = fits.radii[capsules]
-        axis = fits.rotations[capsules, :, 2]
-        offset = axis * fits.half_extents[capsules, 2:3]
-        for sign in (-1.0, 1.0):
-            pieces.append(rings(capsules, (0, 1), radii, sign * offset))
-            for plane in ((0, 2), (1, 2)):
-                # Half of a great circle through the pole, on the outer side of each end.
-                ring = rings(capsules, plane, radii, sign * offset).reshape(
-                    len(capsules), circle_segments, 2, 3
-                )
-                outward = np.einsum(
-                    "ckei,ci->cke",
-                    ring - (fits.centers[capsules] + sign * offset)[:, None, None],
-                    axis,
-                )
-                keep = np.all(sign * outward >= -1e-12 * radii[:, None, None], axis=2)
-                pieces.append(ring[keep])
-        for column in (0, 1):
-            side = fits.rotations[capsules, :, column] * radii[:, None]
-            for sign in (-1.0, 1.0):
-                start = fits.centers[capsules] - offset + sign * side
-                pieces.append(np.stack((start, start + 2.0 * offset), axis=1))
-    if not pieces:
-        return np.zeros((0, 2, 3))
-    return np.concatenate(pieces)

@@ -29,6 +29,7 @@ import numpy as np
 
 from . import box_pairs
 from .constants import (
+    CUBE_CORNER_SIGNS,
     KIND_BOX,
     KIND_CAPSULE,
     KIND_SPHERE,
@@ -37,7 +38,7 @@ from .constants import (
     TOUCH_TOLERANCE,
     TRUSTED_CROSS_NORM,
 )
-from .shapes import ShapeBatch
+from .shapes import ShapeBatch, core_segments
 
 # Which core each kind has; pairs are evaluated with the simpler core first.
 CORE_POINT, CORE_SEGMENT, CORE_BOX = 0, 1, 2
@@ -62,7 +63,6 @@ _EDGE_STARTS = np.array(
     ]
 )
 _EDGE_DIRECTIONS = np.repeat(2.0 * np.eye(3), 4, axis=0)
-_VERTEX_SIGNS = np.array([[x, y, z] for x in (-1.0, 1.0) for y in (-1.0, 1.0) for z in (-1.0, 1.0)])
 
 
 @dataclass(frozen=True)
@@ -452,7 +452,7 @@ def _box_box_closest(ca, ra, ea, cb, rb, eb):
     # Vertices of b, in a's frame.
     offset_ba = _to_local(ra, cb - ca)
     vertices = offset_ba[:, None, :] + np.einsum(
-        "mkl,mvl->mvk", np.transpose(relative, (0, 2, 1)), _VERTEX_SIGNS * eb[:, None, :]
+        "mkl,mvl->mvk", np.transpose(relative, (0, 2, 1)), CUBE_CORNER_SIGNS * eb[:, None, :]
     )
     clamped = np.clip(vertices, -ea[:, None, :], ea[:, None, :])
     vertex_gaps = _norm(vertices - clamped)
@@ -571,16 +571,10 @@ def _core_pairing(core_a: int, core_b: int, batch: ShapeBatch, columns: _Columns
     if core_b == CORE_BOX and core_a == CORE_POINT:
         return _point_box(centers_a, centers_b, frames_b, half_b)
     frames_a, half_a = _gather(batch.rotations, a), _gather(batch.half_extents, a)
-    segment_a = _segments(centers_a, frames_a, half_a)
+    segment_a = core_segments(centers_a, frames_a, half_a)
     if core_b == CORE_SEGMENT:
-        return _segment_segment(*segment_a, *_segments(centers_b, frames_b, half_b))
+        return _segment_segment(*segment_a, *core_segments(centers_b, frames_b, half_b))
     return _segment_box(*segment_a, centers_b, frames_b, half_b)
-
-
-def _segments(centers, rotations, half_extents) -> tuple[np.ndarray, np.ndarray]:
-    """A capsule core's end points (m, 3) each: along the third axis, half length each way."""
-    offset = rotations[:, :, 2] * half_extents[:, 2:3]
-    return centers - offset, centers + offset
 
 
 def _check_pairs(batch: ShapeBatch, i, j) -> tuple[np.ndarray, np.ndarray]:
@@ -617,7 +611,7 @@ def _pair_distance(batch: ShapeBatch, columns: _Columns, i, j) -> PairResult:
     a = np.where(swapped, j, i)
     b = np.where(swapped, i, j)
     pairing = np.minimum(core_i, core_j) * 3 + np.maximum(core_i, core_j)
-    # A point is a segment of length zero (its `_segments` are one point twice): point
+    # A point is a segment of length zero (its `core_segments` are one point twice): point
     # and segment pairs join the segment pairs, one closest-point and near-contact
     # normal path and one group fewer to process.
     pairing[pairing == CORE_POINT * 3 + CORE_SEGMENT] = CORE_SEGMENT * 3 + CORE_SEGMENT

@@ -70,6 +70,16 @@ def frames_from_axes(axes: np.ndarray) -> np.ndarray:
     return np.stack([first, second, axes], axis=2)
 
 
+def core_segments(centers, rotations, half_extents) -> tuple[np.ndarray, np.ndarray]:
+    """End points of capsule cores: along each third axis, half its length each way.
+
+    centers: (n, 3); rotations: (n, 3, 3); half_extents: (n, 3), of which column 2 is used
+    returns: (starts, ends), each (n, 3) float64
+    """
+    offset = rotations[:, :, 2] * half_extents[:, 2:3]
+    return centers - offset, centers + offset
+
+
 @dataclass(frozen=True)
 class ShapeBatch:
     """n convex shapes; index k refers to row k of every array.
@@ -200,6 +210,15 @@ class ShapeBatch:
             radii=self.radii[indices],
         )
 
+    def with_rows(self, rows, shapes: ShapeBatch) -> ShapeBatch:
+        """A copy with the shapes at `rows` ((m,) int) replaced by `shapes` (m shapes, in
+        that order); this batch is left as it is."""
+        fields = {}
+        for name in ("kinds", "centers", "rotations", "half_extents", "radii"):
+            fields[name] = getattr(self, name).copy()
+            fields[name][rows] = getattr(shapes, name)
+        return ShapeBatch(**fields)
+
     def aabbs(self) -> tuple[np.ndarray, np.ndarray]:
         """Axis-aligned bounds: (lo, hi), each (n, 3)."""
         half = np.einsum("nij,nj->ni", np.abs(self.rotations), self.half_extents)
@@ -208,5 +227,4 @@ class ShapeBatch:
 
     def capsule_segments(self) -> tuple[np.ndarray, np.ndarray]:
         """Core segments as (starts, ends), each (n, 3), along each shape's third axis."""
-        offset = self.rotations[:, :, 2] * self.half_extents[:, 2:3]
-        return self.centers - offset, self.centers + offset
+        return core_segments(self.centers, self.rotations, self.half_extents)

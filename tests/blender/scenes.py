@@ -1,5 +1,7 @@
 """Building small test scenes with the real bpy API."""
 
+import sys
+
 import bmesh
 import bpy
 import numpy as np
@@ -101,3 +103,10 @@ def records(scene=None):
     """The clash list as sorted (name_a, name_b) tuples."""
     scene = scene or bpy.context.scene
     return sorted((record.name_a, record.name_b) for record in scene.collide.clashes)
+
+
+def read_proxies(addon):
+    """The proxies of the current scene, read with fresh caches by the add-on module
+    `addon` (installed under its own package name)."""
+    reader = sys.modules[f"{addon.__name__}.blender.scene"].ProxyReader()
+    return reader.read(bpy.context.evaluated_depsgraph_get(), bpy.context.scene)

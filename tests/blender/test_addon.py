@@ -17,11 +17,6 @@ def blender_module(addon, name):
     return sys.modules[f"{addon.__name__}.blender.{name}"]
 
 
-def read(addon):
-    scene_module = blender_module(addon, "scene")
-    return scene_module.read_proxies(bpy.context.evaluated_depsgraph_get(), bpy.context.scene)
-
-
 def distances_to_proxy(addon, proxies, index: int, points: np.ndarray) -> np.ndarray:
     """Signed distance from each point (m, 3) to proxy `index`: (m,)."""
     core = sys.modules[f"{addon.__name__}.core"]
@@ -99,7 +94,7 @@ def test_by_default_objects_resting_on_the_floor_are_no_clash(addon):
     turned.rotation_euler = (0.0, 0.0, math.radians(-40))
     scenes.add_object("Sunk", scenes.mesh("cube"), location=(6, 6, 0.75))
     bpy.context.view_layer.update()
-    proxies = read(addon)
+    proxies = scenes.read_proxies(addon)
     pairs = {("Floor", "Crate"), ("Floor", "Turned")}
     for name in ("Crate", "Turned"):
         index = proxies.names.index(name)
@@ -156,7 +151,7 @@ def test_parented_scaled_and_sheared_objects_are_enclosed(addon):
     gram = linear.T @ linear
     assert abs(gram[0, 1]) > 0.1, "the test needs a sheared world matrix"
 
-    proxies = read(addon)
+    proxies = scenes.read_proxies(addon)
     for obj in (parent, child, stretched_parent, sheared):
         index = proxies.names.index(obj.name)
         distances = distances_to_proxy(addon, proxies, index, scenes.world_vertices(obj))
@@ -188,7 +183,7 @@ def test_geometry_nodes_and_collection_instances(addon):
         empty.location = (x, 0.0, 0.0)
         bpy.context.scene.collection.objects.link(empty)
 
-    proxies = read(addon)
+    proxies = scenes.read_proxies(addon)
     assert sorted(proxies.names) == [
         "Host/Mesh[0]",
         "Host/Mesh[1]",
@@ -221,16 +216,16 @@ def test_scope_and_what_takes_part(addon):
     scene.collection.children.link(group)
     c = scenes.add_object("C", scenes.mesh("cube"), location=(0, 1, 0), collection=group)
 
-    assert sorted(read(addon).names) == ["A", "B", "C"]
+    assert sorted(scenes.read_proxies(addon).names) == ["A", "B", "C"]
     scene.collide.scope = "COLLECTION"
     with pytest.raises(RuntimeError, match="collection"):
         bpy.ops.collide.detect()
     scene.collide.collection = group
-    assert read(addon).names == ["C"]
+    assert scenes.read_proxies(addon).names == ["C"]
     scene.collide.scope = "SELECTION"
     for obj in (a, b, c):
         obj.select_set(obj is not c)
-    assert sorted(read(addon).names) == ["A", "B"]
+    assert sorted(scenes.read_proxies(addon).names) == ["A", "B"]
     bpy.ops.collide.detect()
     assert scenes.records() == [("A", "B")]
 
@@ -473,7 +468,7 @@ def test_live_records_and_tints_follow_random_moves(addon):
         for obj in rng.choice(objects, size=6, replace=False):
             obj.location = rng.uniform(0, 8, 3)
         bpy.context.view_layer.update()
-        proxies = read(addon)
+        proxies = scenes.read_proxies(addon)
         pairs = core.find_pairs(proxies.batch)
         expected = {(proxies.names[i], proxies.names[j]) for i, j in pairs}
         listed = rows_in_order()

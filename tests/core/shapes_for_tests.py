@@ -1,8 +1,10 @@
-"""Random shapes for the core tests, and an independent reference for containment."""
+"""Random shapes and rotations for the core tests, and independent references for
+containment in shapes and in fits."""
 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import strategies as st
 
 from collide_addon.core import KIND_BOX, KIND_CAPSULE, KIND_SPHERE, ShapeBatch
@@ -75,3 +77,32 @@ def distance_inside(batch: ShapeBatch, index: int, points: np.ndarray) -> np.nda
     t = np.clip((points - a) @ ab / max(ab @ ab, 1e-300), 0, 1) if ab @ ab > 0 else 0.0
     closest = a + np.multiply.outer(t, ab) if np.ndim(t) else np.broadcast_to(a, points.shape)
     return np.linalg.norm(points - closest, axis=1) - radius
+
+
+def random_rotation(rng: np.random.Generator) -> np.ndarray:
+    """A uniformly random proper rotation (3, 3)."""
+    q, r = np.linalg.qr(rng.normal(size=(3, 3)))
+    q = q * np.sign(np.diag(r))
+    if np.linalg.det(q) < 0:
+        q[:, 0] = -q[:, 0]
+    return q
+
+
+def outside_distance(fit, points: np.ndarray) -> np.ndarray:
+    """How far each point (n, 3) lies outside the fitted shape (a `ProxyFit`): (n,),
+    <= 0 inside."""
+    local = (points - fit.center) @ fit.rotation
+    if fit.kind == KIND_BOX:
+        return np.max(np.abs(local) - fit.half_extents, axis=1)
+    if fit.kind == KIND_SPHERE:
+        return np.linalg.norm(local, axis=1) - fit.radius
+    half_length = fit.half_extents[2]
+    nearest = np.zeros_like(local)
+    nearest[:, 2] = np.clip(local[:, 2], -half_length, half_length)
+    return np.linalg.norm(local - nearest, axis=1) - fit.radius
+
+
+def assert_proper_rotation(rotation: np.ndarray) -> None:
+    """Orthonormal with determinant +1, to 1e-12."""
+    np.testing.assert_allclose(rotation.T @ rotation, np.eye(3), atol=1e-12)
+    assert np.linalg.det(rotation) == pytest.approx(1.0, abs=1e-12)

@@ -8,9 +8,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from collide_addon.core import CoherentBounds, find_contacts, find_pairs
-from collide_addon.core.broad import overlapping_bounds
+from collide_addon.core.grid import overlapping_bounds
 from collide_addon.core.synthetic import mixed_scene, random_rotations
-from tests.core.test_broad import brute_force_bounds
+from tests.core.test_grid import brute_force_bounds
 
 
 def as_set(pairs: np.ndarray) -> set[tuple[int, int]]:

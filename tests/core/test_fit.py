@@ -6,6 +6,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
+from collide_addon.core import ShapeBatch
 from collide_addon.core.constants import KIND_BOX, KIND_CAPSULE, KIND_SPHERE
 from collide_addon.core.fit import (
     fit_auto,
@@ -13,13 +14,9 @@ from collide_addon.core.fit import (
     fit_capsule,
     fit_shape,
     fit_sphere,
-    fits_to_batch,
-    mesh_volume,
-    place_fits,
-    polar_decompose,
     stack_fits,
-    wireframe_segments,
 )
+from tests.core.shapes_for_tests import assert_proper_rotation, outside_distance, random_rotation
 
 CORNERS = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], float)
 TOLERANCE = 1e-9
@@ -29,32 +26,6 @@ point_clouds = st.integers(1, 60).flatmap(
     lambda count: arrays(np.float64, (count, 3), elements=coordinates)
 )
 seeds = st.integers(0, 2**32 - 1)
-
-
-def random_rotation(rng: np.random.Generator) -> np.ndarray:
-    q, r = np.linalg.qr(rng.normal(size=(3, 3)))
-    q = q * np.sign(np.diag(r))
-    if np.linalg.det(q) < 0:
-        q[:, 0] = -q[:, 0]
-    return q
-
-
-def outside_distance(fit, points: np.ndarray) -> np.ndarray:
-    """How far each point (n, 3) lies outside the fitted shape (<= 0 inside)."""
-    local = (points - fit.center) @ fit.rotation
-    if fit.kind == KIND_BOX:
-        return np.max(np.abs(local) - fit.half_extents, axis=1)
-    if fit.kind == KIND_SPHERE:
-        return np.linalg.norm(local, axis=1) - fit.radius
-    half_length = fit.half_extents[2]
-    nearest = np.zeros_like(local)
-    nearest[:, 2] = np.clip(local[:, 2], -half_length, half_length)
-    return np.linalg.norm(local - nearest, axis=1) - fit.radius
-
-
-def assert_proper_rotation(rotation: np.ndarray) -> None:
-    np.testing.assert_allclose(rotation.T @ rotation, np.eye(3), atol=1e-12)
-    assert np.linalg.det(rotation) == pytest.approx(1.0, abs=1e-12)
 
 
 @pytest.mark.parametrize("shape", ["AUTO", "BOX", "SPHERE", "CAPSULE"])
@@ -179,53 +150,13 @@ def test_unknown_shape_is_rejected():
         fit_shape(CORNERS, "HULL")
 
 
-@given(seed=seeds, sheared=st.booleans(), mirrored=st.booleans())
-@settings(max_examples=60, deadline=None)
-def test_polar_decomposition_places_fits_exactly(seed, sheared, mirrored):
-    """Fitting in stretched space then moving rigidly encloses the transformed points."""
-    rng = np.random.default_rng(seed)
-    linear = random_rotation(rng) @ np.diag(rng.uniform(0.2, 3.0, 3))
-    if sheared:
-        linear = random_rotation(rng) @ np.diag(rng.uniform(0.2, 3.0, 3)) @ linear
-    if mirrored:
-        linear[:, 1] = -linear[:, 1]
-    orthogonal, stretch = polar_decompose(linear[None])
-    np.testing.assert_allclose(orthogonal[0] @ stretch[0], linear, atol=1e-12)
-    np.testing.assert_allclose(stretch[0], stretch[0].T, atol=1e-12)
-    np.testing.assert_allclose(orthogonal[0].T @ orthogonal[0], np.eye(3), atol=1e-12)
-    points = rng.uniform(-1, 1, (40, 3))
-    translation = rng.uniform(-10, 10, 3)
-    world = points @ linear.T + translation
-    scale = 1.7
-    for fitter in (fit_box, fit_sphere, fit_capsule):
-        fit = fitter(points @ (stretch[0] / scale).T)
-        placed = place_fits(stack_fits([fit]), orthogonal, np.array([scale]), translation[None])
-        assert_proper_rotation(placed.rotations[0])
-        world_fit = type(fit)(
-            kind=fit.kind,
-            center=placed.centers[0],
-            rotation=placed.rotations[0],
-            half_extents=placed.half_extents[0],
-            radius=placed.radii[0],
-            volume=fit.volume * scale**3,
-        )
-        assert outside_distance(world_fit, world).max() <= 1e-9 * 30
-
-
 def test_stack_fits_of_nothing():
     stacked = stack_fits([])
+    assert len(stacked) == 0 and stacked.kinds.dtype == np.int8
     assert stacked.centers.shape == (0, 3) and stacked.rotations.shape == (0, 3, 3)
 
 
-def test_mesh_volume_of_a_cube():
-    vertices = CORNERS * [1.0, 2.0, 0.5]
-    faces = np.array([[0, 1, 3, 2], [4, 6, 7, 5], [0, 4, 5, 1], [2, 3, 7, 6], [0, 2, 6, 4]])
-    faces = np.vstack((faces, [[1, 5, 7, 3]]))
-    triangles = np.vstack((faces[:, [0, 1, 2]], faces[:, [0, 2, 3]]))
-    assert mesh_volume(vertices, triangles) == pytest.approx(8.0)
-
-
-def test_fits_to_batch_keeps_the_order_and_the_shapes():
+def test_stack_fits_keeps_the_order_and_the_shapes():
     rng = np.random.default_rng(9)
     clouds = [
         rng.normal(size=(50, 3)) * scale + offset
@@ -236,7 +167,8 @@ def test_fits_to_batch_keeps_the_order_and_the_shapes():
         )
     ]
     fits = [fit_box(clouds[0]), fit_sphere(clouds[1]), fit_capsule(clouds[2]), fit_box(clouds[1])]
-    batch = fits_to_batch(stack_fits(fits))
+    batch = stack_fits(fits)
+    assert isinstance(batch, ShapeBatch)
     np.testing.assert_array_equal(batch.kinds, [KIND_BOX, KIND_SPHERE, KIND_CAPSULE, KIND_BOX])
     for index, fit in enumerate(fits):
         np.testing.assert_allclose(batch.centers[index], fit.center, atol=1e-12)
@@ -245,22 +177,6 @@ def test_fits_to_batch_keeps_the_order_and_the_shapes():
     # A capsule's axis survives (the frame around it may differ).
     axis = batch.rotations[2][:, 2]
     assert abs(axis @ fits[2].rotation[:, 2]) == pytest.approx(1.0)
-
-
-def test_wireframe_segments_lie_on_the_shapes():
-    rng = np.random.default_rng(4)
-    fits = [
-        fit_box(rng.normal(size=(40, 3)) * [2, 1, 0.5]),
-        fit_sphere(rng.normal(size=(40, 3))),
-        fit_capsule(rng.normal(size=(40, 3)) * [0.2, 0.2, 3]),
-    ]
-    for fit in fits:
-        segments = wireframe_segments(stack_fits([fit]), circle_segments=16)
-        assert segments.shape[1:] == (2, 3) and len(segments) > 0
-        ends = segments.reshape(-1, 3)
-        np.testing.assert_allclose(outside_distance(fit, ends), 0.0, atol=1e-9)
-    assert len(wireframe_segments(stack_fits([fits[0]]))) == 12
-    assert wireframe_segments(stack_fits([])).shape == (0, 2, 3)
 
 
 def test_a_box_mesh_is_its_own_hull_and_fits_exactly():

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from collide_addon.core import KIND_BOX, KIND_CAPSULE, KIND_SPHERE, ShapeBatch
+from collide_addon.core.constants import CUBE_CORNER_SIGNS
 from collide_addon.core.shapes import frames_from_axes
 
 
@@ -65,6 +66,27 @@ def test_take_selects_rows():
     batch = ShapeBatch.spheres([[0, 0, 0], [1, 1, 1], [2, 2, 2]], [1.0, 2.0, 3.0])
     picked = batch.take([2, 0])
     np.testing.assert_array_equal(picked.radii, [3.0, 1.0])
+
+
+def test_with_rows_replaces_rows_in_a_copy():
+    batch = ShapeBatch.spheres([[0, 0, 0], [1, 1, 1], [2, 2, 2]], [1.0, 2.0, 3.0])
+    boxes = ShapeBatch.boxes(
+        [[5, 5, 5], [6, 6, 6]], np.broadcast_to(np.eye(3), (2, 3, 3)), np.ones((2, 3))
+    )
+    replaced = batch.with_rows(np.array([2, 0]), boxes)
+    np.testing.assert_array_equal(replaced.kinds, [KIND_BOX, KIND_SPHERE, KIND_BOX])
+    np.testing.assert_array_equal(replaced.centers, [[6, 6, 6], [1, 1, 1], [5, 5, 5]])
+    np.testing.assert_array_equal(replaced.radii, [0.0, 2.0, 0.0])
+    np.testing.assert_array_equal(replaced.half_extents[[0, 2]], np.ones((2, 3)))
+    np.testing.assert_array_equal(batch.radii, [1.0, 2.0, 3.0])  # the original is kept
+    assert (batch.kinds == KIND_SPHERE).all()
+
+
+def test_cube_corner_signs_are_the_eight_corners_once():
+    assert CUBE_CORNER_SIGNS.shape == (8, 3) and CUBE_CORNER_SIGNS.dtype == np.float64
+    assert len({tuple(row) for row in CUBE_CORNER_SIGNS.tolist()}) == 8
+    assert set(CUBE_CORNER_SIGNS.ravel().tolist()) == {-1.0, 1.0}
+    assert not CUBE_CORNER_SIGNS.flags.writeable
 
 
 def test_shape_mismatch_is_rejected():

@@ -1,0 +1,29 @@
+"""The box grid: overlapping_bounds equals the brute-force all-pairs answer."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from collide_addon.core.grid import overlapping_bounds
+
+
+def brute_force_bounds(lo: np.ndarray, hi: np.ndarray) -> set[tuple[int, int]]:
+    i, j = np.triu_indices(len(lo), k=1)
+    overlap = ((lo[i] <= hi[j]) & (lo[j] <= hi[i])).all(axis=1)
+    return set(zip(i[overlap].tolist(), j[overlap].tolist(), strict=True))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(0, 80))
+def test_overlapping_bounds_of_wildly_different_sizes(seed, count):
+    rng = np.random.default_rng(seed)
+    centers = rng.uniform(-50, 50, (count, 3))
+    half = 10.0 ** rng.uniform(-3, 2, (count, 3))
+    half[rng.random(count) < 0.1] = 0.0  # points
+    lo, hi = centers - half, centers + half
+    found = overlapping_bounds(lo, hi)
+    assert len(found) == len({tuple(p) for p in found.tolist()}), "a pair was reported twice"
+    assert (found[:, 0] < found[:, 1]).all()
+    assert {tuple(p) for p in found.tolist()} == brute_force_bounds(lo, hi)
