@@ -161,22 +161,22 @@ def main(argv: list[str]) -> int:
 
 def run_report(addon, arguments: argparse.Namespace) -> int:
     """Run the clash tests and write the reports; the exit status."""
-    clash = importlib.import_module(addon.__name__ + ".core.clash")
+    clash_tests = importlib.import_module(addon.__name__ + ".clash.tests")
     json_report = importlib.import_module(addon.__name__ + ".report.json_report")
     report_run = importlib.import_module(addon.__name__ + ".blender.report_run")
     clash_test_props = importlib.import_module(addon.__name__ + ".blender.clash_test_props")
     try:
         if arguments.tests:
-            tests = clash.load_tests(arguments.tests)
+            tests = clash_tests.load_tests(arguments.tests)
         else:
             tests = clash_test_props.scene_clash_tests(bpy.context.scene) or [
-                clash.ClashTest("all proxies, hard")
+                clash_tests.ClashTest("all proxies, hard")
             ]
         baseline = json_report.read_json_report(arguments.baseline) if arguments.baseline else None
-    except (clash.ClashTestError, json_report.ReportError) as error:
+    except (clash_tests.ClashTestError, json_report.ReportError) as error:
         return fail(str(error))
     try:
-        report, status = report_run.run_clash_report(
+        result = report_run.run_clash_report(
             tests,
             frames=arguments.frames,
             baseline=baseline,
@@ -192,7 +192,7 @@ def run_report(addon, arguments: argparse.Namespace) -> int:
         return fail(str(error))
     except OSError as error:
         return fail(f"cannot write a report: {error}")
-    summary = report["summary"]
+    summary = result.report["summary"]
     counts = ", ".join(f"{count} {name}" for name, count in summary["by_status"].items())
     written = [
         path for path in (arguments.json, arguments.html, arguments.csv, arguments.bcf) if path
@@ -200,11 +200,12 @@ def run_report(addon, arguments: argparse.Namespace) -> int:
     print(f"collide: {summary['open']} open clashes ({counts})", file=sys.stderr)
     for path in written:
         print(f"collide: wrote {path}", file=sys.stderr)
-    if status:
-        fail_on = clash.effective_fail_on(arguments.fail_on, baseline is not None)
-        failing = clash.count_failing(report["clashes"], fail_on)
-        print(f"clash_report: {failing} clashes counted by --fail-on {fail_on}", file=sys.stderr)
-    return status
+    if result.failing:
+        print(
+            f"clash_report: {result.failing} clashes counted by --fail-on {result.fail_on}",
+            file=sys.stderr,
+        )
+    return result.exit_status
 
 
 def run() -> None:

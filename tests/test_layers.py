@@ -8,9 +8,12 @@ modules has no circle.
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parent.parent / "collide_addon"
+REPO = Path(__file__).resolve().parent.parent
+PACKAGE = REPO / "collide_addon"
 LAYERS = ("core", "clash", "report", "blender")
 BLENDER_MODULES = {"bpy", "bmesh", "mathutils", "gpu", "gpu_extras", "bpy_extras", "addon_utils"}
 
@@ -111,3 +114,23 @@ def test_the_checks_see_the_imports_they_judge():
     assert "collide_addon.core.narrow" in graph["collide_addon.core.broad"]
     assert "collide_addon.core" in graph["collide_addon.blender.session"]
     assert "collide_addon.blender" in graph["collide_addon"]  # imported in register()
+
+
+def test_core_clash_and_report_import_and_run_without_blender():
+    """Importing every module of the three lower layers in a fresh interpreter loads no
+    Blender module and nothing of blender/ (indirect imports included)."""
+    lower = sorted(
+        _module_name(path)
+        for path in PACKAGE.rglob("*.py")
+        if _layer(_module_name(path)) is not None
+        and LAYERS[_layer(_module_name(path))] != "blender"
+    )
+    assert "collide_addon.report.run" in lower and "collide_addon.clash.evaluate" in lower
+    code = "import sys\n" + "".join(f"import {name}\n" for name in lower)
+    code += "print('\\n'.join(sorted(sys.modules)))\n"
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True
+    )
+    loaded = result.stdout.split()
+    assert [name for name in loaded if name.split(".")[0] in BLENDER_MODULES] == []
+    assert not any(name.startswith("collide_addon.blender") for name in loaded)

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core.clash import (
+from ..clash.tests import (
     TESTS_FORMAT,
     TESTS_VERSION,
     ClashTest,
@@ -62,7 +62,7 @@ def _selector_dict(selector_props, where: str) -> dict[str, Any]:
 
 
 def clash_test_dict(test_props) -> dict[str, Any]:
-    """JSON form (`core.clash.clash_test_from_dict`'s input) of a `CollideClashTest`."""
+    """JSON form (`clash.tests.clash_test_from_dict`'s input) of a `CollideClashTest`."""
     where = f"clash test {test_props.name!r}"
     return {
         "name": test_props.name,

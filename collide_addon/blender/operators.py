@@ -8,7 +8,7 @@ import bpy
 from bpy.props import BoolProperty, EnumProperty, IntProperty, StringProperty
 from bpy_extras.io_utils import ExportHelper, ImportHelper
 
-from ..core.clash import ClashTestError, load_tests, save_tests
+from ..clash.tests import ClashTestError, load_tests, save_tests
 from . import clash_test_props, report_run, session
 
 
@@ -389,14 +389,14 @@ class COLLIDE_OT_export_report(bpy.types.Operator):
             return {"CANCELLED"}
         try:
             tests = clash_test_props.scene_clash_tests(context.scene)
-            report, _ = report_run.run_clash_report(
+            report = report_run.run_clash_report(
                 tests,
                 context=context,
                 frames=self._frames(context.scene),
                 thumbnails=self.thumbnails,
                 substeps=self.substeps,
                 **paths,
-            )
+            ).report
         except (ClashTestError, report_run.ClashRunError, OSError) as error:
             self.report({"ERROR"}, str(error))
             return {"CANCELLED"}

@@ -13,6 +13,7 @@ from bpy.props import (
     StringProperty,
 )
 
+from ..clash.tests import TEST_TYPE_DESCRIPTIONS
 from . import draw, session
 
 SCOPE_ITEMS = (
@@ -39,11 +40,9 @@ SHAPE_ITEMS = (
     ("SPHERE", "Sphere", "Near-minimal enclosing sphere"),
     ("CAPSULE", "Capsule", "Capsule along the principal axis"),
 )
-TEST_TYPE_ITEMS = (
-    ("hard", "Hard", "Penetration deeper than the tolerance"),
-    ("clearance", "Clearance", "Closer than the required gap (the tolerance, > 0)"),
-    ("touching", "Touching", "Within plus or minus the tolerance"),
-    ("duplicates", "Duplicates", "Same geometry at the same place, within the tolerance"),
+TEST_TYPE_ITEMS = tuple(
+    (test_type, test_type.capitalize(), description)
+    for test_type, description in TEST_TYPE_DESCRIPTIONS.items()
 )
 SET_B_ITEMS = (
     ("SAME_AS_A", "Same as A", "Check set A against itself"),
@@ -131,7 +130,7 @@ class CollideCustomProperty(bpy.types.PropertyGroup):
 
 class CollideSelector(bpy.types.PropertyGroup):
     """Which objects a set of a clash test takes; every criterion given must hold (see
-    core.clash.Selector). An empty selector takes every object."""
+    clash.tests.Selector). An empty selector takes every object."""
 
     collections: CollectionProperty(type=CollideCollectionName)
     name_glob: StringProperty(
@@ -156,7 +155,7 @@ class CollideIgnorePair(bpy.types.PropertyGroup):
 
 
 class CollideClashTest(bpy.types.PropertyGroup):
-    """One clash test, the scene-side form of core.clash.ClashTest (converted by
+    """One clash test, the scene-side form of clash.tests.ClashTest (converted by
     `clash_test_props`); the built-in `name` is the test's name, unique, as clash ids derive
     from it."""
 

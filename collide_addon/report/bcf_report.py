@@ -21,7 +21,6 @@ IFC's base-64 form (`compress_guid`), so the same name always gives the same Ifc
 from __future__ import annotations
 
 import io
-import math
 import re
 import uuid
 import xml.etree.ElementTree as ElementTree
@@ -33,19 +32,17 @@ from typing import Any
 
 import numpy as np
 
-from .atomic import write_bytes_atomic
+from ..clash.atomic import write_bytes_atomic
+from .common import PNG_SIGNATURE, format_intervals
+from .viewpoint import FIELD_OF_VIEW_DEGREES, camera_for_clash
 
 # Fixed namespace for every uuid5 this module derives; changing it changes every guid.
 COLLIDE_NAMESPACE = uuid.UUID("6c1f4a1e-2b8e-5d0c-9a57-3e0c0b1d2f4a")
 IFC_BASE64 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_$"
 IFC_GUID_PATTERN = re.compile(r"[0-3][0-9A-Za-z_$]{21}")
 IFC_GUID_PROPERTIES = ("IfcGuid", "GlobalId")
-PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
-FIELD_OF_VIEW_DEGREES = 60.0  # BCF 2.1 allows 45 to 60
 COLOR_A = "FF0000"
 COLOR_B = "0000FF"
-# The camera looks down at the clash from the front right, like Blender's default view.
-VIEW_FROM = np.array([1.0, -1.0, 0.8]) / np.linalg.norm([1.0, -1.0, 0.8])
 # Characters XML 1.0 cannot carry at all; object names could hold them.
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
@@ -60,16 +57,6 @@ def compress_guid(value: uuid.UUID) -> str:
         number, digit = divmod(number, 64)
         digits.append(IFC_BASE64[digit])
     return "".join(reversed(digits))
-
-
-def expand_guid(ifc_guid: str) -> uuid.UUID:
-    """Inverse of `compress_guid`. Raises ValueError for a string that is not one."""
-    if not IFC_GUID_PATTERN.fullmatch(ifc_guid):
-        raise ValueError(f"not an IFC guid: {ifc_guid!r}")
-    number = 0
-    for character in ifc_guid:
-        number = number * 64 + IFC_BASE64.index(character)
-    return uuid.UUID(int=number)
 
 
 def object_ifc_guid(name: str, properties: Mapping[str, Any] | None = None) -> str:
@@ -90,25 +77,6 @@ def topic_guid(clash_id: str) -> str:
 def viewpoint_guid(clash_id: str) -> str:
     """Stable BCF viewpoint guid of a clash."""
     return str(uuid.uuid5(COLLIDE_NAMESPACE, "viewpoint:" + clash_id))
-
-
-def camera_for_clash(
-    point, bounds, field_of_view_degrees: float = FIELD_OF_VIEW_DEGREES
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """A perspective camera aimed at `point` from the front right and above, far enough
-    that the sphere around `bounds` fills the field of view.
-
-    point: (3,); bounds: (2, 3) [lo, hi] of the two objects
-    returns: (position, unit direction, unit up vector), each (3,)
-    """
-    point = np.asarray(point, dtype=np.float64)
-    lo, hi = np.asarray(bounds, dtype=np.float64)
-    # The bounds' sphere around the clash point, at least 10 cm so a tiny clash is framed.
-    radius = max(float(np.linalg.norm(np.maximum(np.abs(hi - point), np.abs(lo - point)))), 0.1)
-    distance = radius / math.sin(math.radians(field_of_view_degrees) / 2)
-    direction = -VIEW_FROM
-    up = np.array([0.0, 0.0, 1.0]) - direction[2] * direction
-    return point + VIEW_FROM * distance, direction, up / np.linalg.norm(up)
 
 
 def _text(value: Any) -> str:
@@ -138,9 +106,7 @@ def _vector(parent: ElementTree.Element, tag: str, values: np.ndarray) -> None:
 def _describe(clash: Mapping[str, Any]) -> str:
     distance = clash["distance"]
     depth = f"penetration {-distance:.4g} m" if distance < 0 else f"distance {distance:.4g} m"
-    frames = ", ".join(
-        str(first) if first == last else f"{first}-{last}" for first, last in clash["frames"]
-    )
+    frames = format_intervals(clash["frames"], ", ")
     kind_a, kind_b = clash["kinds"]
     return (
         f"{clash['type']} clash of test {clash['test']!r}: {clash['a']!r} ({kind_a}) and "

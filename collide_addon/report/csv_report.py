@@ -15,7 +15,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from .atomic import write_text_atomic
+from ..clash.atomic import write_text_atomic
+from .common import format_intervals
 
 COLUMNS = (
     "id",
@@ -39,11 +40,6 @@ _FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 def safe_cell(text: str) -> str:
     """`text` with an apostrophe in front if a spreadsheet would read it as a formula."""
     return "'" + text if text.startswith(_FORMULA_STARTS) else text
-
-
-def format_intervals(intervals: list[list[int]]) -> str:
-    """[[1, 12], [40, 40]] -> "1-12;40"."""
-    return ";".join(str(first) if first == last else f"{first}-{last}" for first, last in intervals)
 
 
 def csv_text(report: Mapping[str, Any]) -> str:

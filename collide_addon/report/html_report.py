@@ -16,10 +16,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..core.clash import STATUSES
-from .atomic import write_text_atomic
-from .bcf_report import PNG_SIGNATURE
-from .csv_report import format_intervals
+from ..clash.atomic import write_text_atomic
+from ..clash.records import STATUSES
+from .common import PNG_SIGNATURE, format_intervals
 
 # The timeline stays readable and the file small for large runs: it shows the worst
 # clashes (report order) up to this many rows and says how many it left out.

@@ -8,7 +8,7 @@ Document (schema: `schema/collide-report-1.schema.json`):
      "frames": [start, end, step],        the scanned range, inclusive
      "tests": [test, ...],                clash tests in their tests-file form
      "objects": {name: {"ifc_guid": str}}, per clashing object (see bcf_report)
-     "clashes": [clash, ...],             clash dicts, see collide_addon.core.clash
+     "clashes": [clash, ...],             see collide_addon.clash.records.ClashRecord
      "summary": {...},                    see `summarize`
      "groups": {...}}                     open clashes grouped, see `group_open_clashes`
 
@@ -23,15 +23,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..core.clash import (
-    STATUSES,
-    ClashTest,
-    clash_test_to_dict,
-    group_by_cluster,
-    group_by_object,
-    group_by_test,
-)
-from .atomic import write_text_atomic
+from ..clash.atomic import write_text_atomic
+from ..clash.groups import group_by_cluster, group_by_object, group_by_test
+from ..clash.records import STATUSES
+from ..clash.tests import ClashTest, clash_test_to_dict
 
 # Clash points closer than this (scene units, metres by default) share a cluster.
 DEFAULT_CLUSTER_RADIUS = 1.0
@@ -76,7 +71,7 @@ def group_open_clashes(
 
     by_object: {object name: [id, ...]}, by_test: {test name: [id, ...]},
     clusters: [{"center": [x, y, z], "clashes": [id, ...]}, ...] of clash points closer
-    than `cluster_radius` (see collide_addon.core.clash.group_by_cluster), largest first
+    than `cluster_radius` (see collide_addon.clash.groups.group_by_cluster), largest first
     """
     open_clashes = [record for record in clashes if record["status"] != "resolved"]
     return {

@@ -71,7 +71,7 @@ def stored_tests(addon):
 
 
 def test_json_to_scene_to_clash_tests_to_json_is_exact(addon, tmp_path):
-    clash = module(addon, "core.clash")
+    clash = module(addon, "clash.tests")
     path = write_tests(tmp_path, TESTS_DOCUMENT)
     assert bpy.ops.collide.clash_tests_import(filepath=str(path)) == {"FINISHED"}
     assert len(bpy.context.scene.collide.clash_tests) == 2
@@ -211,10 +211,10 @@ def test_export_report_writes_the_reports_of_the_scene_tests(addon, tmp_path):
     assert (tmp_path / "frame2.html").is_file() and not (tmp_path / "frame2.csv").exists()
 
     # The runner behind the button, from Python.
-    runner_report, status = addon.blender.run_clash_report(
+    result = addon.blender.run_clash_report(
         addon.blender.scene_clash_tests(scene), frames=(2, 2, 1)
     )
-    assert status == 1 and runner_report["clashes"] == report["clashes"]
+    assert result.exit_status == 1 and result.report["clashes"] == report["clashes"]
 
 
 def test_tests_survive_save_and_reload(addon, tmp_path):

@@ -139,7 +139,7 @@ STORED_TESTS = [
 REGISTER_SETTINGS = f"""
 sys.path.insert(0, {str(REPO)!r})
 from collide_addon.blender import clash_test_props, props
-from collide_addon.core.clash import clash_test_from_dict
+from collide_addon.clash.tests import clash_test_from_dict
 
 props.register()
 """

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import numpy as np
 import pytest
 
@@ -94,12 +91,3 @@ def test_shape_mismatch_is_rejected():
         ShapeBatch.spheres([1.0, 2.0, 3.0], [1.0])
     with pytest.raises(ValueError, match="differ in length"):
         ShapeBatch.spheres([[0, 0, 0]], [1.0, 2.0])
-
-
-def test_core_and_report_do_not_import_blender():
-    code = (
-        "import sys, collide_addon.core, collide_addon.report\n"
-        "bad = [m for m in ('bpy', 'mathutils', 'bmesh', 'gpu') if m in sys.modules]\n"
-        "assert not bad, bad\n"
-    )
-    subprocess.run([sys.executable, "-c", code], check=True)

@@ -1,4 +1,7 @@
-"""Atomic file writes: a reader sees the old file or the new one, never half of one."""
+"""Atomic file writes: a reader sees the old file or the new one, never half of one.
+
+Here rather than in `report/` because tests files are written atomically too, and this
+package may not import the reports."""
 
 from __future__ import annotations
 

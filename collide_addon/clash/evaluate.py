@@ -1,0 +1,395 @@
+"""Evaluating clash tests: object metadata -> ObjectTable, a test over the table ->
+PreparedTest, a PreparedTest and the shapes of one frame -> FrameHits.
+
+    [ObjectMetadata] -> ObjectTable                       once per run (or when the
+                                                          objects taking part change)
+    ClashTest + ObjectTable -> PreparedTest               selectors and ignore rules
+    PreparedTest + ShapeBatch at a frame -> FrameHits     `evaluate_frame`
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..core import CoherentBounds, ShapeBatch, find_contacts
+from ..core.columns import concatenate_fields
+from ..core.constants import CUBE_CORNER_SIGNS
+from ..core.contact import contact_epsilon, largest_contact_epsilon, penetrating, touching, within
+from .tests import ClashTest, Selector
+
+
+@dataclass(frozen=True)
+class ObjectMetadata:
+    """What selectors and ignore rules look at, for one object; plain data, no Blender.
+
+    type: Blender's object type ("MESH", "EMPTY", ...)
+    collections: names of the collections the object is linked to
+    parent: parent object's name, None without parent
+    properties: custom properties (name -> value)
+    instance_source: what the object is an instance of, e.g. the instanced collection or
+        the mesh data shared by linked duplicates; None if not an instance (the Blender
+        glue, `blender/report_run.py`, defines the values)
+    is_instance: the object is an instance made by another object (its instancer), so
+        `properties` are the instancer's and say nothing of the instance's own identity
+        (a report gives it no IfcGuid taken from them)
+    """
+
+    name: str
+    type: str = "MESH"
+    collections: tuple[str, ...] = ()
+    parent: str | None = None
+    properties: Mapping[str, Any] = field(default_factory=dict)
+    instance_source: str | None = None
+    is_instance: bool = False
+
+
+def select_objects(selector: Selector, objects: Sequence[ObjectMetadata]) -> np.ndarray:
+    """Which objects the selector takes.
+
+    returns: (n,) bool
+    """
+    # String matching has no bulk numpy form; this loop runs once per run and test, not
+    # per frame or per pair.
+    name_pattern = re.compile(fnmatch.translate(selector.name)) if selector.name else None
+    wanted_collections = set(selector.collections)
+    wanted_types = set(selector.types)
+
+    def takes(obj: ObjectMetadata) -> bool:
+        if name_pattern is not None and not name_pattern.match(obj.name):
+            return False
+        if wanted_types and obj.type not in wanted_types:
+            return False
+        if wanted_collections and wanted_collections.isdisjoint(obj.collections):
+            return False
+        for key, value in selector.properties.items():
+            if key not in obj.properties:
+                return False
+            if value is not None and obj.properties[key] != value:
+                return False
+        return True
+
+    return np.fromiter((takes(obj) for obj in objects), dtype=bool, count=len(objects))
+
+
+def _codes(values: Sequence[str | None]) -> np.ndarray:
+    """Integer code per value, equal codes for equal values, -1 for None. (n,) int64"""
+    known = sorted({value for value in values if value is not None})
+    index = {value: code for code, value in enumerate(known)}
+    return np.fromiter(
+        (-1 if value is None else index[value] for value in values),
+        dtype=np.int64,
+        count=len(values),
+    )
+
+
+@dataclass(frozen=True)
+class ObjectTable:
+    """Per-object metadata as arrays, in proxy order (row k = shape k of the batch).
+
+    objects: the metadata, n entries
+    names: (n,) object array of names
+    parent_codes: (n,) int64, equal for the same parent, -1 without parent
+    instance_codes: (n,) int64, equal for the same instance source, -1 if none
+    collection_membership: (n, c) bool, [k, m] when object k is in collection m
+    """
+
+    objects: tuple[ObjectMetadata, ...]
+    names: np.ndarray
+    parent_codes: np.ndarray
+    instance_codes: np.ndarray
+    collection_membership: np.ndarray
+
+
+def object_table(objects: Sequence[ObjectMetadata]) -> ObjectTable:
+    """ObjectTable for `objects`; names must be unique (as Blender's are)."""
+    objects = tuple(objects)
+    names = [obj.name for obj in objects]
+    if len(set(names)) != len(names):
+        repeated = sorted(name for name, count in Counter(names).items() if count > 1)
+        raise ValueError(f"object names must be unique, repeated: {repeated[:5]}")
+    collection_names = sorted({name for obj in objects for name in obj.collections})
+    column = {name: index for index, name in enumerate(collection_names)}
+    membership = np.zeros((len(objects), len(collection_names)), dtype=bool)
+    rows = [row for row, obj in enumerate(objects) for _ in obj.collections]
+    columns = [column[name] for obj in objects for name in obj.collections]
+    membership[rows, columns] = True
+    return ObjectTable(
+        objects=objects,
+        names=np.array(names, dtype=object),
+        parent_codes=_codes([obj.parent for obj in objects]),
+        instance_codes=_codes([obj.instance_source for obj in objects]),
+        collection_membership=membership,
+    )
+
+
+@dataclass(frozen=True)
+class PreparedTest:
+    """A clash test evaluated over an ObjectTable: what does not change between frames.
+
+    in_a, in_b: (n,) bool set membership (in_b is in_a for a self test)
+    ignored_pair_keys: (p,) int64 sorted keys i * n + j (i < j) of explicitly ignored pairs
+    """
+
+    test: ClashTest
+    table: ObjectTable
+    in_a: np.ndarray
+    in_b: np.ndarray
+    ignored_pair_keys: np.ndarray
+
+    @property
+    def involved(self) -> np.ndarray:
+        """(m,) int64 sorted indices of the objects in set A or set B."""
+        return np.flatnonzero(self.in_a | self.in_b)
+
+
+def prepare_test(test: ClashTest, table: ObjectTable) -> PreparedTest:
+    """Evaluate the selectors and the explicit ignore list of `test` over `table`."""
+    in_a = select_objects(test.set_a, table.objects)
+    in_b = in_a if test.set_b is None else select_objects(test.set_b, table.objects)
+    index = {name: row for row, name in enumerate(table.names)}
+    # Pairs naming objects absent from this scene are meaningless here, not errors: a
+    # tests file is shared between scenes.
+    known = [
+        (index[first], index[second])
+        for first, second in test.ignore.pairs
+        if first in index and second in index
+    ]
+    ignored = np.array(known, dtype=np.int64).reshape(-1, 2)
+    ignored.sort(axis=1)
+    keys = np.unique(ignored[:, 0] * len(table.names) + ignored[:, 1])
+    return PreparedTest(test=test, table=table, in_a=in_a, in_b=in_b, ignored_pair_keys=keys)
+
+
+def eligible_pair_mask(prepared: PreparedTest, pairs: np.ndarray) -> np.ndarray:
+    """Which candidate pairs the test looks at: one object from each set (both from set A
+    for a self test), and not skipped by an ignore rule.
+
+    pairs: (k, 2) int64 object indices
+    returns: (k,) bool
+    """
+    pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+    first, second = pairs[:, 0], pairs[:, 1]
+    in_a, in_b = prepared.in_a, prepared.in_b
+    mask = (in_a[first] & in_b[second]) | (in_b[first] & in_a[second])
+    rules = prepared.test.ignore
+    table = prepared.table
+    if rules.same_parent:
+        parents = table.parent_codes
+        mask &= ~((parents[first] >= 0) & (parents[first] == parents[second]))
+    if rules.same_instance_source:
+        sources = table.instance_codes
+        mask &= ~((sources[first] >= 0) & (sources[first] == sources[second]))
+    if rules.same_collection:
+        membership = table.collection_membership
+        mask &= ~(membership[first] & membership[second]).any(axis=1)
+    if len(prepared.ignored_pair_keys):
+        keys = np.minimum(first, second) * len(table.names) + np.maximum(first, second)
+        mask &= ~np.isin(keys, prepared.ignored_pair_keys)
+    return mask
+
+
+def orient_pairs(prepared: PreparedTest, pairs: np.ndarray) -> np.ndarray:
+    """Order each pair as (a, b) with a in set A and b in set B; when both orders fit
+    (self tests, overlapping sets), a is the object whose name sorts first.
+
+    pairs: (k, 2) int64 eligible pairs
+    returns: (k, 2) int64
+    """
+    pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+    first, second = pairs[:, 0], pairs[:, 1]
+    forward = prepared.in_a[first] & prepared.in_b[second]
+    backward = prepared.in_a[second] & prepared.in_b[first]
+    names = prepared.table.names
+    first_sorts_later = names[first] > names[second] if len(pairs) else np.zeros(0, dtype=bool)
+    swap = ~forward | (backward & first_sorts_later)
+    return np.where(swap[:, None], pairs[:, ::-1], pairs)
+
+
+# --- Criteria ---------------------------------------------------------------------------
+
+
+def broad_phase_margin(test: ClashTest, batch: ShapeBatch) -> float:
+    """Margin for `find_contacts` (which keeps pairs with distance <= margin) that keeps
+    every pair the test type can report: clearance and touching reach `tolerance` and
+    the contact epsilon beyond contact, hard clashes start `tolerance` inside it,
+    duplicates overlap."""
+    if test.test_type in ("clearance", "touching"):
+        return test.tolerance + largest_contact_epsilon(batch)
+    if test.test_type == "hard":
+        return -test.tolerance
+    return 0.0
+
+
+def clash_mask(test_type: str, tolerance: float, distance, epsilon) -> np.ndarray:
+    """Which pairs clash under a distance-based test type, by the contact rule of
+    `core.contact`: hard is penetration deeper than `tolerance`, touching is within
+    `tolerance` of contact, clearance is closer than `tolerance` (inclusive).
+
+    distance: (k,) signed distance, < 0 is penetration
+    epsilon: (k,) or scalar contact epsilon (`core.contact.contact_epsilon` of the points)
+    returns: (k,) bool
+    """
+    if test_type == "hard":
+        return penetrating(distance, tolerance, epsilon)
+    if test_type == "clearance":
+        return within(distance, tolerance, epsilon)
+    if test_type == "touching":
+        return touching(distance, tolerance, epsilon)
+    raise ValueError(f"clash_mask: {test_type!r} is not a distance-based test type")
+
+
+def core_corners(batch: ShapeBatch, indices: np.ndarray) -> np.ndarray:
+    """The 8 corners of each shape's core box (a sphere's centre 8 times, a capsule's two
+    segment ends 4 times each).
+
+    indices: (k,) int64
+    returns: (k, 8, 3)
+    """
+    indices = np.asarray(indices, dtype=np.int64)
+    local = CUBE_CORNER_SIGNS[None, :, :] * batch.half_extents[indices][:, None, :]
+    world = np.einsum("kij,kcj->kci", batch.rotations[indices], local)
+    return world + batch.centers[indices][:, None, :]
+
+
+def duplicate_mask(batch: ShapeBatch, pairs: np.ndarray, tolerance: float) -> np.ndarray:
+    """Which pairs are the same geometry at the same place: same kind, radii within
+    `tolerance`, and every core corner of each shape within `tolerance` of a core corner
+    of the other (Hausdorff distance of the corner sets). The corner sets make the test
+    blind to how a box's axes are numbered or signed and to a capsule's end order.
+
+    pairs: (k, 2) int64
+    returns: (k,) bool
+    """
+    pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+    first, second = pairs[:, 0], pairs[:, 1]
+    corners_first = core_corners(batch, first)
+    corners_second = core_corners(batch, second)
+    gaps = np.linalg.norm(corners_first[:, :, None, :] - corners_second[:, None, :, :], axis=3)
+    hausdorff = np.maximum(gaps.min(axis=2).max(axis=1), gaps.min(axis=1).max(axis=1))
+    return (
+        (batch.kinds[first] == batch.kinds[second])
+        & (np.abs(batch.radii[first] - batch.radii[second]) <= tolerance)
+        & (hausdorff <= tolerance)
+    )
+
+
+# --- Hits over frames -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FrameHits:
+    """Clashing pairs of one test, m rows, one per (frame, pair); rows of several frames
+    may be concatenated (`concat_hits`).
+
+    frames: (m,) int64
+    names: (m, 2) object array of object names, oriented (a, b) as by `orient_pairs`
+    kinds: (m, 2) int8 proxy kinds of a and b
+    distances: (m,) float64 signed distance, < 0 is penetration
+    points: (m, 3) clash points
+    bounds: (m, 2, 3) [lo, hi] world bounds of both shapes together
+    """
+
+    frames: np.ndarray
+    names: np.ndarray
+    kinds: np.ndarray
+    distances: np.ndarray
+    points: np.ndarray
+    bounds: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.frames)
+
+
+def hits_from_pairs(
+    prepared: PreparedTest,
+    batch: ShapeBatch,
+    frame: int,
+    pairs: np.ndarray,
+    distances: np.ndarray,
+    points_i: np.ndarray,
+    points_j: np.ndarray,
+) -> FrameHits:
+    """FrameHits for pairs that clash at `frame` (the test's criterion already applied).
+
+    pairs: (m, 2) int64 shape indices in `batch`, which is in `prepared.table` order
+    distances: (m,); points_i, points_j: (m, 3) closest (or deepest) points on each shape
+    The clash point is the midpoint of the two points: on the contact for touching
+    shapes, inside both for penetrating ones.
+    """
+    pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+    oriented = orient_pairs(prepared, pairs)
+    lo, hi = batch.take(pairs.reshape(-1)).aabbs()
+    lo, hi = lo.reshape(-1, 2, 3), hi.reshape(-1, 2, 3)
+    bounds = np.stack([lo.min(axis=1), hi.max(axis=1)], axis=1)
+    midpoints = 0.5 * (np.asarray(points_i, dtype=np.float64) + np.asarray(points_j))
+    return FrameHits(
+        frames=np.full(len(pairs), frame, dtype=np.int64),
+        names=prepared.table.names[oriented].reshape(-1, 2),
+        kinds=batch.kinds[oriented].reshape(-1, 2),
+        distances=np.asarray(distances, dtype=np.float64).reshape(-1),
+        points=midpoints.reshape(-1, 3),
+        bounds=bounds.reshape(-1, 2, 3),
+    )
+
+
+def evaluate_frame(
+    prepared: PreparedTest,
+    batch: ShapeBatch,
+    frame: int,
+    coherent: CoherentBounds | None = None,
+) -> FrameHits:
+    """The clashes of one test in one frame.
+
+    batch: the shapes at `frame`, row k = object k of `prepared.table`
+    coherent: kept by the caller for this test from frame to frame, so that the broad
+        phase builds on the last frame's work (same result without it)
+    Only objects in set A or B enter the broad phase; candidate pairs then go through the
+    ignore rules, the narrow phase and the test type's criterion.
+    """
+    if len(batch) != len(prepared.table.names):
+        raise ValueError(
+            f"batch has {len(batch)} shapes but the object table {len(prepared.table.names)}"
+        )
+    test = prepared.test
+    involved = prepared.involved
+    involved_batch = batch.take(involved)
+    margin = broad_phase_margin(test, involved_batch)
+    pairs, result = find_contacts(involved_batch, margin, coherent)
+    candidates = involved[pairs]
+    keep = eligible_pair_mask(prepared, candidates)
+    if test.test_type == "duplicates":
+        keep &= duplicate_mask(batch, candidates, test.tolerance)
+    else:
+        epsilon = contact_epsilon(0.5 * (result.point_i + result.point_j))
+        keep &= clash_mask(test.test_type, test.tolerance, result.distance, epsilon)
+    return hits_from_pairs(
+        prepared,
+        batch,
+        frame,
+        candidates[keep],
+        result.distance[keep],
+        result.point_i[keep],
+        result.point_j[keep],
+    )
+
+
+def concat_hits(hits: Iterable[FrameHits]) -> FrameHits:
+    """All rows of `hits` in order, as one FrameHits."""
+    hits = list(hits)
+    if not hits:
+        return FrameHits(
+            frames=np.zeros(0, dtype=np.int64),
+            names=np.zeros((0, 2), dtype=object),
+            kinds=np.zeros((0, 2), dtype=np.int8),
+            distances=np.zeros(0),
+            points=np.zeros((0, 3)),
+            bounds=np.zeros((0, 2, 3)),
+        )
+    return concatenate_fields(FrameHits, hits)

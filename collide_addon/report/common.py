@@ -1,0 +1,13 @@
+"""Small pieces more than one report writer uses, so that writers do not import each other."""
+
+from __future__ import annotations
+
+# The first 8 bytes of every PNG file; thumbnails are checked against it before embedding.
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def format_intervals(intervals: list[list[int]], separator: str = ";") -> str:
+    """Frame intervals as text, a lone frame as itself: [[1, 12], [40, 40]] -> "1-12;40"."""
+    return separator.join(
+        str(first) if first == last else f"{first}-{last}" for first, last in intervals
+    )

@@ -1,0 +1,232 @@
+"""A clash report run, without Blender: scan frames, run the clash tests, carry statuses
+over from a baseline, build the report and write it.
+
+The caller passes what touches the scene as functions, so the whole run can be tested
+with arrays:
+
+    read_frame(time) -> (ShapeBatch, [ObjectMetadata])   the shapes at a (sub)frame time,
+                                                         row k = object k
+    render_thumbnails([ClashRecord]) -> {id: PNG bytes}  optional pictures per clash
+    progress(done, total, frame, rows)                   optional, after each sample
+
+`blender/report_run.py` builds these from a Blender scene.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..clash.evaluate import (
+    FrameHits,
+    ObjectMetadata,
+    PreparedTest,
+    concat_hits,
+    evaluate_frame,
+    object_table,
+    prepare_test,
+)
+from ..clash.records import (
+    ClashRecord,
+    carry_over_status,
+    clash_records,
+    count_failing,
+    effective_fail_on,
+)
+from ..clash.tests import ClashTest
+from ..core import CoherentBounds, ShapeBatch
+from .bcf_report import object_ifc_guid, write_bcf_report
+from .csv_report import write_csv_report
+from .html_report import write_html_report
+from .json_report import build_report, write_json_report
+
+ReadFrame = Callable[[float], tuple[ShapeBatch, Sequence[ObjectMetadata]]]
+Progress = Callable[[int, int, int, int], None]
+RenderThumbnails = Callable[[Sequence[ClashRecord]], Mapping[str, bytes]]
+
+
+class ClashRunError(Exception):
+    """The run cannot start or finish (no objects, a test selecting nothing, a scene
+    that cannot be read): a command line run exits with status 2 and this message.
+    `read_frame` raises it for a frame it cannot read; the run adds the frame number."""
+
+
+@dataclass(frozen=True)
+class ReportResult:
+    """What a run gives back.
+
+    report: the report document (see json_report)
+    failing: how many clashes `fail_on` counts (see clash.records.count_failing)
+    fail_on: the rule applied, "new", "any" or "never" (the default made explicit)
+    """
+
+    report: dict[str, Any]
+    failing: int
+    fail_on: str
+
+    @property
+    def exit_status(self) -> int:
+        """1 if clashes that `fail_on` counts exist, else 0."""
+        return 1 if self.failing else 0
+
+
+def sample_times(frames: tuple[int, int, int], substeps: int = 1) -> list[tuple[int, float]]:
+    """The samples of a scan: (frame, time) for every frame f of range(start, end + 1,
+    step), at times f + k * step / substeps (k < substeps; the last frame only at
+    itself), so that a fast mover cannot pass through a thin object between two frames."""
+    start, end, step = frames
+    return [
+        (frame, frame + offset * step / substeps)
+        for frame in range(start, end + 1, step)
+        for offset in range(substeps if frame + step <= end else 1)
+    ]
+
+
+def _check_first_frame(frame: int, prepared_tests: Sequence[PreparedTest], scope: str) -> None:
+    """Refuse a run that cannot find anything: no objects, or a test's set selecting no
+    object (a typo in a selector would otherwise pass a CI gate silently). Later frames
+    may hide objects without error."""
+    if not len(prepared_tests[0].table.names):
+        where = f" (scope {scope!r})" if scope else ""
+        raise ClashRunError(f"frame {frame}: no objects take part{where}")
+    for prepared in prepared_tests:
+        for label, members in (("A", prepared.in_a), ("B", prepared.in_b)):
+            if not members.any():
+                raise ClashRunError(
+                    f"frame {frame}: set {label} of test {prepared.test.name!r} matches no object"
+                )
+
+
+def scan_frames(
+    tests: Sequence[ClashTest],
+    frames: tuple[int, int, int],
+    read_frame: ReadFrame,
+    progress: Progress | None = None,
+    substeps: int = 1,
+    scope: str = "",
+) -> tuple[list[ClashRecord], dict[str, ObjectMetadata]]:
+    """Run `tests` on every sample of `sample_times(frames, substeps)`; a clash found at
+    any sample of frame f is reported on frame f.
+
+    scope: what decides which objects take part, named when none do
+    returns: (records of all tests, status "new"; metadata of every object that took part)
+    Raises ClashRunError when, at the first frame, no object takes part or a test's set
+    selects nothing, or when `read_frame` raises it.
+    """
+    samples = sample_times(frames, substeps)
+    hits: dict[str, list[FrameHits]] = {test.name: [] for test in tests}
+    metadata: dict[str, ObjectMetadata] = {}
+    names: list[str] | None = None
+    prepared_tests: list[PreparedTest] = []
+    broad_phases: list[CoherentBounds] = []
+    row_count = 0
+    for done, (frame, time) in enumerate(samples):
+        try:
+            batch, objects = read_frame(time)
+        except ClashRunError as error:
+            raise ClashRunError(f"frame {frame}: {error}") from None
+        frame_names = [obj.name for obj in objects]
+        if frame_names != names:
+            # Who takes part changed (first frame, or visibility animated).
+            names = frame_names
+            table = object_table(objects)
+            prepared_tests = [prepare_test(test, table) for test in tests]
+            broad_phases = [CoherentBounds() for _ in tests]
+            metadata.update(zip(names, objects, strict=True))
+        if done == 0:
+            _check_first_frame(frame, prepared_tests, scope)
+        for prepared, broad_phase in zip(prepared_tests, broad_phases, strict=True):
+            frame_hits = evaluate_frame(prepared, batch, frame, broad_phase)
+            hits[prepared.test.name].append(frame_hits)
+            row_count += len(frame_hits)
+        if progress is not None:
+            progress(done + 1, len(samples), frame, row_count)
+    records: list[ClashRecord] = []
+    for test in tests:
+        records += clash_records(test, concat_hits(hits[test.name]), frames[2])
+    return records, metadata
+
+
+def object_entries(
+    clashes: Sequence[Mapping[str, Any]], metadata: Mapping[str, ObjectMetadata]
+) -> dict[str, dict[str, str]]:
+    """The report's "objects": {name: {"ifc_guid": ...}} for every object in a clash.
+    An instance has its instancer's properties, not its IfcGuid: its guid derives from
+    its name, as does that of an object no longer in the scene (a resolved clash's)."""
+    objects = {}
+    for clash in clashes:
+        for name in (clash["a"], clash["b"]):
+            known = metadata.get(name)
+            own_properties = known.properties if known is not None and not known.is_instance else {}
+            objects[name] = {"ifc_guid": object_ifc_guid(name, own_properties)}
+    return objects
+
+
+def run_report(
+    tests: Sequence[ClashTest],
+    frames: tuple[int, int, int],
+    read_frame: ReadFrame,
+    *,
+    baseline: Mapping[str, Any] | None = None,
+    fail_on: str | None = None,
+    json_path: str | Path | None = None,
+    html_path: str | Path | None = None,
+    csv_path: str | Path | None = None,
+    bcf_path: str | Path | None = None,
+    render_thumbnails: RenderThumbnails | None = None,
+    substeps: int = 1,
+    progress: Progress | None = None,
+    blender: str | None = None,
+    file: str | None = None,
+    scope: str = "",
+) -> ReportResult:
+    """Scan frames, run the clash tests, carry statuses over from `baseline`, write the
+    requested reports atomically.
+
+    frames: (start, end, step), inclusive
+    read_frame, progress: see the module docstring and `scan_frames`
+    baseline: a previous report (json_report.read_json_report)
+    fail_on: "new", "any" or "never"; default "new" with a baseline, "any" without
+    render_thumbnails: pictures for the HTML and BCF reports, called once after the scan
+    substeps: samples per scanned frame (see `sample_times`)
+    blender, file: the Blender version and the scanned file, stored in the report
+    scope: see `scan_frames`
+    Raises ClashRunError for input the run cannot use, before reading any frame when
+    the arguments alone are wrong.
+    """
+    if not tests:
+        raise ClashRunError("no clash tests given")
+    start, end, step = frames
+    if step < 1 or end < start:
+        raise ClashRunError(f"bad frame range {start}-{end}:{step}")
+    if substeps < 1:
+        raise ClashRunError(f"substeps must be >= 1, got {substeps}")
+    try:
+        fail_on = effective_fail_on(fail_on, baseline is not None)
+    except ValueError as error:
+        raise ClashRunError(str(error)) from None
+    clashes, metadata = scan_frames(tests, frames, read_frame, progress, substeps, scope)
+    if baseline is not None:
+        clashes = carry_over_status(
+            clashes, baseline.get("clashes", []), [test.name for test in tests]
+        )
+    report = build_report(
+        tests=tests,
+        clashes=clashes,
+        frames=frames,
+        blender=blender,
+        file=file,
+        objects=object_entries(clashes, metadata),
+    )
+    pictures = render_thumbnails(clashes) if render_thumbnails is not None else {}
+    if json_path:
+        write_json_report(report, json_path)
+    if html_path:
+        write_html_report(report, html_path, pictures)
+    if csv_path:
+        write_csv_report(report, csv_path)
+    if bcf_path:
+        write_bcf_report(report, bcf_path, pictures)
+    return ReportResult(report, count_failing(report["clashes"], fail_on), fail_on)

@@ -1,0 +1,20 @@
+"""Building blocks shared by the clash tests."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from collide_addon.clash.evaluate import FrameHits
+
+
+def make_hits(rows):
+    """rows: (frame, a, b, distance)."""
+    count = len(rows)
+    return FrameHits(
+        frames=np.array([row[0] for row in rows], dtype=np.int64),
+        names=np.array([[row[1], row[2]] for row in rows], dtype=object).reshape(-1, 2),
+        kinds=np.zeros((count, 2), dtype=np.int8),
+        distances=np.array([row[3] for row in rows], dtype=np.float64),
+        points=np.array([[row[0], 0.0, 0.0] for row in rows]).reshape(-1, 3),
+        bounds=np.zeros((count, 2, 3)),
+    )

@@ -1,0 +1,316 @@
+"""Evaluating clash tests: selectors, ignore rules, criteria, hits of one frame."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from collide_addon.clash.evaluate import (
+    ObjectMetadata,
+    broad_phase_margin,
+    clash_mask,
+    concat_hits,
+    core_corners,
+    duplicate_mask,
+    eligible_pair_mask,
+    evaluate_frame,
+    hits_from_pairs,
+    object_table,
+    orient_pairs,
+    prepare_test,
+    select_objects,
+)
+from collide_addon.clash.tests import ClashTest, IgnoreRules, Selector
+from collide_addon.core import CoherentBounds, ShapeBatch, pair_distance
+from collide_addon.core.contact import contact_epsilon, largest_contact_epsilon
+from tests.clash.helpers import make_hits
+
+
+def rotation_z(angle: float) -> np.ndarray:
+    cosine, sine = np.cos(angle), np.sin(angle)
+    return np.array([[cosine, -sine, 0.0], [sine, cosine, 0.0], [0.0, 0.0, 1.0]])
+
+
+def all_pairs(count: int) -> np.ndarray:
+    return np.array(list(itertools.combinations(range(count), 2)), dtype=np.int64).reshape(-1, 2)
+
+
+# --- Selectors and ignore rules ----------------------------------------------------------
+
+
+OBJECTS = [
+    ObjectMetadata("Pipe.001", "MESH", ("MEP",), "Rack", {"discipline": "MEP"}, "PipeMesh"),
+    ObjectMetadata(
+        "Pipe.002", "MESH", ("MEP", "Shared"), "Rack", {"discipline": "MEP"}, "PipeMesh"
+    ),
+    ObjectMetadata("Wall", "MESH", ("ARCH", "Shared"), None, {"discipline": "ARCH", "fire": 1}),
+    ObjectMetadata("Lamp", "LIGHT", ("ARCH",), "Rack", {}),
+    ObjectMetadata("pipe_lower", "EMPTY", (), None, {"fire": 0}),
+]
+
+
+@pytest.mark.parametrize(
+    ("selector", "expected"),
+    [
+        (Selector(), [True, True, True, True, True]),
+        (Selector(name="Pipe*"), [True, True, False, False, False]),
+        (Selector(name="*.00[2-9]"), [False, True, False, False, False]),
+        (Selector(types=("MESH", "EMPTY")), [True, True, True, False, True]),
+        (Selector(collections=("Shared", "ARCH")), [False, True, True, True, False]),
+        (Selector(properties={"discipline": "MEP"}), [True, True, False, False, False]),
+        (Selector(properties={"fire": None}), [False, False, True, False, True]),
+        (Selector(collections=("ARCH",), types=("MESH",)), [False, False, True, False, False]),
+    ],
+)
+def test_select_objects(selector, expected):
+    assert select_objects(selector, OBJECTS).tolist() == expected
+
+
+def test_object_table_codes_and_membership():
+    table = object_table(OBJECTS)
+    assert table.names.tolist() == [obj.name for obj in OBJECTS]
+    parents = table.parent_codes
+    assert parents[0] == parents[1] == parents[3] >= 0 and parents[2] == parents[4] == -1
+    sources = table.instance_codes
+    assert sources[0] == sources[1] >= 0 and (sources[2:] == -1).all()
+    assert table.collection_membership.sum(axis=1).tolist() == [1, 2, 2, 1, 0]
+    shared = table.collection_membership[1] & table.collection_membership[2]
+    assert shared.sum() == 1
+    with pytest.raises(ValueError, match="unique"):
+        object_table([ObjectMetadata("x"), ObjectMetadata("x")])
+
+
+def test_eligible_pair_mask_sets_and_each_ignore_rule():
+    table = object_table(OBJECTS)
+    pairs = all_pairs(len(OBJECTS))
+
+    def eligible(test):
+        mask = eligible_pair_mask(prepare_test(test, table), pairs)
+        return {tuple(table.names[pair].tolist()) for pair in pairs[mask]}
+
+    pipes = Selector(name="Pipe*")
+    others = Selector(name="[!P]*")
+    assert eligible(ClashTest("t", pipes)) == {("Pipe.001", "Pipe.002")}
+    assert eligible(ClashTest("t", pipes, others)) == {
+        ("Pipe.001", "Wall"),
+        ("Pipe.001", "Lamp"),
+        ("Pipe.002", "Wall"),
+        ("Pipe.002", "Lamp"),
+        # Globs are case-sensitive, as Blender's names are.
+        ("Pipe.001", "pipe_lower"),
+        ("Pipe.002", "pipe_lower"),
+    }
+    everything = set(itertools.combinations([obj.name for obj in OBJECTS], 2))
+    assert eligible(ClashTest("t")) == everything
+    same_parent = {("Pipe.001", "Pipe.002"), ("Pipe.001", "Lamp"), ("Pipe.002", "Lamp")}
+    assert eligible(ClashTest("t", ignore=IgnoreRules(same_parent=True))) == (
+        everything - same_parent
+    )
+    assert eligible(ClashTest("t", ignore=IgnoreRules(same_instance_source=True))) == (
+        everything - {("Pipe.001", "Pipe.002")}
+    )
+    same_collection = {("Pipe.001", "Pipe.002"), ("Pipe.002", "Wall"), ("Wall", "Lamp")}
+    assert eligible(ClashTest("t", ignore=IgnoreRules(same_collection=True))) == (
+        everything - same_collection
+    )
+    # Either order, and pairs naming absent objects are ignored rather than errors.
+    explicit = IgnoreRules(pairs=(("Wall", "Pipe.001"), ("Lamp", "Ghost")))
+    assert eligible(ClashTest("t", ignore=explicit)) == everything - {("Pipe.001", "Wall")}
+    reversed_pairs = all_pairs(len(OBJECTS))[:, ::-1]
+    mask = eligible_pair_mask(prepare_test(ClashTest("t", ignore=explicit), table), reversed_pairs)
+    assert (~mask).sum() == 1 and table.names[reversed_pairs[~mask][0]].tolist() == [
+        "Wall",
+        "Pipe.001",
+    ]
+
+
+def test_orient_pairs_puts_set_a_first_and_sorts_self_pairs_by_name():
+    table = object_table([ObjectMetadata("b"), ObjectMetadata("a"), ObjectMetadata("c")])
+    pairs = np.array([[0, 1], [0, 2], [1, 2]])
+    self_test = prepare_test(ClashTest("t"), table)
+    assert table.names[orient_pairs(self_test, pairs)].tolist() == [
+        ["a", "b"],
+        ["b", "c"],
+        ["a", "c"],
+    ]
+    c_against_rest = prepare_test(ClashTest("t", Selector(name="c"), Selector()), table)
+    assert table.names[orient_pairs(c_against_rest, pairs[1:])].tolist() == [
+        ["c", "b"],
+        ["c", "a"],
+    ]
+    assert orient_pairs(self_test, np.zeros((0, 2), dtype=np.int64)).shape == (0, 2)
+
+
+# --- Criteria ---------------------------------------------------------------------------
+
+
+def test_broad_phase_margin_per_type():
+    batch = ShapeBatch.spheres(np.array([[0.0, 0, 0], [300.0, 0, 0]]), np.array([1.0, 1.0]))
+    epsilon = largest_contact_epsilon(batch)
+    assert epsilon == pytest.approx(3.01e-4)  # centre 300 plus radius 1
+    assert broad_phase_margin(ClashTest("t", test_type="hard", tolerance=0.01), batch) == -0.01
+    clearance = ClashTest("t", test_type="clearance", tolerance=0.2)
+    assert broad_phase_margin(clearance, batch) == 0.2 + epsilon
+    touching = ClashTest("t", test_type="touching", tolerance=0.001)
+    assert broad_phase_margin(touching, batch) == 0.001 + epsilon
+    duplicates = ClashTest("t", test_type="duplicates", tolerance=0.01)
+    assert broad_phase_margin(duplicates, batch) == 0.0
+
+
+def test_clash_mask_boundaries():
+    distance = np.array([-0.2, -0.1, -0.05, 0.0, 0.05, 0.1, 0.2])
+    assert clash_mask("hard", 0.1, distance, 0.0).tolist() == [1, 0, 0, 0, 0, 0, 0]
+    assert clash_mask("hard", 0.0, distance, 0.0).tolist() == [1, 1, 1, 0, 0, 0, 0]
+    # Clearance is inclusive: a gap of exactly the clearance is reported, as IfcClash does.
+    assert clash_mask("clearance", 0.1, distance, 0.0).tolist() == [1, 1, 1, 1, 1, 1, 0]
+    assert clash_mask("touching", 0.1, distance, 0.0).tolist() == [0, 1, 1, 1, 1, 1, 0]
+    assert clash_mask("touching", 0.0, distance, 0.0).tolist() == [0, 0, 0, 1, 0, 0, 0]
+    with pytest.raises(ValueError, match="not a distance-based"):
+        clash_mask("duplicates", 0.0, distance, 0.0)
+
+
+def test_clash_mask_counts_rounding_as_contact():
+    """Contacts that float32 matrices put a hair either side of zero: touching at
+    tolerance 0, never a hard clash; an epsilon per pair scales with the coordinates."""
+    distance = np.array([-8e-7, -1e-9, 0.0, 3e-7, -4e-5, -4e-5])
+    epsilon = contact_epsilon(np.array([[1, 0, 0]] * 4 + [[0, 0, 0], [0, 0, 50.0]]))
+    assert clash_mask("hard", 0.0, distance, epsilon).tolist() == [0, 0, 0, 0, 1, 0]
+    assert clash_mask("touching", 0.0, distance, epsilon).tolist() == [1, 1, 1, 1, 0, 1]
+    assert clash_mask("clearance", 0.0, distance, epsilon).tolist() == [1, 1, 1, 1, 1, 1]
+
+
+def test_hard_and_touching_with_one_tolerance_never_report_the_same_pair():
+    distance = np.arange(-300, 301) / 1000
+    for epsilon in (0.0, 1e-6, 0.02):
+        hard = clash_mask("hard", 0.1, distance, epsilon)
+        touching = clash_mask("touching", 0.1, distance, epsilon)
+        assert not (hard & touching).any()
+        assert (hard | touching).tolist() == (distance <= 0.1 + epsilon).tolist()
+
+
+def test_core_corners():
+    batch = ShapeBatch.concat(
+        [
+            ShapeBatch.boxes([[1.0, 2.0, 3.0]], [rotation_z(0.3)], [[1.0, 2.0, 3.0]]),
+            ShapeBatch.spheres([[5.0, 0.0, 0.0]], [2.0]),
+            ShapeBatch.capsules([[0.0, 0.0, 0.0]], [[0.0, 4.0, 0.0]], [1.0]),
+        ]
+    )
+    corners = core_corners(batch, np.array([0, 1, 2]))
+    assert corners.shape == (3, 8, 3)
+    assert np.allclose(corners[0].mean(axis=0), [1.0, 2.0, 3.0])
+    assert np.allclose(np.linalg.norm(corners[0] - [1.0, 2.0, 3.0], axis=1), np.sqrt(14.0))
+    assert np.allclose(corners[1], [5.0, 0.0, 0.0])
+    ends = np.unique(np.round(corners[2], 9), axis=0)
+    assert np.allclose(ends, [[0.0, 0.0, 0.0], [0.0, 4.0, 0.0]])
+
+
+def test_duplicate_mask():
+    turned = rotation_z(np.pi / 2)
+    boxes = ShapeBatch.boxes(
+        [[0, 0, 0], [0, 0, 0], [0.005, 0, 0], [0.5, 0, 0], [0, 0, 0]],
+        [np.eye(3), turned, np.eye(3), np.eye(3), rotation_z(np.pi / 4)],
+        # The quarter turn with swapped x/y extents is the same box.
+        [[1, 2, 3], [2, 1, 3], [1, 2, 3], [1, 2, 3], [1, 2, 3]],
+    )
+    others = ShapeBatch.concat(
+        [
+            ShapeBatch.capsules([[0, 0, 0], [0, 0, 1]], [[0, 0, 1], [0, 0, 0]], [0.5, 0.5]),
+            ShapeBatch.spheres([[0, 0, 0], [0, 0, 0]], [1.0, 1.02]),
+            ShapeBatch.boxes([[0, 0, 0]], [np.eye(3)], [[1, 1, 1]]),
+        ]
+    )
+    batch = ShapeBatch.concat([boxes, others])
+    pairs = np.array([[0, 1], [0, 2], [0, 3], [0, 4], [5, 6], [7, 8], [7, 9]])
+    assert duplicate_mask(batch, pairs, 0.01).tolist() == [1, 1, 0, 0, 1, 0, 0]
+    assert duplicate_mask(batch, pairs, 0.05).tolist() == [1, 1, 0, 0, 1, 1, 0]
+    assert duplicate_mask(batch, np.zeros((0, 2), dtype=np.int64), 0.01).shape == (0,)
+
+
+# --- Frames -------------------------------------------------------------------------------
+
+
+def spheres_scene(names, centers, radii):
+    table = object_table([ObjectMetadata(name) for name in names])
+    return table, ShapeBatch.spheres(centers, radii)
+
+
+def test_hits_from_pairs_orients_and_takes_midpoint_and_bounds():
+    table, batch = spheres_scene(["b", "a"], [[0, 0, 0], [1.5, 0, 0]], [1.0, 1.0])
+    prepared = prepare_test(ClashTest("t"), table)
+    result = pair_distance(batch, [0], [1])
+    hits = hits_from_pairs(
+        prepared, batch, 7, np.array([[0, 1]]), result.distance, result.point_i, result.point_j
+    )
+    assert hits.frames.tolist() == [7]
+    assert hits.names.tolist() == [["a", "b"]]
+    assert hits.kinds.tolist() == [[1, 1]]
+    assert np.allclose(hits.distances, [-0.5])
+    assert np.allclose(hits.points, [[0.75, 0, 0]])
+    assert np.allclose(hits.bounds, [[[-1, -1, -1], [2.5, 1, 1]]])
+
+
+@pytest.mark.parametrize("test_type", ["hard", "clearance", "touching"])
+def test_evaluate_frame_agrees_with_brute_force(test_type):
+    generator = np.random.default_rng(4)
+    count = 60
+    names = [f"S{index:02d}" for index in range(count)]
+    table, batch = spheres_scene(
+        names, generator.uniform(0, 6, (count, 3)), generator.uniform(0.2, 0.8, count)
+    )
+    test = ClashTest("t", Selector(name="S0*"), Selector(), test_type, tolerance=0.1)
+    prepared = prepare_test(test, table)
+    hits = evaluate_frame(prepared, batch, 3)
+    pairs = all_pairs(count)
+    result = pair_distance(batch, pairs[:, 0], pairs[:, 1])
+    epsilon = contact_epsilon(0.5 * (result.point_i + result.point_j))
+    expected_mask = clash_mask(test_type, 0.1, result.distance, epsilon)
+    expected_mask &= eligible_pair_mask(prepared, pairs)
+    expected = {tuple(sorted(table.names[pair])) for pair in pairs[expected_mask]}
+    assert {tuple(sorted(pair)) for pair in hits.names.tolist()} == expected
+    assert len(expected) > 0
+    assert all(name.startswith("S0") for name in hits.names[:, 0])
+    assert (hits.frames == 3).all()
+
+
+def test_evaluate_frame_with_a_broad_phase_kept_across_frames():
+    generator = np.random.default_rng(5)
+    count = 200
+    names = [f"S{index:03d}" for index in range(count)]
+    centers = generator.uniform(0, 12, (count, 3))
+    radii = generator.uniform(0.2, 0.8, count)
+    test = ClashTest("t", Selector(name="S0*"), Selector(), "clearance", tolerance=0.1)
+    coherent = CoherentBounds()
+    for frame in range(1, 9):
+        table, batch = spheres_scene(names, centers, radii)
+        prepared = prepare_test(test, table)
+        kept = evaluate_frame(prepared, batch, frame, coherent)
+        fresh = evaluate_frame(prepared, batch, frame)
+        assert kept.names.tolist() == fresh.names.tolist()
+        np.testing.assert_array_equal(kept.distances, fresh.distances)
+        centers = centers + generator.normal(0.0, 0.05, centers.shape)
+    assert coherent.rebuilds < 8
+
+
+def test_evaluate_frame_duplicates_and_ignore_rule():
+    table = object_table(
+        [ObjectMetadata("A", parent="P"), ObjectMetadata("B", parent="P"), ObjectMetadata("C")]
+    )
+    batch = ShapeBatch.boxes(np.zeros((3, 3)), np.stack([np.eye(3)] * 3), np.ones((3, 3)))
+    hits = evaluate_frame(prepare_test(ClashTest("d", test_type="duplicates"), table), batch, 1)
+    assert sorted(map(tuple, hits.names.tolist())) == [("A", "B"), ("A", "C"), ("B", "C")]
+    ignoring = ClashTest("d", test_type="duplicates", ignore=IgnoreRules(same_parent=True))
+    hits = evaluate_frame(prepare_test(ignoring, table), batch, 1)
+    assert sorted(map(tuple, hits.names.tolist())) == [("A", "C"), ("B", "C")]
+    with pytest.raises(ValueError, match="batch has 2 shapes"):
+        evaluate_frame(prepare_test(ignoring, table), batch.take([0, 1]), 1)
+
+
+def test_concat_hits():
+    empty = concat_hits([])
+    assert len(empty) == 0 and empty.names.shape == (0, 2) and empty.bounds.shape == (0, 2, 3)
+    joined = concat_hits([make_hits([(1, "a", "b", -1.0)]), make_hits([(2, "c", "d", 0.0)])])
+    assert joined.frames.tolist() == [1, 2]
+    assert joined.names.tolist() == [["a", "b"], ["c", "d"]]

@@ -1,0 +1,39 @@
+"""The CSV report: rows, formula guard, interval text."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+from collide_addon.report.common import format_intervals
+from collide_addon.report.csv_report import COLUMNS, csv_text, safe_cell, write_csv_report
+from tests.report.sample_report import FORMULA, QUOTED
+
+
+def test_csv_rows_round_trip(report, tmp_path):
+    path = tmp_path / "r.csv"
+    write_csv_report(report, path)
+    rows = list(csv.reader(io.StringIO(path.read_text(encoding="utf-8"), newline="")))
+    assert tuple(rows[0]) == COLUMNS
+    assert len(rows) == 1 + len(report["clashes"])
+    by_id = {row[0]: dict(zip(COLUMNS, row, strict=True)) for row in rows[1:]}
+    for clash in report["clashes"]:
+        row = by_id[clash["id"]]
+        assert float(row["distance"]) == clash["distance"]
+        assert [float(row[f"point_{axis}"]) for axis in "xyz"] == clash["point"]
+        assert row["a"] in (clash["a"], "'" + clash["a"])
+    touching = next(row for row in by_id.values() if row["test"] == "touch")
+    assert touching["a"] == "'" + FORMULA
+    assert touching["b"] == QUOTED
+
+
+def test_csv_text_is_what_is_written(report, tmp_path):
+    path = tmp_path / "r.csv"
+    write_csv_report(report, path)
+    assert path.read_bytes() == csv_text(report).encode("utf-8")
+
+
+def test_safe_cell_and_format_intervals():
+    assert safe_cell("=1+1") == "'=1+1" and safe_cell("-x") == "'-x" and safe_cell("Wall") == "Wall"
+    assert format_intervals([[1, 12], [30, 31], [40, 40]]) == "1-12;30-31;40"
+    assert format_intervals([]) == ""

@@ -1,0 +1,124 @@
+"""The JSON report: schema validation, summary, groups, reading back."""
+
+from __future__ import annotations
+
+import json
+
+import jsonschema
+import pytest
+
+from collide_addon.clash.records import carry_over_status
+from collide_addon.clash.tests import ClashTest
+from collide_addon.report.json_report import (
+    SCHEMA_PATH,
+    ReportError,
+    group_open_clashes,
+    read_json_report,
+    report_to_json,
+    summarize,
+    write_json_report,
+)
+from tests.report.sample_report import EVIL, FORMULA, QUOTED, make_report
+
+
+def test_sample_report_has_expected_clashes(report):
+    pairs = {(clash["test"], clash["a"], clash["b"]): clash for clash in report["clashes"]}
+    assert set(pairs) == {("hard", EVIL, QUOTED), ("touch", FORMULA, QUOTED)}
+    moving = pairs["hard", EVIL, QUOTED]
+    assert moving["frames"] == [[1, 3]] and moving["worst_frame"] == 2
+    assert moving["distance"] == pytest.approx(-1.8)
+
+
+# --- JSON -----------------------------------------------------------------------------------
+
+
+def schema_validator():
+    schema = json.loads(SCHEMA_PATH.read_text())
+    jsonschema.Draft202012Validator.check_schema(schema)
+    return jsonschema.Draft202012Validator(schema)
+
+
+def test_json_report_validates_against_schema(report, tmp_path):
+    validator = schema_validator()
+    validator.validate(report)
+    path = tmp_path / "report.json"
+    write_json_report(report, path)
+    assert read_json_report(path) == report
+    validator.validate(json.loads(path.read_text(encoding="utf-8")))
+    assert EVIL in path.read_text(encoding="utf-8")  # UTF-8 text, not \u escapes
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda r: r["clashes"][0].update(status="bogus"),
+        lambda r: r["clashes"][0].update(frames=[]),
+        lambda r: r["clashes"][0].pop("worst_frame"),
+        lambda r: r.update(version=2),
+        lambda r: r["tests"][0].update(type="soft"),
+        lambda r: r["summary"]["by_status"].pop("new"),
+        lambda r: r["objects"][EVIL].update(ifc_guid="short"),
+    ],
+)
+def test_schema_rejects_damaged_reports(report, damage):
+    damage(report)
+    assert not schema_validator().is_valid(report)
+
+
+def test_summarize_counts(report):
+    clashes = carry_over_status(report["clashes"][:1], report["clashes"][1:], ["hard", "touch"])
+    tests = [ClashTest("hard"), ClashTest("touch"), ClashTest("idle")]
+    summary = summarize(clashes, tests)
+    assert summary["open"] == 1 and summary["resolved"] == 1
+    assert summary["by_status"] == {
+        "new": 1,
+        "active": 0,
+        "reviewed": 0,
+        "approved": 0,
+        "resolved": 1,
+    }
+    assert summary["by_test"] == {"hard": 1, "touch": 0, "idle": 0}
+    assert summary["worst"] == {"id": clashes[0]["id"], "distance": clashes[0]["distance"]}
+    assert summarize([], tests)["worst"] is None
+
+
+def test_groups_of_open_clashes(report):
+    groups = report["groups"]
+    ids = {(clash["a"], clash["b"]): clash["id"] for clash in report["clashes"]}
+    hard, touch = ids[EVIL, QUOTED], ids[FORMULA, QUOTED]
+    assert groups["by_object"] == {EVIL: [hard], FORMULA: [touch], QUOTED: [hard, touch]}
+    assert groups["by_test"] == {"hard": [hard], "touch": [touch]}
+    # The two clash points, (0, 0, -0.1) and (0, 1, 0), are about 1 apart: one cluster at
+    # radius 1, two at a radius well below their distance.
+    assert [sorted(cluster["clashes"]) for cluster in groups["clusters"]] == [sorted([hard, touch])]
+    apart = group_open_clashes(report["clashes"], cluster_radius=0.1)["clusters"]
+    assert sorted(len(cluster["clashes"]) for cluster in apart) == [1, 1]
+    resolved = [dict(clash, status="resolved") for clash in report["clashes"]]
+    assert group_open_clashes(resolved)["by_object"] == {}
+
+
+def test_build_report_fields(report):
+    assert report["format"] == "collide-report" and report["version"] == 1
+    assert report["frames"] == [1, 4, 1]
+    assert [test["name"] for test in report["tests"]] == ["hard", "touch"]
+    assert report["summary"]["open"] == len(report["clashes"]) == 2
+    assert report_to_json(report) == report_to_json(make_report())  # reproducible
+
+
+def test_read_json_report_errors(tmp_path, report):
+    path = tmp_path / "r.json"
+    with pytest.raises(ReportError, match="cannot read report"):
+        read_json_report(path)
+    path.write_text("{nope")
+    with pytest.raises(ReportError, match="not valid JSON"):
+        read_json_report(path)
+    for change, message in [
+        ({"format": "x"}, "not a collide report"),
+        ({"version": 9}, "version 9 is not supported"),
+        ({"clashes": {}}, "'clashes' must be a list"),
+        ({"clashes": [{"id": "1", "test": "t"}]}, r"clashes\[0\] lacks"),
+        ({"clashes": [{"id": "1", "test": "t", "status": "fixed"}]}, "status 'fixed'"),
+    ]:
+        path.write_text(json.dumps({**report, **change}))
+        with pytest.raises(ReportError, match=message):
+            read_json_report(path)

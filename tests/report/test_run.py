@@ -1,0 +1,201 @@
+"""The report run without Blender: frame loop, statuses, fail_on, writers, callbacks."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from collide_addon.clash.evaluate import (
+    ObjectMetadata,
+    concat_hits,
+    evaluate_frame,
+    object_table,
+    prepare_test,
+)
+from collide_addon.clash.records import clash_records
+from collide_addon.clash.tests import ClashTest, Selector
+from collide_addon.core import ShapeBatch
+from collide_addon.report.bcf_report import object_ifc_guid
+from collide_addon.report.json_report import build_report, read_json_report
+from collide_addon.report.run import (
+    ClashRunError,
+    object_entries,
+    run_report,
+    sample_times,
+)
+from tests.report.sample_report import (
+    EVIL,
+    NAMES,
+    PNG,
+    QUOTED,
+    QUOTED_IFC_GUID,
+    SAMPLE_OBJECTS,
+    SAMPLE_TESTS,
+    make_report,
+    read_sample_frame,
+    sample_batch,
+)
+
+
+def test_run_report_is_the_pipeline_by_hand():
+    table = object_table(SAMPLE_OBJECTS)
+    records = []
+    for test in SAMPLE_TESTS:
+        prepared = prepare_test(test, table)
+        hits = [evaluate_frame(prepared, sample_batch(frame), frame) for frame in (1, 2, 3, 4)]
+        records += clash_records(test, concat_hits(hits), step=1)
+    clashing = {name for record in records for name in (record["a"], record["b"])}
+    by_hand = build_report(
+        tests=SAMPLE_TESTS,
+        clashes=records,
+        frames=(1, 4, 1),
+        blender="5.0.1",
+        file="/tmp/scene <1>.blend",
+        objects={
+            name: {"ifc_guid": object_ifc_guid(name, obj.properties)}
+            for name, obj in zip(NAMES, SAMPLE_OBJECTS, strict=True)
+            if name in clashing
+        },
+    )
+    assert make_report() == by_hand
+    assert by_hand["objects"][QUOTED]["ifc_guid"] == QUOTED_IFC_GUID
+
+
+def test_sample_times_with_substeps():
+    assert sample_times((1, 3, 1)) == [(1, 1.0), (2, 2.0), (3, 3.0)]
+    assert sample_times((1, 5, 2), substeps=2) == [(1, 1.0), (1, 2.0), (3, 3.0), (3, 4.0), (5, 5)]
+
+
+def test_substeps_catch_a_fast_mover_between_frames():
+    objects = [ObjectMetadata("bullet"), ObjectMetadata("wall")]
+
+    def read_frame(time):
+        # The bullet jumps from x = -2 at frame 1 to x = 2 at frame 2 through a thin wall.
+        x = 4.0 * time - 6.0
+        batch = ShapeBatch.concat(
+            [
+                ShapeBatch.spheres([[x, 0.0, 0.0]], [0.2]),
+                ShapeBatch.boxes(
+                    [[0.0, 0.0, 0.0]], [[[1, 0, 0], [0, 1, 0], [0, 0, 1]]], [[0.05, 1, 1]]
+                ),
+            ]
+        )
+        return batch, objects
+
+    tests = [ClashTest("hard")]
+    assert run_report(tests, (1, 2, 1), read_frame).report["clashes"] == []
+    clashes = run_report(tests, (1, 2, 1), read_frame, substeps=2).report["clashes"]
+    assert [(clash["a"], clash["b"], clash["frames"]) for clash in clashes] == [
+        ("bullet", "wall", [[1, 1]])
+    ]
+
+
+def test_baseline_statuses_and_fail_on():
+    first = run_report(SAMPLE_TESTS, (1, 4, 1), read_sample_frame)
+    assert first.fail_on == "any" and first.failing == 2 and first.exit_status == 1
+    baseline = dict(first.report)
+    baseline["clashes"] = [dict(clash, status="approved") for clash in first.report["clashes"]]
+    again = run_report(SAMPLE_TESTS, (1, 4, 1), read_sample_frame, baseline=baseline)
+    assert again.fail_on == "new" and again.failing == 0 and again.exit_status == 0
+    assert {clash["status"] for clash in again.report["clashes"]} == {"approved"}
+    # Only frame 4: the moving clash is gone (resolved), the touching one stays approved.
+    later = run_report(SAMPLE_TESTS, (4, 4, 1), read_sample_frame, baseline=baseline)
+    statuses = {clash["test"]: clash["status"] for clash in later.report["clashes"]}
+    assert statuses == {"hard": "resolved", "touch": "approved"}
+    counted = run_report(SAMPLE_TESTS, (1, 4, 1), read_sample_frame, fail_on="never")
+    assert counted.fail_on == "never" and counted.failing == 0
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"tests": []}, "no clash tests given"),
+        ({"frames": (4, 1, 1)}, "bad frame range 4-1:1"),
+        ({"frames": (1, 4, 0)}, "bad frame range 1-4:0"),
+        ({"substeps": 0}, "substeps must be >= 1, got 0"),
+        ({"fail_on": "all"}, "fail_on must be one of new, any, never"),
+    ],
+)
+def test_bad_arguments_fail_before_reading_a_frame(arguments, message):
+    def read_frame(time):
+        raise AssertionError("no frame should be read")
+
+    options = {"tests": SAMPLE_TESTS, "frames": (1, 4, 1), **arguments}
+    with pytest.raises(ClashRunError, match=message):
+        run_report(options.pop("tests"), options.pop("frames"), read_frame, **options)
+
+
+def test_first_frame_checks_and_read_errors():
+    empty = ShapeBatch.spheres([[0.0, 0.0, 0.0]], [1.0]).take([])
+    with pytest.raises(ClashRunError, match=r"^frame 3: no objects take part \(scope 'VISIBLE'\)$"):
+        run_report(SAMPLE_TESTS, (3, 4, 1), lambda time: (empty, []), scope="VISIBLE")
+    with pytest.raises(ClashRunError, match=r"^frame 3: no objects take part$"):
+        run_report(SAMPLE_TESTS, (3, 4, 1), lambda time: (empty, []))
+    typo = [ClashTest("pipes", Selector(name="Pipe*"))]
+    with pytest.raises(ClashRunError, match="frame 1: set A of test 'pipes' matches no object"):
+        run_report(typo, (1, 4, 1), read_sample_frame)
+
+    def unreadable(time):
+        if time >= 2:
+            raise ClashRunError("object 'Cube' has NaN in its matrix")
+        return read_sample_frame(time)
+
+    with pytest.raises(ClashRunError, match=r"^frame 2: object 'Cube' has NaN in its matrix$"):
+        run_report(SAMPLE_TESTS, (1, 4, 1), unreadable)
+
+
+def test_objects_taking_part_may_change_between_frames():
+    def read_frame(time):
+        batch, objects = read_sample_frame(time)
+        if time == 2:
+            return batch.take([0, 1]), objects[:2]
+        return batch, objects
+
+    clashes = run_report(SAMPLE_TESTS, (1, 4, 1), read_frame).report["clashes"]
+    frames = {clash["test"]: clash["frames"] for clash in clashes}
+    assert frames == {"hard": [[1, 3]], "touch": [[1, 1], [3, 4]]}
+
+
+def test_object_entries_give_instances_no_ifc_guid_of_their_instancer():
+    metadata = {
+        "Wall": ObjectMetadata("Wall", properties={"IfcGuid": QUOTED_IFC_GUID}),
+        "Rack/Pipe[0]": ObjectMetadata(
+            "Rack/Pipe[0]",
+            properties={"IfcGuid": QUOTED_IFC_GUID},
+            instance_source="instancer:Rack",
+            is_instance=True,
+        ),
+    }
+    clashes = [{"a": "Wall", "b": "Rack/Pipe[0]"}, {"a": "Gone", "b": "Wall"}]
+    assert object_entries(clashes, metadata) == {
+        "Wall": {"ifc_guid": QUOTED_IFC_GUID},
+        "Rack/Pipe[0]": {"ifc_guid": object_ifc_guid("Rack/Pipe[0]")},
+        "Gone": {"ifc_guid": object_ifc_guid("Gone")},
+    }
+
+
+def test_writes_every_report_with_thumbnails_and_reports_progress(tmp_path):
+    calls = []
+    rendered = []
+
+    def thumbnails(clashes):
+        rendered.append([clash["id"] for clash in clashes])
+        return {clashes[0]["id"]: PNG}
+
+    paths = {f"{kind}_path": tmp_path / f"r.{kind}" for kind in ("json", "html", "csv", "bcf")}
+    result = run_report(
+        SAMPLE_TESTS,
+        (1, 4, 1),
+        read_sample_frame,
+        render_thumbnails=thumbnails,
+        progress=lambda *arguments: calls.append(arguments),
+        **paths,
+    )
+    assert read_json_report(paths["json_path"]) == json.loads(json.dumps(result.report))
+    assert rendered == [[clash["id"] for clash in result.report["clashes"]]]
+    assert paths["html_path"].read_text(encoding="utf-8").count("<img") == 1
+    assert paths["csv_path"].is_file() and paths["bcf_path"].is_file()
+    assert [call[:3] for call in calls] == [(1, 4, 1), (2, 4, 2), (3, 4, 3), (4, 4, 4)]
+    assert [call[3] for call in calls] == sorted(call[3] for call in calls)
+    assert EVIL in paths["json_path"].read_text(encoding="utf-8")
