@@ -10,7 +10,7 @@
 3. (Not --quick) playback of 60 frames of 10,000 keyframed objects, and of one object
    deforming by a shape key among 10,000 still ones.
 
-Targets (issue 3): <= 5 ms at 1,000 and <= 25 ms at 10,000 objects per update, and a
+Targets: <= 5 ms at 1,000 and <= 25 ms at 10,000 objects per update, and a
 playback whose handler time allows >= 60 fps. Blender's own evaluation is not counted.
 """
 

@@ -39,7 +39,7 @@ def unit_box(center=(0.0, 0.0, 0.0), rotation=IDENTITY, half=(1.0, 1.0, 1.0)) ->
     return ShapeBatch.boxes([center], [rotation], [half])
 
 
-# --- the articles' examples (BACKGROUND.md) --------------------------------------------
+# --- textbook examples: OBB-sphere, OBB-OBB (SAT), sphere-box, capsule-sphere -----------
 
 
 def test_obb_sphere_sum_of_squared_outside_parts():
@@ -236,7 +236,7 @@ def test_invariant_under_rigid_motions(first, second, rotation_quaternion, trans
     before = pair_distance(batch, [0], [1])
     after = pair_distance(moved, [0], [1])
     # 1e-8: segments 5e-7 rad from parallel lose ~1e-9 to cancellation in the closest-
-    # point solve (the issue's bound is 1e-6 at coordinates up to 1e3).
+    # point solve (the core promises 1e-6 at coordinates up to 1e3).
     assert after.distance[0] == pytest.approx(before.distance[0], abs=1e-8)
 
 
@@ -283,7 +283,7 @@ def test_pushing_j_out_by_the_depth_along_the_normal_separates_exactly(first, se
     shift = -result.distance[0] * result.normal[0]
     moved = translated(batch, np.array([[0, 0, 0], shift]))
     # 1e-7, not 1e-9: edges 1e-7 rad from parallel give SAT cross axes whose direction
-    # carries rounding of 1e-16 / 1e-7 (the issue's bound is 1e-6).
+    # carries rounding of 1e-16 / 1e-7 (the core promises 1e-6).
     assert pair_distance(moved, [0], [1]).distance[0] == pytest.approx(0.0, abs=1e-7)
 
 
