@@ -14,6 +14,7 @@ from bpy.props import (
 )
 
 from ..clash.tests import TEST_TYPE_DESCRIPTIONS
+from ..core.constants import KIND_NAMES
 from . import draw, session
 
 SCOPE_ITEMS = (
@@ -64,11 +65,9 @@ OBJECT_TYPE_ITEMS = tuple(
     (item.identifier, item.name, item.description, 1 << item.value)
     for item in bpy.types.Object.bl_rna.properties["type"].enum_items
 )
-KIND_ITEMS = (
-    ("NONE", "None", "Not fitted yet"),
-    ("BOX", "Box", ""),
-    ("SPHERE", "Sphere", ""),
-    ("CAPSULE", "Capsule", ""),
+# The fitted kinds in the core's order, as Blender enum identifiers ("BOX", ...).
+KIND_ITEMS = (("NONE", "None", "Not fitted yet"),) + tuple(
+    (name.upper(), name.title(), "") for name in KIND_NAMES
 )
 
 

@@ -17,13 +17,10 @@ from dataclasses import dataclass, field
 import bpy
 import numpy as np
 
-from ..core import KIND_BOX, KIND_CAPSULE, KIND_NAMES, KIND_SPHERE, CoherentBounds, find_contacts
+from ..core import KIND_NAMES, CoherentBounds, find_contacts
 from ..core.contact import contact_epsilon, largest_contact_epsilon, penetrating, within
 from . import tint
 from .scene import Progress, Proxies, ProxyReader
-
-# The `fitted_kind` enum item of each core shape kind.
-KIND_IDENTIFIERS = {KIND_BOX: "BOX", KIND_SPHERE: "SPHERE", KIND_CAPSULE: "CAPSULE"}
 
 
 @dataclass
@@ -221,7 +218,7 @@ def store_fit_info(proxies: Proxies) -> None:
     have no settings of their own), writing only values that change."""
     for row in proxies.refitted[~proxies.instances[proxies.refitted]].tolist():
         settings = proxies.objects[row].collide
-        kind = KIND_IDENTIFIERS[int(proxies.batch.kinds[row])]
+        kind = KIND_NAMES[int(proxies.batch.kinds[row])].upper()  # its `fitted_kind` item
         looseness = float(proxies.looseness[row])
         if settings.fitted_kind != kind:
             settings.fitted_kind = kind
