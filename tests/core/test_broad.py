@@ -15,7 +15,7 @@ from collide_addon.core import (
     pair_distance,
 )
 from collide_addon.core.broad import overlapping_bounds
-from collide_addon.core.synthetic import mixed_scene, random_rotations
+from collide_dev.synthetic import mixed_scene, random_rotations
 
 
 def brute_force_pairs(batch: ShapeBatch, margin: float) -> np.ndarray:

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from collide_addon.core import CoherentBounds, find_contacts, find_pairs
 from collide_addon.core.broad import overlapping_bounds
-from collide_addon.core.synthetic import mixed_scene, random_rotations
+from collide_dev.synthetic import mixed_scene, random_rotations
 from tests.core.test_broad import brute_force_bounds
 
 

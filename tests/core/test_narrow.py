@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from collide_addon.core import ShapeBatch, pair_distance, pair_intersects
 from collide_addon.core.constants import KIND_CAPSULE
 from collide_addon.core.shapes import frames_from_axes
-from tests.core.coal_oracle import coal_signed_distance
+from collide_dev.coal_oracle import coal_signed_distance
 from tests.core.shapes_for_tests import (
     any_shape,
     distance_inside,
