@@ -24,7 +24,7 @@ import xmlschema
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "blender_scripts" / "clash_report.py"
 SCHEMA = REPO / "collide_addon" / "report" / "schema" / "collide-report-1.schema.json"
-BCF_SCHEMAS = Path(__file__).resolve().parents[2].parent / "shared" / "bcf-schemas" / "2.1"
+BCF_SCHEMAS = Path(__file__).resolve().parents[1] / "data" / "bcf-schemas" / "2.1"
 BLENDER = shutil.which("blender") or "blender"
 EVIL = "<script>alert(1)</script>"
 PLATE_GUID = "2O2Fr$t4X7Zf8NOew3FLOH"
