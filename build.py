@@ -2,17 +2,26 @@
 """Set-up, tests, demo, benchmarks and the add-on build for collide.
 
     python3 build.py test      create the environments if needed, then run every test
+                               (extra arguments go to every pytest run, e.g. -x,
+                               -m "not slow and not blender")
     python3 build.py demo      run the main job on the bundled demo and print what it found
     python3 build.py zip       write dist/collide_addon-<version>.zip (legacy add-on + extension)
     python3 build.py bench     benchmarks: the core against coal and python-fcl, live mode in bpy
     python3 build.py lint      ruff format --check and ruff check
     python3 build.py setup     only create/refresh the environments
 
-Two virtual environments, because the bpy 5.0.1 wheel needs numpy < 2 and coal 3
-needs numpy >= 2:
-    .venv-core  (requirements-core.txt)  core tests with the coal oracle, benchmarks
-    .venv       (requirements.txt)       Blender tests with the real bpy wheel
-Works on a bare machine: it creates both from the pinned requirement files and,
+Four virtual environments: the bpy wheels need numpy < 2 and coal 3 needs numpy >= 2,
+and the add-on is tested on the Blender versions users have (5.0 and the 4.2 and 4.5
+LTS releases):
+    .venv-core   (requirements-core.txt)   core tests with the coal oracle, benchmarks
+    .venv        (requirements.txt)        Blender tests on bpy 5.0.1, CLI tests, lint
+    .venv-bpy45  (requirements-bpy45.txt)  Blender tests on bpy 4.5 LTS
+    .venv-bpy42  (requirements-bpy42.txt)  Blender tests on bpy 4.2 LTS
+Each also gets this checkout installed editable (`pip install --no-deps -e .`), so
+`collide_addon` and `collide_dev` import without PYTHONPATH. A venv is refreshed when
+its requirement file, pyproject.toml, the add-on manifest (the version) or the
+checkout's path changed.
+Works on a bare machine: it creates them from the pinned requirement files and,
 when run as root, installs Debian's `blender` (3.4) and `python3-numpy` (that
 Blender build has no numpy of its own) with apt-get, for the `blender -b` tests,
 and `xvfb` with `xauth` (only recommended by xvfb, but `xvfb-run` needs it), which
@@ -34,7 +43,14 @@ VENV = ROOT / ".venv"
 CORE_VENV = ROOT / ".venv-core"
 REQUIREMENTS = ROOT / "requirements.txt"
 CORE_REQUIREMENTS = ROOT / "requirements-core.txt"
+# The bpy environments tests/blender runs in: Blender version -> (venv, requirements).
+BPY_VENVS = {
+    "5.0": (VENV, REQUIREMENTS),
+    "4.5": (ROOT / ".venv-bpy45", ROOT / "requirements-bpy45.txt"),
+    "4.2": (ROOT / ".venv-bpy42", ROOT / "requirements-bpy42.txt"),
+}
 PACKAGE = ROOT / "collide_addon"
+MANIFEST = PACKAGE / "blender_manifest.toml"
 DIST = ROOT / "dist"
 APT_PACKAGES = ("blender", "python3-numpy", "xvfb", "xauth")
 
@@ -71,27 +87,23 @@ def find_python311() -> str:
 
 
 def ensure_venv(venv: Path, requirements: Path) -> Path:
-    """Create `venv` and install `requirements` into it, unless already done for this file."""
+    """Create `venv`, install `requirements` and then this checkout (editable, without
+    dependencies: the requirement files pin them) into it, unless already done for the
+    same requirements, project metadata, version and checkout path."""
     stamp = venv / ".requirements.sha256"
-    digest = hashlib.sha256(requirements.read_bytes()).hexdigest()
+    digest = hashlib.sha256()
+    for source in (requirements, ROOT / "pyproject.toml", MANIFEST):
+        digest.update(source.read_bytes())
+    digest.update(str(ROOT).encode())
     python = venv_python(venv)
-    if python.exists() and stamp.exists() and stamp.read_text().strip() == digest:
+    if python.exists() and stamp.exists() and stamp.read_text().strip() == digest.hexdigest():
         return python
     if not python.exists():
         run([find_python311(), "-m", "venv", venv])
-    run(
-        [
-            python,
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--disable-pip-version-check",
-            "-r",
-            requirements,
-        ]
-    )
-    stamp.write_text(digest + "\n")
+    pip = [python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
+    run([*pip, "-r", requirements])
+    run([*pip, "--no-deps", "--editable", ROOT])
+    stamp.write_text(digest.hexdigest() + "\n")
     return python
 
 
@@ -119,10 +131,12 @@ def debian_package_installed(name: str) -> bool:
 
 
 def setup() -> Path:
-    """Blender, .venv and .venv-core; returns the Blender environment's python."""
+    """Blender and every venv; returns the bpy 5.0 environment's python."""
     ensure_blender()
     ensure_venv(CORE_VENV, CORE_REQUIREMENTS)
-    return ensure_venv(VENV, REQUIREMENTS)
+    for venv, requirements in BPY_VENVS.values():
+        ensure_venv(venv, requirements)
+    return venv_python(VENV)
 
 
 def cmd_setup(args: list[str]) -> int:
@@ -131,54 +145,70 @@ def cmd_setup(args: list[str]) -> int:
 
 
 def pytest(python: Path, paths: list[str], args: list[str]) -> int:
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
     command = [python, "-m", "pytest", "-rs", *paths, *args]
     log("$ " + " ".join(str(part) for part in command))
-    return subprocess.run(command, cwd=ROOT, env=env).returncode
+    return subprocess.run(command, cwd=ROOT).returncode
+
+
+# pytest's exit status when the arguments (e.g. `-m "not blender"`) selected no test.
+NO_TESTS_SELECTED = 5
 
 
 def cmd_test(args: list[str]) -> int:
-    """Core tests in .venv-core, then the Blender and CLI tests in .venv.
+    """Core tests in .venv-core, the Blender tests in each bpy venv, the CLI tests (the
+    `blender` binary) once from .venv.
 
-    Extra arguments go to both pytest runs (e.g. `-x`, `-k name`).
+    Extra arguments go to every pytest run (e.g. `-x`, `-k name`, `-m "not slow"`); a run
+    they select no test in is not a failure, unless none selects any.
     """
-    blender_python = setup()
-    core = pytest(venv_python(CORE_VENV), ["tests/core"], args)
+    setup()
     # The Blender tests build the add-on zip they install themselves (always afresh).
-    blender = pytest(blender_python, ["tests/blender", "tests/cli"], args)
-    log(
-        f"core tests: {'passed' if core == 0 else 'FAILED'}; "
-        f"Blender tests: {'passed' if blender == 0 else 'FAILED'}"
-    )
-    return core or blender
+    core_paths = ["tests/core", "tests/clash", "tests/report", "tests/test_layers.py"]
+    core_paths.append("tests/test_version.py")
+    suites = {"core": pytest(venv_python(CORE_VENV), core_paths, args)}
+    for version, (venv, _) in BPY_VENVS.items():
+        suites[f"Blender {version}"] = pytest(venv_python(venv), ["tests/blender"], args)
+    suites["CLI"] = pytest(venv_python(VENV), ["tests/cli"], args)
+    outcomes = {0: "passed", NO_TESTS_SELECTED: "none selected"}
+    log("; ".join(f"{name}: {outcomes.get(code, 'FAILED')}" for name, code in suites.items()))
+    if all(code == NO_TESTS_SELECTED for code in suites.values()):
+        return NO_TESTS_SELECTED
+    failed = [code for code in suites.values() if code not in (0, NO_TESTS_SELECTED)]
+    return failed[0] if failed else 0
 
 
 def cmd_demo(args: list[str]) -> int:
-    python = setup()
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    return subprocess.run([python, ROOT / "demo.py", *args], cwd=ROOT, env=env).returncode
+    ensure_blender()
+    python = ensure_venv(VENV, REQUIREMENTS)
+    return subprocess.run([python, ROOT / "demo.py", *args], cwd=ROOT).returncode
 
 
 def cmd_bench(args: list[str]) -> int:
     """benchmarks/bench_core.py in .venv-core (coal, python-fcl), then
     benchmarks/bench_live.py in .venv (bpy). Extra arguments go to bench_core.py."""
-    blender_python = setup()
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
     runs = [
-        [venv_python(CORE_VENV), ROOT / "benchmarks" / "bench_core.py", *args],
-        [blender_python, ROOT / "benchmarks" / "bench_live.py"],
+        [ensure_venv(CORE_VENV, CORE_REQUIREMENTS), ROOT / "benchmarks" / "bench_core.py", *args],
+        [ensure_venv(VENV, REQUIREMENTS), ROOT / "benchmarks" / "bench_live.py"],
     ]
     for command in runs:
         log("$ " + " ".join(str(part) for part in command))
-        result = subprocess.run(command, cwd=ROOT, env=env)
+        result = subprocess.run(command, cwd=ROOT)
         if result.returncode:
             return result.returncode
     return 0
 
 
 def cmd_lint(args: list[str]) -> int:
-    python = setup()
-    paths = ["collide_addon", "blender_scripts", "tests", "benchmarks", "build.py", "demo.py"]
+    python = ensure_venv(VENV, REQUIREMENTS)
+    paths = [
+        "collide_addon",
+        "collide_dev",
+        "blender_scripts",
+        "tests",
+        "benchmarks",
+        "build.py",
+        "demo.py",
+    ]
     formatted = subprocess.run([python, "-m", "ruff", "format", "--check", *paths], cwd=ROOT)
     checked = subprocess.run([python, "-m", "ruff", "check", *paths], cwd=ROOT)
     return formatted.returncode or checked.returncode
@@ -186,7 +216,7 @@ def cmd_lint(args: list[str]) -> int:
 
 def addon_version() -> str:
     """The version in blender_manifest.toml, the one source of the version number."""
-    for line in (PACKAGE / "blender_manifest.toml").read_text().splitlines():
+    for line in MANIFEST.read_text().splitlines():
         key, _, value = line.partition("=")
         if key.strip() == "version":
             return value.strip().strip('"')
@@ -231,6 +261,8 @@ def validate_extension(archive: Path) -> None:
 
 
 def cmd_zip(args: list[str]) -> int:
+    # .venv holds Blender's extension tool, so that the zip is always validated here.
+    ensure_venv(VENV, REQUIREMENTS)
     build_zip()
     return 0
 

@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from collide_addon.core import KIND_NAMES, find_pairs, pair_distance
-from collide_addon.core.synthetic import mixed_scene
+from collide_dev.synthetic import mixed_scene
 
 ROOT = Path(__file__).resolve().parent
 DEMO_TESTS = {

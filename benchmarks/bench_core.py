@@ -25,16 +25,12 @@ import argparse
 import sys
 import time
 import tracemalloc
-from pathlib import Path
 
+import coal
+import fcl
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-import coal  # noqa: E402
-import fcl  # noqa: E402
-
-from collide_addon.core import (  # noqa: E402
+from collide_addon.core import (
     KIND_BOX,
     KIND_SPHERE,
     CoherentBounds,
@@ -43,8 +39,8 @@ from collide_addon.core import (  # noqa: E402
     pair_distance,
     pair_intersects,
 )
-from collide_addon.core.synthetic import mixed_scene, random_rotations  # noqa: E402
-from tests.core.coal_oracle import coal_object  # noqa: E402
+from collide_dev.coal_oracle import coal_object
+from collide_dev.synthetic import mixed_scene, random_rotations
 
 
 def best_of(repeats: int, function):

@@ -17,16 +17,12 @@ playback whose handler time allows >= 60 fps. Blender's own evaluation is not co
 import statistics
 import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+import bpy
+import numpy as np
 
-import bpy  # noqa: E402
-import numpy as np  # noqa: E402
-
-import collide_addon  # noqa: E402
-from collide_addon.blender import handlers, session  # noqa: E402
+import collide_addon
+from collide_addon.blender import handlers, session
 
 SHAPES = ("BOX", "SPHERE", "CAPSULE")
 UPDATES = 20

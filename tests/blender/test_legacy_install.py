@@ -40,6 +40,12 @@ print("RESULT " + json.dumps({
     "clashes": clashes,
     "unregistered": not hasattr(bpy.types.Scene, "collide"),
 }))
+if bpy.app.version[:2] == (4, 2):
+    # bpy 4.2's C++ static destructors run after Python has finalized and crash once a
+    # Python property callback was registered: leave before them, the result is out.
+    sys.stdout.flush()
+    import os
+    os._exit(0)
 """
 
 

@@ -19,12 +19,12 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-import xmlschema
+
+from tests.data import bcf_2_1_schemas
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "blender_scripts" / "clash_report.py"
 SCHEMA = REPO / "collide_addon" / "report" / "schema" / "collide-report-1.schema.json"
-BCF_SCHEMAS = Path(__file__).resolve().parents[2].parent / "shared" / "bcf-schemas" / "2.1"
 BLENDER = shutil.which("blender") or "blender"
 EVIL = "<script>alert(1)</script>"
 PLATE_GUID = "2O2Fr$t4X7Zf8NOew3FLOH"
@@ -138,6 +138,7 @@ STORED_TESTS = [
 ]
 REGISTER_SETTINGS = f"""
 sys.path.insert(0, {str(REPO)!r})
+from tests.data import bcf_2_1_schemas
 from collide_addon.blender import clash_test_props, props
 from collide_addon.clash.tests import clash_test_from_dict
 
@@ -307,10 +308,7 @@ def test_known_clashes_over_frames_and_all_reports(small_scene, tmp_path):
         ("Tile.A", "Tile.B"),
     }
 
-    schemas = {
-        name: xmlschema.XMLSchema(str(BCF_SCHEMAS / f"{name}.xsd"))
-        for name in ("markup", "visinfo", "version")
-    }
+    schemas = bcf_2_1_schemas()
     with zipfile.ZipFile(outputs["bcf"]) as archive:
         names = archive.namelist()
         schemas["version"].validate(io.BytesIO(archive.read("bcf.version")))

@@ -14,7 +14,7 @@ from collide_addon.core import (
     find_pairs,
     pair_distance,
 )
-from collide_addon.core.synthetic import mixed_scene, random_rotations
+from collide_dev.synthetic import mixed_scene, random_rotations
 
 # Rows of the all-pairs bounding-sphere test in `brute_force_pairs` done at once, so that
 # its (rows, n) arrays stay small.
@@ -69,6 +69,7 @@ def test_touching_bounds_and_shapes_count():
     np.testing.assert_array_equal(find_pairs(boxes, margin=1.0), [[0, 1], [1, 2], [2, 3]])
 
 
+@pytest.mark.slow
 def test_slab_among_bolts_finds_every_bolt_on_the_slab():
     rng = np.random.default_rng(7)
     bolts = 5000

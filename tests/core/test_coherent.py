@@ -4,12 +4,13 @@ moves."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from collide_addon.core import CoherentBounds, find_contacts, find_pairs
 from collide_addon.core.grid import overlapping_bounds
-from collide_addon.core.synthetic import mixed_scene, random_rotations
+from collide_dev.synthetic import mixed_scene, random_rotations
 from tests.core.test_grid import brute_force_bounds
 
 
@@ -67,6 +68,7 @@ def test_fat_boxes_are_built_once_boxes_stay_and_dropped_while_they_jump():
     assert coherent.rebuilds == 2
 
 
+@pytest.mark.slow
 def test_small_moves_reuse_the_fat_boxes():
     # 10,000 boxes, each update moves every box by up to 2% of its size: most updates
     # find no box outside its fat box, the rest move only a few boxes.
@@ -103,6 +105,7 @@ def test_moved_boxes_are_matched_without_a_rebuild():
 
 @settings(max_examples=20, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), margin=st.sampled_from([-0.2, 0.0, 0.3]))
+@pytest.mark.slow
 def test_find_contacts_and_find_pairs_are_the_same_with_a_coherent_broad_phase(seed, margin):
     rng = np.random.default_rng(seed)
     batch = mixed_scene(rng, 300)

@@ -57,6 +57,7 @@ def test_every_point_is_inside(shape, points):
     "the box axes of the two poses gave capsules 19% apart before the axis refinement"
 )
 @settings(max_examples=30, deadline=None)
+@pytest.mark.slow
 def test_volume_is_invariant_under_rigid_motion(fitter, tolerance, count, size, ratios, seed):
     """On point clouds of 8 points or more, stretched differently along each axis.
     Symmetric clouds (equal principal variances) have no preferred axis, so a capsule's

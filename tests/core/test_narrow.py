@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from collide_addon.core import ShapeBatch, pair_distance, pair_intersects
 from collide_addon.core.constants import KIND_CAPSULE
 from collide_addon.core.shapes import frames_from_axes
-from tests.core.coal_oracle import coal_signed_distance
+from collide_dev.coal_oracle import coal_signed_distance
 from tests.core.shapes_for_tests import (
     any_shape,
     distance_inside,
@@ -214,6 +214,7 @@ def both_orders(first: ShapeBatch, second: ShapeBatch):
 
 @settings(max_examples=300, deadline=None)
 @given(any_shape, any_shape)
+@pytest.mark.slow
 def test_symmetric_under_swapping_the_pair(first, second):
     _, result = both_orders(first, second)
     assert result.distance[0] == pytest.approx(result.distance[1], abs=1e-9)
@@ -223,6 +224,7 @@ def test_symmetric_under_swapping_the_pair(first, second):
 
 @settings(max_examples=300, deadline=None)
 @given(any_shape, any_shape, quaternion, point)
+@pytest.mark.slow
 def test_invariant_under_rigid_motions(first, second, rotation_quaternion, translation):
     rotation = rotation_from_quaternion(rotation_quaternion)
     batch = shape_pair(first, second)
@@ -274,6 +276,7 @@ small_offset = st.tuples(*[st.floats(-1.0, 1.0) for _ in range(3)])
 
 @settings(max_examples=300, deadline=None)
 @given(any_shape, any_shape, small_offset)
+@pytest.mark.slow
 def test_pushing_j_out_by_the_depth_along_the_normal_separates_exactly(first, second, offset):
     # Put the second shape's centre near the first's so that most pairs overlap.
     batch = shape_pair(first, second)
@@ -310,6 +313,7 @@ def push_to_separate(batch: ShapeBatch, i: int, j: int, directions: np.ndarray) 
 
 @settings(max_examples=600, deadline=None)
 @given(pairing_strategy())
+@pytest.mark.slow
 def test_agrees_with_coal_on_every_pairing(shapes):
     first, second = shapes
     batch = shape_pair(first, second)

@@ -38,6 +38,7 @@ def random_stretch(rng: np.random.Generator) -> np.ndarray:
 
 @given(seed=seeds, sheared=st.booleans(), mirrored=st.booleans())
 @settings(max_examples=60, deadline=None)
+@pytest.mark.slow
 def test_polar_decomposition_places_fits_exactly(seed, sheared, mirrored):
     """Fitting in stretched space then moving rigidly encloses the transformed points."""
     rng = np.random.default_rng(seed)

@@ -3,7 +3,7 @@
 import numpy as np
 
 from collide_addon.core import KIND_BOX, KIND_CAPSULE, KIND_SPHERE
-from collide_addon.core.synthetic import mixed_scene, random_rotations
+from collide_dev.synthetic import mixed_scene, random_rotations
 
 
 def test_random_rotations_are_proper_rotations():

@@ -7,11 +7,9 @@ import re
 import uuid
 import xml.etree.ElementTree as ElementTree
 import zipfile
-from pathlib import Path
 
 import numpy as np
 import pytest
-import xmlschema
 
 from collide_addon.report.bcf_report import (
     IFC_BASE64,
@@ -26,10 +24,10 @@ from collide_addon.report.bcf_report import (
     viewpoint_xml,
     write_bcf_report,
 )
+from tests.data import bcf_2_1_schemas
 from tests.report.sample_report import CREATED, EVIL, FORMULA, PNG, QUOTED
 
 # The official BCF 2.1 XML schemas (markup.xsd, visinfo.xsd, version.xsd).
-BCF_SCHEMAS = Path(__file__).resolve().parents[2].parent / "shared" / "bcf-schemas" / "2.1"
 
 
 def expand_guid(ifc_guid: str) -> uuid.UUID:
@@ -44,10 +42,7 @@ def expand_guid(ifc_guid: str) -> uuid.UUID:
 
 @pytest.fixture(scope="module")
 def bcf_schemas():
-    return {
-        name: xmlschema.XMLSchema(str(BCF_SCHEMAS / f"{name}.xsd"))
-        for name in ("markup", "visinfo", "version")
-    }
+    return bcf_2_1_schemas()
 
 
 def test_bcf_validates_against_official_xsds(report, tmp_path, bcf_schemas):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .shapes import ShapeBatch
+from collide_addon.core import ShapeBatch
 
 
 def random_rotations(rng: np.random.Generator, count: int) -> np.ndarray:
