@@ -74,6 +74,22 @@ def separations(relative, offset, half_a, half_b):
         offset[_AFTER_NEXT, None] * relative[_NEXT] - offset[_NEXT, None] * relative[_AFTER_NEXT]
     )
     lengths = np.hypot(relative[_NEXT], relative[_AFTER_NEXT])
+    # Skipping the axis n = a_k x b_l / s, s = |a_k x b_l| <= PARALLEL_CROSS_NORM, is safe.
+    # n is perpendicular to a_k, so its separation is that of the boxes' projections on
+    # the plane P perpendicular to a_k: a's rectangle and b's hexagon, which is the
+    # parallelogram P(b) of b's other two axes b_j, b_j' widened by b_l's projection, a
+    # segment of half-length e = half_b[l] * s. P(b)'s edge normals and the rectangle's are
+    # kept axes: a_k x b_j and a_k x b_j' (length >= sqrt(1 - s^2), as b_j is perpendicular
+    # to b_l) and a's other faces. Dropping the widening changes every support by <= e.
+    # Overlapping boxes: either the rectangle and P(b) are disjoint, and the 2-D SAT finds
+    # a kept axis with separation > -e, or they overlap and their depth (the smallest over
+    # their edge normals, all kept) is at most the depth along n, itself at most that of
+    # the hexagon; either way the kept axes give a depth at most e more than n's. Separated
+    # boxes: the kept axes are a lower bound of the gap as before, positive unless the gap
+    # is under sqrt(2) e (a kept normal lies within 45 degrees of the direction to the
+    # nearest point, as consecutive kept normals are at most 90 degrees apart). Projecting
+    # along b_l instead gives half_a[k] * s. So skipping can only deepen an overlap or
+    # shrink a gap, by at most s times a half-extent; it never hides a contact.
     valid = lengths > PARALLEL_CROSS_NORM
     with np.errstate(divide="ignore", invalid="ignore"):
         cross = np.where(valid, (np.abs(projected) - radius_a - radius_b) / lengths, -np.inf)

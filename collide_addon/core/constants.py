@@ -12,10 +12,14 @@ KIND_NAMES = ("box", "sphere", "capsule")
 # is far above it.
 ORTHONORMAL_TOLERANCE = 1e-6
 
-# A cross product of two unit edge directions shorter than this is treated as
-# parallel edges: the SAT axis it would give is skipped (the face axes cover that
-# case, and skipping it changes a depth by at most |cross| * extent).
-PARALLEL_CROSS_NORM = 1e-12
+# A cross product of two unit edge directions no longer than this is treated as
+# parallel edges: the SAT axis it would give is skipped. That axis' separation, if
+# computed, errs by up to about 1.2e-15 / |cross| times the pair's size (the rounding of
+# float64 orthonormal frames, measured against long double), either way, so it could
+# hide a contact; skipping it errs only towards contact, by at most |cross| times a
+# half-extent (the proof is at its use in `box_pairs.separations`). 1e-7 keeps the
+# first under 1.2e-8 of the size and the second at the 1e-7 that float32 input carries.
+PARALLEL_CROSS_NORM = 1e-7
 
 # Pairs are processed in chunks of this many so that the temporary arrays of the
 # narrow phase stay within a few hundred MiB whatever the number of pairs.

@@ -80,13 +80,41 @@ def core_segments(centers, rotations, half_extents) -> tuple[np.ndarray, np.ndar
     return centers - offset, centers + offset
 
 
+def orthonormalised(rotations) -> np.ndarray:
+    """Nearly orthonormal matrices made orthonormal to float64 rounding (Gram-Schmidt).
+
+    rotations: (n, 3, 3), columns are axes, orthonormal to about 1e-6 (Blender's float32
+        matrices are to about 1e-7)
+    returns: (n, 3, 3) float64, orthonormal to about 1e-15, with the input's handedness;
+        each column moves by about as much as the input is off orthonormal.
+
+    The box-box SAT needs this: its axis for two nearly parallel edges is their cross
+    product, of length s, and its closed form uses b_l x b_j = +-b_m (b's axes
+    orthonormal), so an input off orthonormal by d puts an error of d / s times the
+    boxes' size on that axis' separation; with float32 rotations, d = 1e-7 and s as
+    small as 4e-8, that is more than the size itself. Moving the axes by d instead moves
+    a box by d times its size, which the float32 input carries anyway.
+    """
+    # Component-major columns[k, i] = component i of column k, each (n,): sums over the
+    # short axes become additions of whole rows.
+    columns = np.ascontiguousarray(np.asarray(rotations, dtype=np.float64).transpose(2, 1, 0))
+    first = columns[0] / np.sqrt((columns[0] * columns[0]).sum(axis=0))
+    second = columns[1] - (first * columns[1]).sum(axis=0) * first
+    second /= np.sqrt((second * second).sum(axis=0))
+    third = np.cross(first, second, axis=0)
+    third *= np.where((third * columns[2]).sum(axis=0) < 0.0, -1.0, 1.0)
+    return np.stack([first, second, third]).transpose(2, 1, 0)
+
+
 @dataclass(frozen=True)
 class ShapeBatch:
     """n convex shapes; index k refers to row k of every array.
 
     kinds: (n,) int8, KIND_BOX / KIND_SPHERE / KIND_CAPSULE
     centers: (n, 3) centre of the core
-    rotations: (n, 3, 3) orthonormal; column k is the core's k-th axis in world space
+    rotations: (n, 3, 3) orthonormal; column k is the core's k-th axis in world space.
+        Stored re-orthonormalised in float64 (`orthonormalised`), whichever way the batch
+        is made: Blender's float32 matrices are orthonormal only to about 1e-7.
     half_extents: (n, 3) of the core box (sphere: 0; capsule: (0, 0, half length))
     radii: (n,) radius of the ball swept over the core (box: 0)
     """
@@ -96,6 +124,9 @@ class ShapeBatch:
     rotations: np.ndarray
     half_extents: np.ndarray
     radii: np.ndarray
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "rotations", orthonormalised(self.rotations))
 
     @classmethod
     def boxes(cls, centers, rotations, half_extents) -> ShapeBatch:
