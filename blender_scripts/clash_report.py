@@ -215,7 +215,7 @@ def run() -> None:
         status = main(sys.argv)
     except SystemExit:
         raise
-    except BaseException as error:
+    except BaseException as error:  # noqa: BLE001 - any error must fail the run with status 2
         traceback.print_exc()
         status = fail(f"internal error: {type(error).__name__}: {error}")
     sys.exit(status)

@@ -96,9 +96,9 @@ def test_the_imports_between_modules_have_no_circle():
         state[module] = 1
         for target in sorted(graph[module]):
             if state.get(target) == 1:
-                circles.append(" -> ".join(path[path.index(target) :] + [target]))
+                circles.append(" -> ".join([*path[path.index(target):], target]))
             elif target not in state:
-                visit(target, path + [target])
+                visit(target, [*path, target])
         state[module] = 2
 
     for module in sorted(graph):

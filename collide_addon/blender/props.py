@@ -66,8 +66,9 @@ OBJECT_TYPE_ITEMS = tuple(
     for item in bpy.types.Object.bl_rna.properties["type"].enum_items
 )
 # The fitted kinds in the core's order, as Blender enum identifiers ("BOX", ...).
-KIND_ITEMS = (("NONE", "None", "Not fitted yet"),) + tuple(
-    (name.upper(), name.title(), "") for name in KIND_NAMES
+KIND_ITEMS = (
+    ("NONE", "None", "Not fitted yet"),
+    *tuple((name.upper(), name.title(), "") for name in KIND_NAMES),
 )
 
 

@@ -374,49 +374,12 @@ class ProxyReader:
         participant_pointers = _pointer_set(taking_part)
         pointers = set(participant_pointers.tolist())
         use_instances = any(_makes_instances(obj) for obj in taking_part)
-        entries, rows, matrices = [], [], []
         if use_instances:
-            counts: dict[int, int] = {}
-            for instance in depsgraph.object_instances:
-                evaluated = instance.object
-                if evaluated.type not in GEOMETRY_TYPES:
-                    continue
-                source = evaluated.original
-                owner = instance.parent.original if instance.is_instance else source
-                if owner.as_pointer() not in pointers:
-                    continue
-                if instance.is_instance and source == owner:
-                    # Geometry made by Geometry Nodes: no object of its own.
-                    key = (owner.name_full, "instance", evaluated.data.as_pointer())
-                    source_name = evaluated.data.name
-                else:
-                    key = _geometry_key(source)
-                    source_name = source.name
-                if instance.is_instance:
-                    index = counts.get(owner.as_pointer(), 0)
-                    counts[owner.as_pointer()] = index + 1
-                    name = f"{owner.name}/{source_name}[{index}]"
-                else:
-                    name = owner.name
-                if self._geometry_of(key, evaluated, name) is None:
-                    continue
-                entries.append(_Entry(name, owner, key, source, instance.is_instance))
-                matrices.append(np.array(instance.matrix_world, dtype=np.float64))
+            entries, matrices = self._instance_entries(depsgraph, pointers)
             rows_array = np.zeros(len(entries), np.int64)
             matrices_array = np.array(matrices, dtype=np.float64).reshape(-1, 4, 4)
         else:
-            for row, evaluated in enumerate(layer_objects):
-                if progress is not None:
-                    progress(row, object_count)
-                original = evaluated.original
-                if original.as_pointer() not in pointers or evaluated.type not in GEOMETRY_TYPES:
-                    continue
-                key = _geometry_key(original)
-                # Objects without vertices (an empty mesh) have no proxy.
-                if self._geometry_of(key, evaluated, original.name) is None:
-                    continue
-                entries.append(_Entry(original.name, original, key, original, False))
-                rows.append(row)
+            entries, rows = self._object_entries(layer_objects, pointers, progress)
             rows_array = np.array(rows, dtype=np.int64)
             matrices_array = _bulk_matrices(depsgraph, object_count)[rows_array]
         structure = _Structure(
@@ -435,6 +398,57 @@ class ProxyReader:
             fitted=np.zeros(len(entries), dtype=bool),
         )
         return structure, matrices_array
+
+    def _instance_entries(self, depsgraph, pointers: set[int]) -> tuple[list, list]:
+        """Entries and world matrices (4, 4) from the depsgraph's instances: every object
+        and every instance (collection instances, Geometry Nodes) of the participants."""
+        entries, matrices = [], []
+        counts: dict[int, int] = {}
+        for instance in depsgraph.object_instances:
+            evaluated = instance.object
+            if evaluated.type not in GEOMETRY_TYPES:
+                continue
+            source = evaluated.original
+            owner = instance.parent.original if instance.is_instance else source
+            if owner.as_pointer() not in pointers:
+                continue
+            if instance.is_instance and source == owner:
+                # Geometry made by Geometry Nodes: no object of its own.
+                key = (owner.name_full, "instance", evaluated.data.as_pointer())
+                source_name = evaluated.data.name
+            else:
+                key = _geometry_key(source)
+                source_name = source.name
+            if instance.is_instance:
+                index = counts.get(owner.as_pointer(), 0)
+                counts[owner.as_pointer()] = index + 1
+                name = f"{owner.name}/{source_name}[{index}]"
+            else:
+                name = owner.name
+            if self._geometry_of(key, evaluated, name) is None:
+                continue
+            entries.append(_Entry(name, owner, key, source, instance.is_instance))
+            matrices.append(np.array(instance.matrix_world, dtype=np.float64))
+        return entries, matrices
+
+    def _object_entries(self, layer_objects, pointers: set[int], progress) -> tuple[list, list]:
+        """Entries of the participants among the view layer's objects and their rows in
+        it (for the bulk matrix read)."""
+        entries, rows = [], []
+        object_count = len(layer_objects)
+        for row, evaluated in enumerate(layer_objects):
+            if progress is not None:
+                progress(row, object_count)
+            original = evaluated.original
+            if original.as_pointer() not in pointers or evaluated.type not in GEOMETRY_TYPES:
+                continue
+            key = _geometry_key(original)
+            # Objects without vertices (an empty mesh) have no proxy.
+            if self._geometry_of(key, evaluated, original.name) is None:
+                continue
+            entries.append(_Entry(original.name, original, key, original, False))
+            rows.append(row)
+        return entries, rows
 
     def _place(self, structure: _Structure, matrices: np.ndarray, progress) -> np.ndarray:
         """Refit where the stretch changed or no fit exists, then move fits to the world;

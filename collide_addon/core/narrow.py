@@ -339,7 +339,7 @@ def _segment_box_local(starts, directions, half_extents):
         )
     kinks = np.where(np.isfinite(kinks), np.clip(kinks, 0.0, 1.0), 0.0)
     shape = kinks.shape[:-1]
-    candidates = np.concatenate([kinks, np.zeros(shape + (1,)), np.ones(shape + (1,))], axis=-1)
+    candidates = np.concatenate([kinks, np.zeros((*shape, 1)), np.ones((*shape, 1))], axis=-1)
     q = starts[..., None, :] + candidates[..., :, None] * directions[..., None, :]
     extents = half_extents[..., None, :]
     slope = np.einsum("...ck,...k->...c", q - np.clip(q, -extents, extents), directions)
@@ -557,7 +557,7 @@ class _Columns:
 def _gather(array: np.ndarray, index: np.ndarray) -> np.ndarray:
     """array[index] for an (n, ...) array; np.take on a 2-D view is several times faster."""
     rows = np.take(array.reshape(len(array), -1), index, axis=0)
-    return rows.reshape((len(index),) + array.shape[1:])
+    return rows.reshape((len(index), *array.shape[1:]))
 
 
 def _core_pairing(core_a: int, core_b: int, batch: ShapeBatch, columns: _Columns, a, b):

@@ -326,7 +326,7 @@ def test_saved_file_holds_no_tint(addon, tmp_path):
     path = tmp_path / "saved.blend"
     bpy.ops.wm.save_as_mainfile(filepath=str(path), copy=True)
     assert tuple(a.color) == tinted, "the tint comes back after saving"
-    with bpy.data.libraries.load(str(path)) as (source, target):
+    with bpy.data.libraries.load(str(path)) as (_source, target):
         target.objects = ["A"]
     assert tuple(target.objects[0].color) == ORIGINAL_COLOR
     bpy.ops.collide.clear()

@@ -95,14 +95,14 @@ def test_import_appends_or_replaces_and_leaves_the_scene_alone_on_error(addon, t
     bpy.ops.collide.clash_tests_import(filepath=str(path))
     bpy.ops.collide.clash_tests_import(filepath=str(other), mode="APPEND")
     assert names() == ["pipes against ducts", LONG_NAME, "other"]
-    with pytest.raises(RuntimeError, match="already has clash test.* named other"):
+    with pytest.raises(RuntimeError, match=r"already has clash test.* named other"):
         bpy.ops.collide.clash_tests_import(filepath=str(other), mode="APPEND")
     unknown_type = write_tests(
         tmp_path,
         {**TESTS_DOCUMENT, "tests": [{"name": "x", "a": {"types": ["TEAPOT"]}, "type": "hard"}]},
         "unknown.json",
     )
-    with pytest.raises(RuntimeError, match="object type.* TEAPOT unknown to this Blender"):
+    with pytest.raises(RuntimeError, match=r"object type.* TEAPOT unknown to this Blender"):
         bpy.ops.collide.clash_tests_import(filepath=str(unknown_type))
     invalid = write_tests(
         tmp_path, {**TESTS_DOCUMENT, "tests": [{"name": "x", "a": {}, "type": "?"}]}, "bad.json"
