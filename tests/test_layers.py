@@ -96,7 +96,7 @@ def test_the_imports_between_modules_have_no_circle():
         state[module] = 1
         for target in sorted(graph[module]):
             if state.get(target) == 1:
-                circles.append(" -> ".join([*path[path.index(target):], target]))
+                circles.append(" -> ".join([*path[path.index(target) :], target]))
             elif target not in state:
                 visit(target, [*path, target])
         state[module] = 2

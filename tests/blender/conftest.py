@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.addon_zip import addon_zip
+
 USER_DIR = Path(tempfile.mkdtemp(prefix="collide-blender-user-"))
 for variable, folder in (
     ("BLENDER_USER_RESOURCES", ""),
@@ -29,24 +30,6 @@ import bpy  # noqa: E402 - after the environment above
 
 REPOSITORY = "user_default"
 EXTENSION_MODULE = f"bl_ext.{REPOSITORY}.collide_addon"
-
-
-def addon_zip() -> Path:
-    """The zip under test: `COLLIDE_ADDON_ZIP`, else build.py's zip built afresh (once)."""
-    global _built
-    if os.environ.get("COLLIDE_ADDON_ZIP"):
-        return Path(os.environ["COLLIDE_ADDON_ZIP"])
-    if _built is None:
-        sys.path.insert(0, str(ROOT))
-        try:
-            import build
-        finally:
-            sys.path.remove(str(ROOT))
-        _built = build.build_zip()
-    return _built
-
-
-_built: Path | None = None
 
 
 def reset_scene() -> None:

@@ -10,7 +10,7 @@ import os
 import subprocess
 import sys
 
-from .conftest import addon_zip
+from tests.addon_zip import addon_zip
 
 SCRIPT = r"""
 import json, sys

@@ -5,10 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import sys
 from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def blender_binary() -> str:
@@ -16,16 +13,6 @@ def blender_binary() -> str:
     blender = shutil.which("blender")
     assert blender, "Debian's blender is required (python3 build.py setup installs it)"
     return blender
-
-
-def addon_zip() -> Path:
-    """The add-on zip to install: $COLLIDE_ADDON_ZIP, or one built afresh by build.py."""
-    sys.path.insert(0, str(ROOT))
-    try:
-        import build
-    finally:
-        sys.path.remove(str(ROOT))
-    return Path(os.environ.get("COLLIDE_ADDON_ZIP") or build.build_zip())
 
 
 def blender_environment(directory: Path) -> dict[str, str]:

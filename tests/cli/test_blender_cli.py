@@ -2,7 +2,9 @@
 
 import subprocess
 
-from .helpers import addon_zip, blender_binary, blender_environment, read_result
+from tests.addon_zip import addon_zip
+
+from .helpers import blender_binary, blender_environment, read_result
 
 SCRIPT = r"""
 import json, sys

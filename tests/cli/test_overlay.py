@@ -21,7 +21,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from .helpers import addon_zip, blender_binary, blender_environment, read_result
+from tests.addon_zip import addon_zip
+
+from .helpers import blender_binary, blender_environment, read_result
 
 TIMEOUT = 120  # seconds for the whole Blender session (it takes about 5)
 
