@@ -3,6 +3,8 @@ sub-panel."""
 
 import bpy
 
+from ..core.contact import contact_epsilon
+
 
 def _length(context, value: float) -> str:
     """`value` in the scene's length unit, with its sign: "-12.5 cm"."""
@@ -29,8 +31,11 @@ def _draw_clash_details(layout, context, record) -> None:
     column = box.column(align=True)
     column.label(text=record.name_a, icon="OBJECT_DATA")
     column.label(text=record.name_b, icon="OBJECT_DATA")
-    what = "Depth" if record.distance < 0 else "Gap"
-    column.label(text=f"{what} {_length(context, abs(record.distance))}")
+    if abs(record.distance) <= contact_epsilon([tuple(record.point)])[0]:
+        column.label(text="Touching")
+    else:
+        what = "Depth" if record.distance < 0 else "Gap"
+        column.label(text=f"{what} {_length(context, abs(record.distance))}")
     column.label(text=f"Proxies: {record.kind_a} / {record.kind_b}")
 
 
