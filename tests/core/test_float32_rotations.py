@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from collide_addon.core import KIND_BOX, ShapeBatch, pair_distance, pair_intersects
 from collide_addon.core.constants import PARALLEL_CROSS_NORM
-from tests.core.coal_oracle import coal_signed_distance
+from collide_dev.coal_oracle import coal_signed_distance
 
 
 def turn(axis, degrees: float) -> np.ndarray:
