@@ -79,7 +79,7 @@ def test_slab_among_bolts_finds_every_bolt_on_the_slab():
         np.arange(bolts) % 2 == 0, rng.uniform(-0.004, 0.0, bolts), rng.uniform(0.02, 5, bolts)
     )
     starts = np.column_stack([rng.uniform(-49, 49, (bolts, 2)), heights])
-    capsules = ShapeBatch.capsules(starts, [*starts, 0, 0, 0.01], np.full(bolts, 0.004))
+    capsules = ShapeBatch.capsules(starts, starts + np.array([0, 0, 0.01]), np.full(bolts, 0.004))
     batch = ShapeBatch.concat([slab, capsules])
     pairs = find_pairs(batch)
     on_slab = pairs[pairs[:, 0] == 0, 1] - 1
