@@ -9,7 +9,9 @@ Without --tests the clash tests stored on the scene run (set up in the panel's C
 Tests); a scene without any runs one hard test of every proxy against every other.
 
 Exit status: 0 nothing that --fail-on counts; 1 clashes that it counts; 2 bad arguments,
-an unreadable file, or no objects matched (the reason on one stderr line).
+an unreadable file, or no objects matched (the reason on one stderr line). Outputs that
+are one file, or that are the scene, the tests file or the baseline, are refused (2)
+before any work.
 
 Works from a checkout (the repository root goes on sys.path) and with the add-on
 installed as a legacy add-on or as an extension.
@@ -27,6 +29,7 @@ from pathlib import Path
 import bpy
 
 EXIT_ERROR = 2
+OUTPUT_OPTIONS = ("json", "html", "csv", "bcf")
 CHECKOUT_ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -67,6 +70,13 @@ def parse_frames(text: str) -> tuple[int, int, int]:
     return start, end, step
 
 
+def file_path(text: str) -> str:
+    """A non-empty path: an empty one would otherwise mean "not given" and be skipped."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("expected a file path, got an empty one")
+    return text
+
+
 def positive_int(text: str) -> int:
     """An integer >= 1."""
     if not text.isdigit() or int(text) < 1:
@@ -83,6 +93,7 @@ def make_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--tests",
+        type=file_path,
         metavar="FILE",
         help="clash tests JSON file (default: the clash tests stored on the scene, "
         "set up in the panel; without any, one hard clash test of every proxy against "
@@ -102,12 +113,13 @@ def make_parser() -> argparse.ArgumentParser:
         help="samples per scanned frame, so fast movers cannot pass through thin objects "
         "between frames (default 1)",
     )
-    parser.add_argument("--json", metavar="FILE", help="write the JSON report")
-    parser.add_argument("--html", metavar="FILE", help="write the HTML report")
-    parser.add_argument("--csv", metavar="FILE", help="write the CSV report")
-    parser.add_argument("--bcf", metavar="FILE", help="write the BCF 2.1 report")
+    for option, kind in (("json", "JSON"), ("html", "HTML"), ("csv", "CSV"), ("bcf", "BCF 2.1")):
+        parser.add_argument(
+            f"--{option}", type=file_path, metavar="FILE", help=f"write the {kind} report"
+        )
     parser.add_argument(
         "--baseline",
+        type=file_path,
         metavar="FILE",
         help="previous JSON report: statuses carry over (new/active/resolved; reviewed "
         "and approved are kept)",
@@ -143,9 +155,16 @@ def main(argv: list[str]) -> int:
     except ImportError as error:
         return fail(str(error))
     props = importlib.import_module(addon.__name__ + ".blender.props")
-    for path in (arguments.json, arguments.html, arguments.csv, arguments.bcf):
+    report_run = importlib.import_module(addon.__name__ + ".report.run")
+    outputs = {f"--{option}": getattr(arguments, option) for option in OUTPUT_OPTIONS}
+    for path in outputs.values():
         if path and not Path(path).resolve().parent.is_dir():
             return fail(f"cannot write {path}: its folder does not exist")
+    inputs = {"the scene being read": bpy.data.filepath, "--tests": arguments.tests}
+    try:
+        report_run.check_output_paths(outputs, {**inputs, "--baseline": arguments.baseline})
+    except report_run.ClashRunError as error:
+        return fail(str(error))
     # Reading proxies and the scene's clash tests needs only the settings (scene.collide,
     # object.collide); an enabled add-on has them already, a checkout run registers just
     # those.

@@ -6,16 +6,33 @@ package may not import the reports."""
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from pathlib import Path
 
 
 def write_bytes_atomic(path: str | Path, data: bytes) -> None:
     """Write `data` to `path` through a temporary file in the same folder and os.replace,
-    which is atomic on one file system. The temporary file is removed on failure."""
-    path = Path(path)
+    which is atomic on one file system. The temporary file is removed on failure.
+
+    A symlink is written through: its target is replaced, next to the target, and the
+    link stays. A path that exists and is not a regular file (a fifo, a device such as
+    /dev/stdout) is opened and written directly, which is not atomic: replacing it would
+    put a regular file where the user named a pipe or device.
+    """
+    # realpath follows every link (a dangling one too, which then creates its target, as
+    # open() would); os.replace on the link itself would swap the link for a file.
+    target = Path(os.path.realpath(path))
+    try:
+        regular = stat.S_ISREG(target.stat().st_mode)
+    except FileNotFoundError:
+        regular = True
+    if not regular:
+        with open(target, "wb") as handle:
+            handle.write(data)
+        return
     descriptor, temporary = tempfile.mkstemp(
-        prefix=f".{path.name}.", suffix=".tmp", dir=path.parent
+        prefix=f".{target.name}.", suffix=".tmp", dir=target.parent
     )
     try:
         with os.fdopen(descriptor, "wb") as handle:
@@ -26,7 +43,7 @@ def write_bytes_atomic(path: str | Path, data: bytes) -> None:
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(temporary, 0o666 & ~umask)
-        os.replace(temporary, path)
+        os.replace(temporary, target)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise

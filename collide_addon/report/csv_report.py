@@ -2,9 +2,10 @@
 
 Columns: id, status, test, type, a, b, kind_a, kind_b, distance, worst_frame, frames,
 point_x, point_y, point_z. `frames` lists the intervals as "1-12;30-31;40" (a lone
-frame as itself). Text cells that a spreadsheet would run as a formula (starting with
-=, +, -, @, tab or carriage return) get a leading apostrophe, the usual guard against
-CSV injection; numeric columns are written as numbers.
+frame as itself). Every text cell that a spreadsheet would run as a formula (starting
+with =, +, -, @, tab or carriage return) gets a leading apostrophe, the OWASP guard
+against CSV injection: names, but also ids, statuses and the frames of negative frames
+("-5--1"). Only a number the writer formats itself stays bare, so "-1.8" stays numeric.
 """
 
 from __future__ import annotations
@@ -42,6 +43,14 @@ def safe_cell(text: str) -> str:
     return "'" + text if text.startswith(_FORMULA_STARTS) else text
 
 
+def _cell(value: Any, as_float: bool = False) -> str:
+    """The cell text of `value`: an int or float as a number (a float, with all its
+    digits, when `as_float`), anything else as guarded text (see `safe_cell`)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return repr(float(value)) if as_float else repr(value)
+    return safe_cell(str(value))
+
+
 def csv_text(report: Mapping[str, Any]) -> str:
     """The CSV file text of a report (RFC 4180 quoting, \\r\\n line ends)."""
     buffer = io.StringIO()
@@ -49,21 +58,14 @@ def csv_text(report: Mapping[str, Any]) -> str:
     writer.writerow(COLUMNS)
     for clash in report["clashes"]:
         x, y, z = clash["point"]
+        text = (clash["id"], clash["status"], clash["test"], clash["type"], clash["a"])
         writer.writerow(
             [
-                clash["id"],
-                clash["status"],
-                safe_cell(clash["test"]),
-                clash["type"],
-                safe_cell(clash["a"]),
-                safe_cell(clash["b"]),
-                *clash["kinds"],
-                repr(float(clash["distance"])),
-                clash["worst_frame"],
-                format_intervals(clash["frames"]),
-                repr(float(x)),
-                repr(float(y)),
-                repr(float(z)),
+                *(_cell(value) for value in (*text, clash["b"], *clash["kinds"])),
+                _cell(clash["distance"], as_float=True),
+                _cell(clash["worst_frame"]),
+                _cell(format_intervals(clash["frames"])),
+                *(_cell(value, as_float=True) for value in (x, y, z)),
             ]
         )
     return buffer.getvalue()

@@ -4,13 +4,19 @@ Sections: a summary (file, frames, counts by status and by test), a timeline (an
 chart: one row per clash, bars over the frames where it exists, a dot at its worst
 frame), a table sortable by any column (a few lines of inline JavaScript), with an
 embedded PNG thumbnail per clash when given, and the groups: objects by open clashes and
-spatial clusters of clash points. Every name from the scene or the tests is
-escaped with html.escape; a Content-Security-Policy forbids loading anything.
+spatial clusters of clash points.
+
+A report may come partly from a baseline file someone else wrote, so nothing from it is
+spliced in raw: every text is escaped with html.escape, every number is checked to be
+one and formatted (`_integer`, `_decimal`; anything else raises TypeError). The
+Content-Security-Policy loads nothing and runs only the one script and style sheet here,
+by their sha256 hashes, so markup that slipped through still could not run.
 """
 
 from __future__ import annotations
 
 import base64
+import hashlib
 import html
 from collections.abc import Mapping
 from pathlib import Path
@@ -30,6 +36,8 @@ STATUS_COLORS = {
     "approved": "#2ca02c",
     "resolved": "#7f7f7f",
 }
+# The class of a status cell; a status not listed is a KeyError, never a class name.
+STATUS_CLASSES = {status: f"status status-{status}" for status in STATUS_COLORS}
 
 _STYLE = """
 body { font: 14px/1.4 system-ui, sans-serif; margin: 2em; color: #222; }
@@ -39,9 +47,15 @@ th.sortable { cursor: pointer; background: #f0f0f0; user-select: none; }
 th.sortable::after { content: " \\2195"; color: #999; }
 td.number { text-align: right; font-variant-numeric: tabular-nums; }
 .status { font-weight: bold; }
+{status_rules}
 svg text { font: 11px system-ui, sans-serif; }
 img.thumbnail { width: 160px; height: auto; display: block; }
-"""
+""".replace(
+    # Colours by class, not style="" attributes: the policy allows the hashed style
+    # sheet, and a hash cannot allow attributes.
+    "{status_rules}",
+    "\n".join(f".status-{status} {{ color: {color}; }}" for status, color in STATUS_COLORS.items()),
+)
 
 # Sorts the clash table by the clicked column: numbers by data-value, text otherwise;
 # a second click reverses. It touches no names, so it needs no escaping of its own.
@@ -71,32 +85,59 @@ document.querySelectorAll("table.sortable").forEach(function (table) {
 """
 
 
+def _source_hash(source: str) -> str:
+    """The CSP source expression that allows exactly this inline script or style text."""
+    digest = hashlib.sha256(source.encode("utf-8")).digest()
+    return "'sha256-" + base64.b64encode(digest).decode("ascii") + "'"
+
+
+CONTENT_SECURITY_POLICY = (
+    f"default-src 'none'; img-src data:; style-src {_source_hash(_STYLE)}; "
+    f"script-src {_source_hash(_SCRIPT)}"
+)
+
+
 def _escape(value: Any) -> str:
     return html.escape(str(value), quote=True)
 
 
+def _integer(value: Any) -> int:
+    """`value` if it is an integer (not a bool); TypeError otherwise."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"expected an integer in the report, got {value!r:.80}")
+    return value
+
+
+def _decimal(value: Any, digits: int | None) -> str:
+    """A number as text with `digits` decimals, or all of them (repr) for None;
+    TypeError for anything else."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"expected a number in the report, got {value!r:.80}")
+    return repr(float(value)) if digits is None else f"{value:.{digits}f}"
+
+
 def _summary_html(report: Mapping[str, Any]) -> str:
     summary = report["summary"]
-    start, end, step = report["frames"]
+    start, end, step = (_integer(value) for value in report["frames"])
     facts = [
         ("File", report.get("file") or "(unsaved)"),
         ("Blender", report.get("blender") or "(unknown)"),
         ("Frames", f"{start}-{end}" + (f", every {step}" if step != 1 else "")),
-        ("Open clashes", summary["open"]),
-        ("Resolved", summary["resolved"]),
+        ("Open clashes", _integer(summary["open"])),
+        ("Resolved", _integer(summary["resolved"])),
     ]
     rows = "".join(
         f"<tr><th>{_escape(label)}</th><td>{_escape(value)}</td></tr>" for label, value in facts
     )
     status_cells = "".join(
-        f'<td class="status" style="color:{STATUS_COLORS[status]}">{_escape(status)}: '
-        f"{summary['by_status'].get(status, 0)}</td>"
+        f'<td class="{STATUS_CLASSES[status]}">{_escape(status)}: '
+        f"{_integer(summary['by_status'].get(status, 0))}</td>"
         for status in STATUSES
     )
     types = {test["name"]: test["type"] for test in report["tests"]}
     test_rows = "".join(
         f"<tr><td>{_escape(name)}</td><td>{_escape(types.get(name, ''))}</td>"
-        f'<td class="number">{count}</td></tr>'
+        f'<td class="number">{_integer(count)}</td></tr>'
         for name, count in summary["by_test"].items()
     )
     return (
@@ -118,7 +159,7 @@ def _groups_html(report: Mapping[str, Any]) -> str:
     )
     cluster_rows = "".join(
         f'<tr><td class="number">{number}</td>'
-        f"<td>{_escape(', '.join(f'{value:.3f}' for value in cluster['center']))}</td>"
+        f"<td>{_escape(', '.join(_decimal(value, 3) for value in cluster['center']))}</td>"
         f'<td class="number">{len(cluster["clashes"])}</td>'
         f"<td>{_escape(' '.join(cluster['clashes']))}</td></tr>"
         for number, cluster in enumerate(groups["clusters"], start=1)
@@ -127,7 +168,7 @@ def _groups_html(report: Mapping[str, Any]) -> str:
         '<section id="groups"><h2>Groups</h2>'
         "<table><thead><tr><th>Object</th><th>Open clashes</th></tr></thead>"
         f"<tbody>{object_rows}</tbody></table>"
-        f"<p>Clusters of clash points closer than {_escape(groups['cluster_radius'])}:</p>"
+        f"<p>Clusters of clash points closer than {_decimal(groups['cluster_radius'], None)}:</p>"
         "<table><thead><tr><th>Cluster</th><th>Centre</th><th>Clashes</th>"
         f"<th>Ids</th></tr></thead><tbody>{cluster_rows}</tbody></table></section>"
     )
@@ -138,7 +179,8 @@ def timeline_svg(report: Mapping[str, Any], width: int = 900, row_height: int = 
     TIMELINE_MAX_ROWS), a bar per frame interval, a dot at the worst frame, coloured by
     status; hovering shows the pair (SVG <title>)."""
     clashes = report["clashes"][:TIMELINE_MAX_ROWS]
-    start, end, _ = report["frames"]
+    start, end, _ = (_integer(value) for value in report["frames"])
+    width, row_height = _integer(width), _integer(row_height)
     label_width, margin = 220, 10
     plot_width = width - label_width - 2 * margin
     # Frame f covers [f - 0.5, f + 0.5], so bars of the first and last frames fit.
@@ -156,10 +198,10 @@ def timeline_svg(report: Mapping[str, Any], width: int = 900, row_height: int = 
     tick_count = min(10, frame_count - 1)
     for tick in range(tick_count + 1):
         frame = start + round(tick * (end - start) / max(tick_count, 1))
-        x = x_of(frame)
+        x = _decimal(x_of(frame), 1)
         parts.append(
-            f'<line x1="{x:.1f}" y1="{axis_y}" x2="{x:.1f}" y2="{height - margin}" '
-            f'stroke="#eee"/><text x="{x:.1f}" y="{axis_y - 3}" text-anchor="middle">'
+            f'<line x1="{x}" y1="{axis_y}" x2="{x}" y2="{height - margin}" '
+            f'stroke="#eee"/><text x="{x}" y="{axis_y - 3}" text-anchor="middle">'
             f"{frame}</text>"
         )
     for row, clash in enumerate(clashes):
@@ -174,13 +216,15 @@ def timeline_svg(report: Mapping[str, Any], width: int = 900, row_height: int = 
         )
         for first, last in clash["frames"]:
             # A one-frame interval still gets a visible bar one frame wide.
-            left, right = x_of(first - 0.5), x_of(last + 0.5)
+            left, right = x_of(_integer(first) - 0.5), x_of(_integer(last) + 0.5)
+            bar_width = max(right - left, 2)
             parts.append(
-                f'<rect x="{left:.1f}" y="{top}" width="{max(right - left, 2):.1f}" '
+                f'<rect x="{_decimal(left, 1)}" y="{top}" width="{_decimal(bar_width, 1)}" '
                 f'height="{row_height - 4}" fill="{color}" opacity="0.6"/>'
             )
         parts.append(
-            f'<circle cx="{x_of(clash["worst_frame"]):.1f}" cy="{top + (row_height - 4) / 2}" '
+            f'<circle cx="{_decimal(x_of(_integer(clash["worst_frame"])), 1)}" '
+            f'cy="{_decimal(top + (row_height - 4) / 2, 1)}" '
             f'r="3" fill="{color}"/></g>'
         )
     parts.append("</svg>")
@@ -214,7 +258,7 @@ def _table_html(report: Mapping[str, Any], thumbnails: Mapping[str, bytes]) -> s
         ("Id", "text"),
     ]
     head = "".join(
-        f'<th class="sortable" data-type="{kind}">{_escape(title)}</th>'
+        f'<th class="sortable" data-type="{_escape(kind)}">{_escape(title)}</th>'
         if kind
         else f"<th>{_escape(title)}</th>"
         for title, kind in headers
@@ -222,20 +266,22 @@ def _table_html(report: Mapping[str, Any], thumbnails: Mapping[str, bytes]) -> s
     rows = []
     for clash in report["clashes"]:
         label = f"{clash['a']} / {clash['b']}"
-        point = ", ".join(f"{value:.3f}" for value in clash["point"])
-        first_frame = clash["frames"][0][0]
+        point = ", ".join(_decimal(value, 3) for value in clash["point"])
+        intervals = [[_integer(first), _integer(last)] for first, last in clash["frames"]]
+        worst_frame = _integer(clash["worst_frame"])
         cells = [
             f"<td>{_thumbnail_html(clash['id'], thumbnails.get(clash['id']), label)}</td>",
-            f'<td class="status" style="color:{STATUS_COLORS[clash["status"]]}">'
-            f"{_escape(clash['status'])}</td>",
+            f'<td class="{STATUS_CLASSES[clash["status"]]}">{_escape(clash["status"])}</td>',
             f"<td>{_escape(clash['test'])}</td>",
             f"<td>{_escape(clash['type'])}</td>",
             f"<td>{_escape(clash['a'])}</td>",
             f"<td>{_escape(clash['b'])}</td>",
             f"<td>{_escape(' / '.join(clash['kinds']))}</td>",
-            f'<td class="number" data-value="{clash["distance"]!r}">{clash["distance"]:.4f}</td>',
-            f'<td class="number" data-value="{clash["worst_frame"]}">{clash["worst_frame"]}</td>',
-            f'<td data-value="{first_frame}">{_escape(format_intervals(clash["frames"]))}</td>',
+            # The full precision to sort by, four decimals to read.
+            f'<td class="number" data-value="{_decimal(clash["distance"], None)}">'
+            f"{_decimal(clash['distance'], 4)}</td>",
+            f'<td class="number" data-value="{worst_frame}">{worst_frame}</td>',
+            f'<td data-value="{intervals[0][0]}">{_escape(format_intervals(intervals))}</td>',
             f"<td>{_escape(point)}</td>",
             f"<td><code>{_escape(clash['id'])}</code></td>",
         ]
@@ -253,13 +299,10 @@ def html_text(report: Mapping[str, Any], thumbnails: Mapping[str, bytes] | None 
     an empty cell. Raises ValueError if given bytes are not a PNG.
     """
     title = "Clash report" + (f": {Path(report['file']).name}" if report.get("file") else "")
-    policy = (
-        "default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'unsafe-inline'"
-    )
     return (
         "<!DOCTYPE html>\n"
         '<html lang="en"><head><meta charset="utf-8">'
-        f'<meta http-equiv="Content-Security-Policy" content="{policy}">'
+        f'<meta http-equiv="Content-Security-Policy" content="{_escape(CONTENT_SECURITY_POLICY)}">'
         f"<title>{_escape(title)}</title><style>{_STYLE}</style></head><body>"
         f"<h1>{_escape(title)}</h1>"
         f"{_summary_html(report)}"

@@ -19,14 +19,16 @@ bytes, which keeps reports diffable and baselines reviewable.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+import math
+import re
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from ..clash.atomic import write_text_atomic
 from ..clash.groups import group_by_cluster, group_by_object, group_by_test
 from ..clash.records import STATUSES
-from ..clash.tests import ClashTest, clash_test_to_dict
+from ..clash.tests import TEST_TYPES, ClashTest, clash_test_to_dict
 
 # Clash points closer than this (scene units, metres by default) share a cluster.
 DEFAULT_CLUSTER_RADIUS = 1.0
@@ -123,10 +125,79 @@ def write_json_report(report: Mapping[str, Any], path: str | Path) -> None:
     write_text_atomic(path, report_to_json(report))
 
 
+def _is_integer(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: Any) -> bool:
+    # json.loads accepts NaN and Infinity, which the report writer refuses to write.
+    return (_is_integer(value) or isinstance(value, float)) and math.isfinite(value)
+
+
+def _is_list_of(value: Any, length: int | None, item: Callable[[Any], bool]) -> bool:
+    return (
+        isinstance(value, list)
+        and (length is None or len(value) == length)
+        and all(item(entry) for entry in value)
+    )
+
+
+def _is_vector3(value: Any) -> bool:
+    return _is_list_of(value, 3, _is_number)
+
+
+def _is_interval(value: Any) -> bool:
+    return _is_list_of(value, 2, _is_integer)
+
+
+_CLASH_ID = re.compile(r"[0-9a-f]{16}")
+_SHAPE_KINDS = ("box", "sphere", "capsule")
+# Every field of a clash (ClashRecord, the schema's "$defs/clash") and what it must hold:
+# a baseline's clashes are copied into the new report (resolved ones whole), so a field
+# the schema would reject, or markup where a number belongs, must stop at reading.
+CLASH_FIELDS: dict[str, tuple[str, Callable[[Any], bool]]] = {
+    "id": ("16 hex digits", lambda value: isinstance(value, str) and _CLASH_ID.fullmatch(value)),
+    "test": ("a string", lambda value: isinstance(value, str)),
+    "type": (f"one of {', '.join(TEST_TYPES)}", lambda value: value in TEST_TYPES),
+    "a": ("a string", lambda value: isinstance(value, str)),
+    "b": ("a string", lambda value: isinstance(value, str)),
+    "kinds": (
+        f"two of {', '.join(_SHAPE_KINDS)}",
+        lambda value: _is_list_of(value, 2, lambda kind: kind in _SHAPE_KINDS),
+    ),
+    "distance": ("a finite number", _is_number),
+    "point": ("[x, y, z] numbers", _is_vector3),
+    "bounds": ("two [x, y, z] of numbers", lambda value: _is_list_of(value, 2, _is_vector3)),
+    "frames": (
+        "a non-empty list of [first, last] integers",
+        lambda value: bool(value) and _is_list_of(value, None, _is_interval),
+    ),
+    "worst_frame": ("an integer", _is_integer),
+    "status": (f"one of {', '.join(STATUSES)}", lambda value: value in STATUSES),
+}
+
+
+def clash_error(record: Any) -> str | None:
+    """Why `record` is not a clash of a version 1 report (a missing, mistyped or unknown
+    field, named), or None if it is one."""
+    if not isinstance(record, dict):
+        return "is not an object"
+    for field, (expected, is_valid) in CLASH_FIELDS.items():
+        if field not in record:
+            return f"lacks field {field!r}"
+        if not is_valid(record[field]):
+            return f"field {field!r} must be {expected}, got {record[field]!r:.80}"
+    unknown = sorted(set(record) - set(CLASH_FIELDS))
+    if unknown:
+        return f"has unknown field {unknown[0]!r}"
+    return None
+
+
 def read_json_report(path: str | Path) -> dict[str, Any]:
     """A report written by `write_json_report` (e.g. a baseline). Checks what a re-run
-    relies on: format, version, and clashes each with id, test and a known status.
-    Raises ReportError naming the file otherwise."""
+    relies on: format, version, and every field of every clash (see `clash_error`), so
+    that clashes carried into a new report keep it valid and safe to render.
+    Raises ReportError naming the file and, for a clash, its index and field otherwise."""
     path = Path(path)
     try:
         report = json.loads(path.read_text(encoding="utf-8"))
@@ -145,13 +216,7 @@ def read_json_report(path: str | Path) -> dict[str, Any]:
     if not isinstance(clashes, list):
         raise ReportError(f"{path}: 'clashes' must be a list")
     for index, record in enumerate(clashes):
-        if not isinstance(record, dict) or not all(
-            isinstance(record.get(key), str) for key in ("id", "test", "status")
-        ):
-            raise ReportError(f"{path}: clashes[{index}] lacks a string id, test or status")
-        if record["status"] not in STATUSES:
-            raise ReportError(
-                f"{path}: clashes[{index}] has status {record['status']!r}; "
-                f"expected one of {', '.join(STATUSES)}"
-            )
+        error = clash_error(record)
+        if error is not None:
+            raise ReportError(f"{path}: clashes[{index}] {error}")
     return report

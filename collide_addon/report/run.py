@@ -14,6 +14,7 @@ with arrays:
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -164,6 +165,38 @@ def object_entries(
     return objects
 
 
+def _same_file(first: str | Path, second: str | Path) -> bool:
+    """Whether two paths name one file: equal once links and ".." are resolved, or, where
+    both exist, the same file by device and inode (hard links, bind mounts)."""
+    if Path(first).resolve() == Path(second).resolve():
+        return True
+    try:
+        return os.path.samefile(first, second)
+    except OSError:
+        return False
+
+
+def check_output_paths(
+    outputs: Mapping[str, str | Path | None], inputs: Mapping[str, str | Path | None]
+) -> None:
+    """Refuse outputs that would destroy data: two outputs that are one file (the second
+    write loses the first) or an output that is an input (the scene, the tests file, the
+    baseline). Empty or None paths are not written and are skipped.
+
+    outputs, inputs: {what it is, e.g. "--json" or "the scene": path}
+    Raises ClashRunError naming both and the path.
+    """
+    written = [(name, path) for name, path in outputs.items() if path]
+    read = [(name, path) for name, path in inputs.items() if path]
+    for index, (name, path) in enumerate(written):
+        for other_name, other in written[index + 1 :] + read:
+            if _same_file(path, other):
+                raise ClashRunError(
+                    f"{name} {path} is the same file as {other_name} {other}: "
+                    "refusing to overwrite it"
+                )
+
+
 def run_report(
     tests: Sequence[ClashTest],
     frames: tuple[int, int, int],
@@ -194,7 +227,8 @@ def run_report(
     blender, file: the Blender version and the scanned file, stored in the report
     scope: see `scan_frames`
     Raises ClashRunError for input the run cannot use, before reading any frame when
-    the arguments alone are wrong.
+    the arguments alone are wrong (see also `check_output_paths`: outputs must be
+    distinct files and not `file`).
     """
     if not tests:
         raise ClashRunError("no clash tests given")
@@ -203,6 +237,9 @@ def run_report(
         raise ClashRunError(f"bad frame range {start}-{end}:{step}")
     if substeps < 1:
         raise ClashRunError(f"substeps must be >= 1, got {substeps}")
+    outputs = {"the JSON report": json_path, "the HTML report": html_path}
+    outputs.update({"the CSV report": csv_path, "the BCF report": bcf_path})
+    check_output_paths(outputs, {"the scanned file": file})
     try:
         fail_on = effective_fail_on(fail_on, baseline is not None)
     except ValueError as error:

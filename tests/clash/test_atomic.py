@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 
 import pytest
 
@@ -22,3 +23,37 @@ def test_atomic_write_replaces_and_cleans_up_on_failure(tmp_path):
     umask = os.umask(0)
     os.umask(umask)
     assert path.stat().st_mode & 0o777 == 0o666 & ~umask  # as open() would create it
+
+
+def test_atomic_write_through_a_symlink_replaces_its_target(tmp_path):
+    folder, elsewhere = tmp_path / "links", tmp_path / "targets"
+    folder.mkdir()
+    elsewhere.mkdir()
+    target = elsewhere / "report.json"
+    target.write_text("old")
+    link = folder / "report.json"
+    link.symlink_to(target)
+    write_text_atomic(link, "new")
+    assert link.is_symlink() and link.readlink() == target
+    assert target.read_text() == "new"
+    # The temporary file went next to the target, and nothing is left behind.
+    assert [entry.name for entry in folder.iterdir()] == ["report.json"]
+    assert [entry.name for entry in elsewhere.iterdir()] == ["report.json"]
+    dangling = folder / "dangling.json"
+    dangling.symlink_to(elsewhere / "created.json")
+    write_text_atomic(dangling, "made")
+    assert dangling.is_symlink() and (elsewhere / "created.json").read_text() == "made"
+
+
+def test_atomic_write_to_a_fifo_writes_into_it(tmp_path):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    # A reader opened first (non-blocking) lets the writer's open() return at once.
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        write_bytes_atomic(fifo, b"through the pipe")
+        assert stat.S_ISFIFO(fifo.lstat().st_mode)
+        assert os.read(reader, 100) == b"through the pipe"
+    finally:
+        os.close(reader)
+    assert [entry.name for entry in tmp_path.iterdir()] == ["pipe"]

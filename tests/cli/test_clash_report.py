@@ -10,6 +10,7 @@ import csv
 import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import time
@@ -237,6 +238,11 @@ def test_help_lists_every_option(small_scene):
         (["--tests", "/nonexistent/tests.json"], "cannot read tests file"),
         (["--baseline", "/nonexistent/report.json"], "cannot read report"),
         (["--json", "/nonexistent/folder/r.json"], "folder does not exist"),
+        # An empty path used to mean "not given": the report was silently not written.
+        (["--json", ""], "argument --json: expected a file path, got an empty one"),
+        (["--html", " "], "argument --html: expected a file path"),
+        (["--tests", ""], "argument --tests: expected a file path"),
+        (["--baseline", ""], "argument --baseline: expected a file path"),
     ],
 )
 def test_bad_arguments_exit_2_with_one_line(small_scene, arguments, reason):
@@ -509,3 +515,47 @@ def test_scene_without_objects_exits_2(tmp_path):
     assert result.returncode == 2
     assert "no objects take part" in error_lines(result)[0]
     assert not (tmp_path / "r.json").exists()
+
+
+def test_outputs_never_overwrite_an_input_or_each_other(small_scene, tests_file, tmp_path):
+    scene = tmp_path / "scene.blend"
+    shutil.copyfile(small_scene, scene)
+    tests_copy = tmp_path / "tests.json"
+    shutil.copyfile(tests_file, tests_copy)
+    baseline = tmp_path / "baseline.json"
+    assert clash_report(scene, "--json", str(baseline)).returncode == 1
+    originals = {path: path.read_bytes() for path in (scene, tests_copy, baseline)}
+    report = tmp_path / "report.json"
+    for arguments, reason in [
+        (["--csv", str(scene)], f"--csv {scene} is the same file as the scene being read"),
+        (["--json", str(report), "--html", str(report)], "--json .* same file as --html"),
+        (
+            ["--tests", str(tests_copy), "--json", str(tmp_path / "." / "tests.json")],
+            "--json .* same file as --tests",
+        ),
+        (["--baseline", str(baseline), "--bcf", str(baseline)], "--bcf .* same file as --baseline"),
+    ]:
+        result = clash_report(scene, *arguments)
+        assert result.returncode == 2, result.stderr
+        lines = error_lines(result)
+        assert len(lines) == 1 and re.search(reason, lines[0]), result.stderr
+        assert "refusing to overwrite it" in lines[0]
+        assert "collide: " not in result.stderr  # refused before any work
+    assert {path: path.read_bytes() for path in originals} == originals
+    assert not report.exists()
+
+
+def test_a_crafted_baseline_exits_2_naming_the_field(small_scene, tmp_path):
+    baseline = tmp_path / "baseline.json"
+    assert clash_report(small_scene, "--json", str(baseline)).returncode == 1
+    report = json.loads(baseline.read_text(encoding="utf-8"))
+    report["clashes"][-1]["worst_frame"] = '<img src=x onerror="alert(1)">'
+    baseline.write_text(json.dumps(report), encoding="utf-8")
+    html = tmp_path / "report.html"
+    result = clash_report(small_scene, "--baseline", str(baseline), "--html", str(html))
+    assert result.returncode == 2, result.stderr
+    lines = error_lines(result)
+    index = len(report["clashes"]) - 1
+    assert len(lines) == 1, result.stderr
+    assert f"clashes[{index}] field 'worst_frame' must be an integer" in lines[0]
+    assert not html.exists()

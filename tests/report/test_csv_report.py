@@ -37,3 +37,37 @@ def test_safe_cell_and_format_intervals():
     assert safe_cell("=1+1") == "'=1+1" and safe_cell("-x") == "'-x" and safe_cell("Wall") == "Wall"
     assert format_intervals([[1, 12], [30, 31], [40, 40]]) == "1-12;30-31;40"
     assert format_intervals([]) == ""
+
+
+def test_csv_guards_every_text_cell_and_keeps_numbers_numeric(report):
+    clash = report["clashes"][0]
+    hostile = dict(
+        clash,
+        id="=cmd|' /C calc'!A0",
+        status="+status",
+        type="@type",
+        kinds=["-box", "\tsphere"],
+        frames=[[-5, -1], [3, 3]],
+        worst_frame=-3,
+        distance=-1.5,
+        point=[-1, 0.25, -0.5],
+    )
+    rows = list(csv.reader(io.StringIO(csv_text(dict(report, clashes=[hostile])), newline="")))
+    row = dict(zip(COLUMNS, rows[1], strict=True))
+    for column, text in [
+        ("id", "=cmd|' /C calc'!A0"),
+        ("status", "+status"),
+        ("type", "@type"),
+        ("kind_a", "-box"),
+        ("kind_b", "\tsphere"),
+        ("frames", "-5--1;3"),
+    ]:
+        assert row[column] == "'" + text, column
+    # Numbers the writer formats stay plain numbers, negative ones included.
+    assert (row["distance"], row["worst_frame"]) == ("-1.5", "-3")
+    assert [row[f"point_{axis}"] for axis in "xyz"] == ["-1.0", "0.25", "-0.5"]
+    # Text where a number belongs is text, and guarded like any other.
+    textual = dict(hostile, worst_frame="=1+1", distance="-2+3")
+    rows = list(csv.reader(io.StringIO(csv_text(dict(report, clashes=[textual])), newline="")))
+    row = dict(zip(COLUMNS, rows[1], strict=True))
+    assert (row["worst_frame"], row["distance"]) == ("'=1+1", "'-2+3")

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import base64
+import hashlib
 import re
 import xml.etree.ElementTree as ElementTree
+from html.parser import HTMLParser
 
 import pytest
 
@@ -64,3 +66,73 @@ def test_timeline_svg_is_well_formed_and_capped(report):
     shown = svg_many[: svg_many.index("</svg>") + 6]
     assert len(ElementTree.fromstring(shown).findall(f".//{namespace}circle")) == TIMELINE_MAX_ROWS
     assert f"{len(many['clashes']) - TIMELINE_MAX_ROWS} more clashes" in svg_many
+
+
+class _Elements(HTMLParser):
+    """Every start tag's attributes, and the text of every script and style element."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.attributes: list[tuple[str, str, str | None]] = []
+        self.inline: dict[str, list[str]] = {"script": [], "style": []}
+        self._open: str | None = None
+
+    def handle_starttag(self, tag, attrs):
+        self.attributes += [(tag, name, value) for name, value in attrs]
+        self._open = tag if tag in self.inline else None
+        if self._open:
+            self.inline[tag].append("")
+
+    def handle_endtag(self, tag):
+        self._open = None
+
+    def handle_data(self, data):
+        if self._open:
+            self.inline[self._open][-1] += data
+
+
+def csp_hash(text: str) -> str:
+    return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode()).digest()).decode() + "'"
+
+
+def test_csp_allows_only_the_hashed_script_and_style(report):
+    elements = _Elements()
+    elements.feed(html_text(report, thumbnails={report["clashes"][0]["id"]: PNG}))
+    policies = [value for tag, name, value in elements.attributes if name == "content"]
+    assert len(policies) == 1
+    directives = dict(
+        directive.strip().split(" ", 1) for directive in policies[0].split(";") if directive
+    )
+    [script], [style] = elements.inline["script"], elements.inline["style"]
+    assert directives == {
+        "default-src": "'none'",
+        "img-src": "data:",
+        "style-src": csp_hash(style),
+        "script-src": csp_hash(script),
+    }
+    assert "unsafe" not in policies[0]
+    # A hash allows elements, never attributes: no style="" or on...="" anywhere.
+    names = {name for _, name, _ in elements.attributes}
+    assert "style" not in names and not any(name.startswith("on") for name in names)
+
+
+# A baseline's resolved clashes are copied whole into the report, after this run's: past
+# the timeline's rows, only the table shows them. These are fields a crafted baseline set.
+HOSTILE_FIELDS = [
+    ("worst_frame", '2"><img src=x onerror=alert(1)>'),
+    ("frames", [['"><script>alert(1)</script>', 3]]),
+    ("frames", [[1, "<script>alert(1)</script>"]]),
+    ("distance", '0" onmouseover="alert(1)'),
+    ("point", [0, 0, "<img src=x onerror=alert(1)>"]),
+    ("worst_frame", True),
+]
+
+
+@pytest.mark.parametrize(("field", "value"), HOSTILE_FIELDS)
+def test_html_refuses_a_number_field_that_is_not_a_number(report, field, value):
+    hostile = dict(report["clashes"][0], **{field: value}, status="resolved")
+    past_timeline = dict(report, clashes=report["clashes"] * TIMELINE_MAX_ROWS + [hostile])
+    with pytest.raises(TypeError, match=r"expected an? (integer|number) in the report"):
+        html_text(past_timeline)
+    with pytest.raises(TypeError):
+        html_text(dict(report, clashes=[hostile]))

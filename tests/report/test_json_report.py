@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import jsonschema
 import pytest
@@ -10,6 +11,7 @@ import pytest
 from collide_addon.clash.records import carry_over_status
 from collide_addon.clash.tests import ClashTest
 from collide_addon.report.json_report import (
+    CLASH_FIELDS,
     SCHEMA_PATH,
     ReportError,
     group_open_clashes,
@@ -116,9 +118,75 @@ def test_read_json_report_errors(tmp_path, report):
         ({"format": "x"}, "not a collide report"),
         ({"version": 9}, "version 9 is not supported"),
         ({"clashes": {}}, "'clashes' must be a list"),
-        ({"clashes": [{"id": "1", "test": "t"}]}, r"clashes\[0\] lacks"),
-        ({"clashes": [{"id": "1", "test": "t", "status": "fixed"}]}, "status 'fixed'"),
+        ({"clashes": ["clash"]}, r"clashes\[0\] is not an object"),
     ]:
         path.write_text(json.dumps({**report, **change}))
         with pytest.raises(ReportError, match=message):
             read_json_report(path)
+
+
+CLASH_DAMAGE = [
+    # (field, bad value, what the message says it must be)
+    ("id", "1", "16 hex digits"),
+    ("id", "<b>0123456789abc</b>", "16 hex digits"),
+    ("test", 3, "a string"),
+    ("type", "soft", "one of hard, clearance"),
+    ("a", None, "a string"),
+    ("b", ["x"], "a string"),
+    ("kinds", ["box"], "two of box"),
+    ("kinds", ["box", "cone"], "two of box"),
+    ("distance", "-0.5", "a finite number"),
+    ("distance", True, "a finite number"),
+    ("point", [0, 0], r"\[x, y, z\] numbers"),
+    ("point", [0, 0, "<svg onload=alert(1)>"], r"\[x, y, z\] numbers"),
+    ("bounds", [[0, 0, 0]], "two"),
+    ("frames", [], "non-empty list"),
+    ("frames", [["<script>alert(1)</script>", 2]], "non-empty list"),
+    ("frames", [[1.5, 2]], "non-empty list"),
+    ("worst_frame", '<img src=x onerror="alert(1)">', "an integer"),
+    ("worst_frame", 2.0, "an integer"),
+    ("worst_frame", False, "an integer"),
+    ("status", "fixed", "one of new, active"),
+]
+
+
+@pytest.mark.parametrize(("field", "value", "expected"), CLASH_DAMAGE)
+def test_read_json_report_rejects_a_mistyped_clash_field(tmp_path, report, field, value, expected):
+    report["clashes"][1][field] = value
+    path = tmp_path / "baseline.json"
+    path.write_text(json.dumps(report))
+    with pytest.raises(ReportError) as caught:
+        read_json_report(path)
+    message = str(caught.value)
+    assert "\n" not in message
+    assert message.startswith(f"{path}: clashes[1] field {field!r} must be ")
+    assert re.search(expected, message)
+
+
+@pytest.mark.parametrize("field", list(CLASH_FIELDS))
+def test_read_json_report_rejects_a_missing_clash_field(tmp_path, report, field):
+    del report["clashes"][0][field]
+    path = tmp_path / "baseline.json"
+    path.write_text(json.dumps(report))
+    with pytest.raises(ReportError, match=rf"clashes\[0\] lacks field '{field}'$"):
+        read_json_report(path)
+
+
+def test_read_json_report_rejects_unknown_fields_and_non_finite_numbers(tmp_path, report):
+    path = tmp_path / "baseline.json"
+    report["clashes"][0]["onclick"] = "alert(1)"
+    path.write_text(json.dumps(report))
+    with pytest.raises(ReportError, match=r"clashes\[0\] has unknown field 'onclick'$"):
+        read_json_report(path)
+    del report["clashes"][0]["onclick"]
+    text = json.dumps(report).replace('"distance": -1.8', '"distance": NaN', 1)
+    assert "NaN" in text
+    path.write_text(text)
+    with pytest.raises(ReportError, match="field 'distance' must be a finite number, got nan"):
+        read_json_report(path)
+
+
+def test_clash_fields_are_the_schema_clash_fields():
+    schema = json.loads(SCHEMA_PATH.read_text())["$defs"]["clash"]
+    assert list(CLASH_FIELDS) == schema["required"] == list(schema["properties"])
+    assert schema["additionalProperties"] is False

@@ -20,6 +20,7 @@ from collide_addon.report.bcf_report import object_ifc_guid
 from collide_addon.report.json_report import build_report, read_json_report
 from collide_addon.report.run import (
     ClashRunError,
+    check_output_paths,
     object_entries,
     run_report,
     sample_times,
@@ -199,3 +200,37 @@ def test_writes_every_report_with_thumbnails_and_reports_progress(tmp_path):
     assert [call[:3] for call in calls] == [(1, 4, 1), (2, 4, 2), (3, 4, 3), (4, 4, 4)]
     assert [call[3] for call in calls] == sorted(call[3] for call in calls)
     assert EVIL in paths["json_path"].read_text(encoding="utf-8")
+
+
+def test_outputs_that_are_one_file_or_the_scanned_file_are_refused_before_any_work(tmp_path):
+    def read_frame(time):
+        raise AssertionError("no frame should be read")
+
+    scene = tmp_path / "scene.blend"
+    scene.write_bytes(b"BLENDER")
+    report = tmp_path / "report.json"
+    for options, message in [
+        ({"csv_path": scene, "file": str(scene)}, "the CSV report .* the scanned file"),
+        ({"json_path": report, "html_path": report}, "the JSON report .* the HTML report"),
+        # The same file by another spelling.
+        ({"json_path": report, "bcf_path": tmp_path / "sub" / ".." / "report.json"}, "BCF"),
+    ]:
+        with pytest.raises(ClashRunError, match=f"{message}.*refusing to overwrite it"):
+            run_report(SAMPLE_TESTS, (1, 4, 1), read_frame, **options)
+    assert scene.read_bytes() == b"BLENDER" and not report.exists()
+
+
+def test_check_output_paths_sees_links_and_skips_unset_paths(tmp_path):
+    tests_file = tmp_path / "tests.json"
+    tests_file.write_text("{}")
+    hard_link = tmp_path / "hard.json"
+    hard_link.hardlink_to(tests_file)
+    soft_link = tmp_path / "soft.json"
+    soft_link.symlink_to(tests_file)
+    for output in (tests_file, hard_link, soft_link, str(tests_file)):
+        with pytest.raises(ClashRunError, match=r"^--json .* is the same file as the tests file"):
+            check_output_paths({"--json": output}, {"the tests file": tests_file})
+    check_output_paths(
+        {"--json": tmp_path / "a.json", "--html": tmp_path / "a.html", "--csv": None, "--bcf": ""},
+        {"the scene": "", "the tests file": tests_file, "the baseline": None},
+    )
