@@ -68,16 +68,16 @@ _SAMPLED_ROTATIONS = _sampled_rotations(4096)
 # The search runs its first levels from every start, the rest from the best few.
 _COARSE_LEVELS = 6
 _REFINED_STARTS = 3
-# Iterations of the Badoiu-Clarkson move towards the farthest point.
-_SPHERE_ITERATIONS = 200
+# The minimal ball search adds one point per round (its radius grows each round, and
+# about ten rounds suffice on meshes); rounding can only make it stop early, and the
+# radius is measured over all points at the end, so a cap costs tightness at most.
+_BALL_ROUNDS = 100
 # The capsule's axis is refined by tilting it by these angles (radians, coarse to fine,
 # at most _CAPSULE_TILT_STEPS tilts each), keeping tilts that shrink the capsule: the
 # starting axes (principal, box's longest) differ between poses of the same points by
-# up to 20% of volume, the refined axis by a few percent. The search measures circles
-# with fewer iterations; the final capsule uses the full count.
+# up to 20% of volume, the refined axis by a few percent.
 _CAPSULE_TILTS = (0.08, 0.02, 0.005)
 _CAPSULE_TILT_STEPS = 4
-_CAPSULE_SEARCH_ITERATIONS = 30
 
 
 @dataclass(frozen=True)
@@ -130,8 +130,10 @@ def _candidate_points(points: np.ndarray) -> np.ndarray:
     if len(points) <= 2 * _SEARCH_DIRECTION_COUNT:
         return points
     centered = points - points.mean(axis=0)
-    projections = centered @ _SEARCH_DIRECTIONS.T
-    extreme = np.concatenate((projections.argmax(axis=0), projections.argmin(axis=0)))
+    # (directions, n): each direction's projections contiguous, so the reductions run
+    # along rows (numpy reduces across rows several times slower).
+    projections = _SEARCH_DIRECTIONS @ centered.T
+    extreme = np.concatenate((projections.argmax(axis=1), projections.argmin(axis=1)))
     return points[np.unique(extreme)]
 
 
@@ -170,27 +172,36 @@ def _box_volumes(points: np.ndarray, rotations: np.ndarray) -> np.ndarray:
     Extents are floored at a millionth of the largest one, so that flat point sets are
     compared by area (and not all tied at volume 0).
     """
-    projections = np.einsum("mi,kij->kmj", points, rotations)
-    extents = projections.max(axis=1) - projections.min(axis=1)
+    # (k, 3, m): each axis's projections contiguous, for fast reductions.
+    projections = rotations.transpose(0, 2, 1) @ points.T
+    extents = projections.max(axis=2) - projections.min(axis=2)
     floor = _FLAT_EXTENT_RATIO * extents.max(axis=1, keepdims=True)
     return np.prod(np.maximum(extents, floor), axis=1)
 
 
-def _refine_rotation(
-    points: np.ndarray, rotation: np.ndarray, steps: list[np.ndarray]
-) -> tuple[np.ndarray, float]:
-    """Local search over orientations from `rotation`: turn about the current box axes
-    by each step in turn, repeating a step while it makes the box smaller."""
-    volume = _box_volumes(points, rotation[None])[0]
+def _refine_rotations(
+    points: np.ndarray, rotations: np.ndarray, steps: list[np.ndarray]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Local searches over orientations from each of `rotations` (s, 3, 3), side by side:
+    turn about the current box axes by each step in turn, repeating a step while it
+    makes the box smaller. Returns the rotations (s, 3, 3) and box volumes (s,) found.
+
+    points: (m, 3); steps: (6, 3, 3) turns per level, coarse to fine
+    """
+    rotations = rotations.copy()
+    volumes = _box_volumes(points, rotations)
     for turns in steps:
-        while True:
-            trials = rotation @ turns
-            volumes = _box_volumes(points, trials)
-            best = int(volumes.argmin())
-            if not volumes[best] < volume * (1.0 - 1e-12):
-                break
-            rotation, volume = trials[best], volumes[best]
-    return rotation, volume
+        active = np.arange(len(rotations))
+        while len(active):
+            trials = rotations[active][:, None] @ turns  # (a, 6, 3, 3)
+            trial_volumes = _box_volumes(points, trials.reshape(-1, 3, 3)).reshape(len(active), -1)
+            best = trial_volumes.argmin(axis=1)
+            best_volumes = trial_volumes[np.arange(len(active)), best]
+            better = best_volumes < volumes[active] * (1.0 - 1e-12)
+            active, best = active[better], best[better]
+            rotations[active] = trials[better, best]
+            volumes[active] = best_volumes[better]
+    return rotations, volumes
 
 
 def _box_from_rotation(points: np.ndarray, rotation: np.ndarray) -> ProxyFit:
@@ -266,7 +277,11 @@ def fit_box(points) -> ProxyFit:
     measured over all points, so the box always encloses them.
     """
     points = _validated_points(points)
-    candidates = _candidate_points(points)
+    return _fit_box(points, _candidate_points(points))
+
+
+def _fit_box(points: np.ndarray, candidates: np.ndarray) -> ProxyFit:
+    """`fit_box` of points (n, 3) whose `_candidate_points` are `candidates` (m, 3)."""
     principal = principal_axes(candidates)
     for frame in (np.eye(3), principal):
         box = _box_from_rotation(points, frame)
@@ -281,49 +296,142 @@ def fit_box(points) -> ProxyFit:
         best_faces = np.argsort(_box_volumes(corners, face_frames))[:_REFINED_STARTS]
         starts += list(face_frames[best_faces])
     # Coarse steps from every start, then the fine steps from the best few only.
-    coarse = [
-        _refine_rotation(candidates, start, _SEARCH_STEPS[:_COARSE_LEVELS]) for start in starts
+    coarse, coarse_volumes = _refine_rotations(
+        candidates, np.stack(starts), _SEARCH_STEPS[:_COARSE_LEVELS]
+    )
+    best_coarse = np.argsort(coarse_volumes, kind="stable")[:_REFINED_STARTS]
+    refined, refined_volumes = _refine_rotations(
+        candidates, coarse[best_coarse], _SEARCH_STEPS[_COARSE_LEVELS:]
+    )
+    return _box_from_rotation(points, refined[int(refined_volumes.argmin())])
+
+
+def _ball_subsets(dimensions: int) -> list[np.ndarray]:
+    """The subsets of 2 to d + 1 of d + 2 slots, by size: [(c, size) int, ...]."""
+    return [
+        np.array(list(combinations(range(dimensions + 2), size)))
+        for size in range(2, dimensions + 2)
     ]
-    coarse.sort(key=lambda result: result[1])
-    refined = [
-        _refine_rotation(candidates, rotation, _SEARCH_STEPS[_COARSE_LEVELS:])
-        for rotation, _ in coarse[:_REFINED_STARTS]
-    ]
-    best_rotation = min(refined, key=lambda result: result[1])[0]
-    return _box_from_rotation(points, best_rotation)
 
 
-def _enclosing_ball(
-    points: np.ndarray, candidates: np.ndarray, iterations: int = _SPHERE_ITERATIONS
-) -> tuple[np.ndarray, float]:
-    """Near-minimal ball around points (n, d): returns centre (d,) and radius.
+_BALL_SUBSETS = {dimensions: _ball_subsets(dimensions) for dimensions in (2, 3)}
+# The same subsets in one array, each padded to d + 1 by repeating its first slot.
+_PADDED_BALL_SUBSETS = {
+    dimensions: np.concatenate(
+        [
+            np.column_stack((subset, np.repeat(subset[:, :1], dimensions + 1 - subset.shape[1], 1)))
+            for subset in subsets
+        ]
+    )
+    for dimensions, subsets in _BALL_SUBSETS.items()
+}
 
-    Ritter's ball, then `iterations` Badoiu-Clarkson steps towards the farthest candidate
-    point; the better centre is kept and the radius measured over all points.
+
+def _triangle_circumcentres(first, second, third) -> tuple[np.ndarray, np.ndarray]:
+    """Centres (..., d) in the plane of each triangle, equidistant from its corners, and
+    whether the triangle is not flat (...,) bool; corners (..., d), d = 2 or 3."""
+    a, b = second - first, third - first
+    aa, bb, ab = (np.sum(u * v, axis=-1) for u, v in ((a, a), (b, b), (a, b)))
+    determinant = aa * bb - ab * ab
+    usable = determinant > 1e-12 * aa * bb
+    safe = np.where(usable, determinant, 1.0)
+    along_a = 0.5 * bb * (aa - ab) / safe
+    along_b = 0.5 * aa * (bb - ab) / safe
+    return first + along_a[..., None] * a + along_b[..., None] * b, usable
+
+
+def _tetrahedron_circumcentres(first, second, third, fourth) -> tuple[np.ndarray, np.ndarray]:
+    """Centres (..., 3) equidistant from each tetrahedron's corners and whether it is not
+    flat (...,) bool; corners (..., 3)."""
+    a, b, c = second - first, third - first, fourth - first
+    b_cross_c = np.cross(b, c)
+    volume6 = np.sum(a * b_cross_c, axis=-1)
+    scale = np.sqrt(np.sum(a * a, axis=-1) * np.sum(b * b, axis=-1) * np.sum(c * c, axis=-1))
+    usable = np.abs(volume6) > 1e-9 * scale
+    numerator = (
+        np.sum(a * a, axis=-1)[..., None] * b_cross_c
+        + np.sum(b * b, axis=-1)[..., None] * np.cross(c, a)
+        + np.sum(c * c, axis=-1)[..., None] * np.cross(a, b)
+    )
+    return first + numerator / (2.0 * np.where(usable, volume6, 1.0))[..., None], usable
+
+
+def _smallest_balls_of_few(points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The smallest ball around each set of d + 2 points, by trying every subset of
+    2 to d + 1 of them: the ball centred in the subset's affine hull and equidistant
+    from its points, grown to reach all d + 2 (the minimal ball is one of these).
+
+    points: (k, d + 2, d), d = 2 or 3
+    returns: centres (k, d) and the subset each ball is through, (k, d + 1) indices into
+        the d + 2 points (smaller subsets padded by repeating their first index)
     """
-    first = candidates[0]
-    second = candidates[np.argmax(np.sum((candidates - first) ** 2, axis=1))]
-    third = candidates[np.argmax(np.sum((candidates - second) ** 2, axis=1))]
-    center, radius = (second + third) / 2.0, np.linalg.norm(third - second) / 2.0
-    for point in candidates:
-        distance = np.linalg.norm(point - center)
-        if distance > radius:
-            radius = (radius + distance) / 2.0
-            center = center + (distance - radius) / distance * (point - center)
-    ritter = center
-    for iteration in range(1, iterations + 1):
-        farthest = candidates[np.argmax(np.sum((candidates - center) ** 2, axis=1))]
-        center = center + (farthest - center) / (iteration + 1)
-    options = np.stack((ritter, center))
-    radii = np.sqrt(np.max(np.sum((points[None] - options[:, None]) ** 2, axis=2), axis=1))
-    best = int(radii.argmin())
-    return options[best], float(radii[best])
+    dimensions = points.shape[2]
+    pairs, triples, *quadruples = _BALL_SUBSETS[dimensions]
+    midpoints = (points[:, pairs[:, 0]] + points[:, pairs[:, 1]]) / 2.0
+    centres = [midpoints]
+    usable = [np.ones(midpoints.shape[:2], dtype=bool)]
+    for subsets, circumcentres in zip(
+        (triples, *quadruples),
+        (_triangle_circumcentres, _tetrahedron_circumcentres)[: 1 + len(quadruples)],
+        strict=True,
+    ):
+        centre, ok = circumcentres(*(points[:, subsets[:, k]] for k in range(subsets.shape[1])))
+        centres.append(centre)
+        usable.append(ok)
+    centres = np.concatenate(centres, axis=1)  # (k, s, d)
+    reach = np.sum((points[:, None] - centres[:, :, None]) ** 2, axis=3).max(axis=2)  # (k, s)
+    reach[~np.concatenate(usable, axis=1)] = np.inf
+    best = reach.argmin(axis=1)
+    return centres[np.arange(len(points)), best], _PADDED_BALL_SUBSETS[dimensions][best]
+
+
+def _minimal_ball_centres(candidates: np.ndarray) -> np.ndarray:
+    """Centres (k, d) of the minimal balls around each of k point sets (k, m, d).
+
+    Keeps the d + 1 points a ball is through; each round adds the farthest point and
+    takes the smallest ball of those d + 2 (`_smallest_balls_of_few`), until no point
+    is farther than the radius (the exact minimal ball, up to rounding).
+    """
+    count, _, dimensions = candidates.shape
+    rows = np.arange(count)
+    centres = candidates[:, 0].copy()
+    through = np.repeat(candidates[:, :1], dimensions + 1, axis=1)  # (k, d + 1, d)
+    radius_squared = np.zeros(count)
+    active = rows
+    for _ in range(_BALL_ROUNDS):
+        distances = np.sum((candidates[active] - centres[active, None]) ** 2, axis=2)
+        farthest = distances.argmax(axis=1)
+        outside = distances[np.arange(len(active)), farthest] > radius_squared[active] * (
+            1.0 + 1e-12
+        )
+        active, farthest = active[outside], farthest[outside]
+        if not len(active):
+            break
+        few = np.concatenate((through[active], candidates[active, farthest][:, None]), axis=1)
+        centres[active], subset = _smallest_balls_of_few(few)
+        through[active] = few[np.arange(len(active))[:, None], subset]
+        radius_squared[active] = np.sum((through[active] - centres[active, None]) ** 2, axis=2).max(
+            axis=1
+        )
+    return centres
+
+
+def _enclosing_ball(points: np.ndarray, candidates: np.ndarray) -> tuple[np.ndarray, float]:
+    """The minimal ball around `candidates` (m, d), grown to enclose `points` (n, d):
+    returns centre (d,) and radius."""
+    center = _minimal_ball_centres(candidates[None])[0]
+    return center, float(np.sqrt(np.max(np.sum((points - center) ** 2, axis=1))))
 
 
 def fit_sphere(points) -> ProxyFit:
     """A near-minimal sphere enclosing `points` (n, 3)."""
     points = _validated_points(points)
-    center, radius = _enclosing_ball(points, _candidate_points(points))
+    return _fit_sphere(points, _candidate_points(points))
+
+
+def _fit_sphere(points: np.ndarray, candidates: np.ndarray) -> ProxyFit:
+    """`fit_sphere` of points (n, 3) whose `_candidate_points` are `candidates` (m, 3)."""
+    center, radius = _enclosing_ball(points, candidates)
     return ProxyFit(
         kind=KIND_SPHERE,
         center=center,
@@ -334,23 +442,16 @@ def fit_sphere(points) -> ProxyFit:
     )
 
 
-def _capsule_along(
-    points: np.ndarray,
-    candidates: np.ndarray,
-    axis: np.ndarray,
-    iterations: int = _SPHERE_ITERATIONS,
-) -> ProxyFit:
-    """The capsule along direction `axis` (3,) with the smallest radius that encloses
-    the points, then the shortest segment for that radius (the circle from
-    `_enclosing_ball` with `iterations`)."""
+def _capsule_along(points: np.ndarray, candidates: np.ndarray, axis: np.ndarray) -> ProxyFit:
+    """The capsule along direction `axis` (3,) whose radius is that of the minimal circle
+    around the candidates seen along the axis (grown to enclose all points), then the
+    shortest segment for that radius."""
     helper = np.eye(3)[int(np.argmin(np.abs(axis)))]
     first = np.cross(axis, helper)
     first /= np.linalg.norm(first)
     rotation = np.column_stack((first, np.cross(axis, first), axis))
     local = points @ rotation
-    circle_center, radius = _enclosing_ball(
-        local[:, :2], (candidates @ rotation)[:, :2], iterations
-    )
+    circle_center, radius = _enclosing_ball(local[:, :2], (candidates @ rotation)[:, :2])
     radial_squared = np.sum((local[:, :2] - circle_center) ** 2, axis=1)
     reach = np.sqrt(np.maximum(radius**2 - radial_squared, 0.0))
     top = np.max(local[:, 2] - reach)
@@ -386,7 +487,12 @@ def fit_capsule(points, box: ProxyFit | None = None) -> ProxyFit:
     """
     points = _validated_points(points)
     candidates = _candidate_points(points)
-    box = fit_box(points) if box is None else box
+    box = _fit_box(points, candidates) if box is None else box
+    return _fit_capsule(points, candidates, box)
+
+
+def _fit_capsule(points: np.ndarray, candidates: np.ndarray, box: ProxyFit) -> ProxyFit:
+    """`fit_capsule` of points (n, 3) whose `_candidate_points` are `candidates` (m, 3)."""
     axes = [principal_axes(candidates)[:, 0], box.rotation[:, int(np.argmax(box.half_extents))]]
     best = min((_capsule_along(points, candidates, axis) for axis in axes), key=_volume)
     refined_axis = _refined_capsule_axis(candidates, best.rotation[:, 2])
@@ -397,27 +503,37 @@ def _volume(fit: ProxyFit) -> float:
     return fit.volume
 
 
+def _capsule_volumes(candidates: np.ndarray, axes: np.ndarray) -> np.ndarray:
+    """Volumes (k,) of the capsules along each of `axes` (k, 3) around `candidates`
+    (m, 3), as `_capsule_along` makes them (minimal circle, shortest segment)."""
+    local = candidates @ frames_from_axes(axes)  # (k, m, 3)
+    circle_centers = _minimal_ball_centres(local[:, :, :2])
+    radial_squared = np.sum((local[:, :, :2] - circle_centers[:, None]) ** 2, axis=2)
+    radius_squared = radial_squared.max(axis=1)
+    reach = np.sqrt(np.maximum(radius_squared[:, None] - radial_squared, 0.0))
+    top = np.max(local[:, :, 2] - reach, axis=1)
+    bottom = np.min(local[:, :, 2] + reach, axis=1)
+    length = np.maximum(top - bottom, 0.0)
+    radius = np.sqrt(radius_squared)
+    return np.pi * radius_squared * length + 4.0 / 3.0 * np.pi * radius**3
+
+
 def _refined_capsule_axis(candidates: np.ndarray, axis: np.ndarray) -> np.ndarray:
     """A unit axis (3,) near `axis` whose capsule around `candidates` (m, 3) is smaller:
-    tilts towards the four directions perpendicular to the axis, coarse to fine."""
-
-    def volume(direction):
-        return _capsule_along(candidates, candidates, direction, _CAPSULE_SEARCH_ITERATIONS).volume
-
-    best = volume(axis)
+    tilts towards the four directions perpendicular to the axis, coarse to fine, the
+    four measured together."""
+    best = _capsule_volumes(candidates, axis[None])[0]
     for angle in _CAPSULE_TILTS:
         for _ in range(_CAPSULE_TILT_STEPS):
             frame = frames_from_axes(axis[None])[0]
-            tilts = [
-                axis * np.cos(angle) + sign * frame[:, k] * np.sin(angle)
-                for k in (0, 1)
-                for sign in (1.0, -1.0)
-            ]
-            volumes = [volume(tilt) for tilt in tilts]
+            sides = np.stack((frame[:, 0], -frame[:, 0], frame[:, 1], -frame[:, 1]))
+            tilts = axis * np.cos(angle) + sides * np.sin(angle)
+            tilts /= np.linalg.norm(tilts, axis=1, keepdims=True)
+            volumes = _capsule_volumes(candidates, tilts)
             k = int(np.argmin(volumes))
             if volumes[k] >= best:
                 break
-            best, axis = volumes[k], tilts[k] / np.linalg.norm(tilts[k])
+            best, axis = volumes[k], tilts[k]
     return axis
 
 
@@ -427,10 +543,11 @@ def fit_auto(points) -> ProxyFit:
     Ties go to the box, then the sphere (the cheaper shapes to test).
     """
     points = _validated_points(points)
-    box = fit_box(points)
-    if _is_own_hull(box, _candidate_points(points)):
+    candidates = _candidate_points(points)
+    box = _fit_box(points, candidates)
+    if _is_own_hull(box, candidates):
         return box
-    fits = [box, fit_sphere(points), fit_capsule(points, box)]
+    fits = [box, _fit_sphere(points, candidates), _fit_capsule(points, candidates, box)]
     return min(fits, key=_volume)
 
 
