@@ -27,6 +27,10 @@ _SEARCH_DIRECTION_COUNT = 256
 # The orientation search halves its step from 45 degrees this many times (last step
 # about 0.00004 degrees).
 _ROTATION_SEARCH_LEVELS = 20
+# The box search repeats a step at most this many times: on nearly round shapes it can
+# otherwise creep around the round axis for thousands of steps, each shrinking the box
+# by rounding-sized amounts.
+_STEP_REPEATS = 16
 # In the box search, a box thinner than this fraction of its largest extent counts as
 # this thin, so that flat shapes are compared by area.
 _FLAT_EXTENT_RATIO = 1e-6
@@ -78,6 +82,11 @@ _BALL_ROUNDS = 100
 # up to 20% of volume, the refined axis by a few percent.
 _CAPSULE_TILTS = (0.08, 0.02, 0.005)
 _CAPSULE_TILT_STEPS = 4
+# Fits are made many at a time (a first Detect fits every mesh of the scene): the
+# searches run side by side over groups of this many point sets, so numpy's cost per
+# call is shared; the box search then holds about 9 starts x 6 turns x 3 x 512 floats
+# per point set.
+_GROUP_SIZE = 32
 
 
 @dataclass(frozen=True)
@@ -166,17 +175,26 @@ _SEARCH_STEPS = [_axis_rotations(np.pi / 4 / 2**level) for level in range(_ROTAT
 
 
 def _box_volumes(points: np.ndarray, rotations: np.ndarray) -> np.ndarray:
-    """Volume of the box along each rotation's axes enclosing `points`: (k,).
+    """Volume of the box along each rotation's axes enclosing its points: (...,).
 
-    points: (m, 3); rotations: (k, 3, 3)
+    points: (..., m, 3); rotations: (..., 3, 3); leading axes broadcast
     Extents are floored at a millionth of the largest one, so that flat point sets are
     compared by area (and not all tied at volume 0).
     """
-    # (k, 3, m): each axis's projections contiguous, for fast reductions.
-    projections = rotations.transpose(0, 2, 1) @ points.T
-    extents = projections.max(axis=2) - projections.min(axis=2)
-    floor = _FLAT_EXTENT_RATIO * extents.max(axis=1, keepdims=True)
-    return np.prod(np.maximum(extents, floor), axis=1)
+    if points.ndim == 2:
+        # Shared points (the sampled starts): one product, (m, 3k), reduced down the
+        # columns, where numpy is fastest for few points and many axes.
+        axes = np.swapaxes(rotations, -1, -2).reshape(-1, 3)
+        projections = points @ axes.T
+        extents = (projections.max(axis=0) - projections.min(axis=0)).reshape(
+            *rotations.shape[:-2], 3
+        )
+    else:
+        # (..., 3, m): each axis's projections contiguous, for fast reductions.
+        projections = np.swapaxes(rotations, -1, -2) @ np.swapaxes(points, -1, -2)
+        extents = projections.max(axis=-1) - projections.min(axis=-1)
+    floor = _FLAT_EXTENT_RATIO * extents.max(axis=-1, keepdims=True)
+    return np.prod(np.maximum(extents, floor), axis=-1)
 
 
 def _refine_rotations(
@@ -184,17 +202,20 @@ def _refine_rotations(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Local searches over orientations from each of `rotations` (s, 3, 3), side by side:
     turn about the current box axes by each step in turn, repeating a step while it
-    makes the box smaller. Returns the rotations (s, 3, 3) and box volumes (s,) found.
+    makes the box smaller (at most `_STEP_REPEATS` times). Returns the rotations
+    (s, 3, 3) and box volumes (s,) found.
 
-    points: (m, 3); steps: (6, 3, 3) turns per level, coarse to fine
+    points: (s, m, 3), the points of each search; steps: (6, 3, 3) turns per level
     """
     rotations = rotations.copy()
     volumes = _box_volumes(points, rotations)
     for turns in steps:
         active = np.arange(len(rotations))
-        while len(active):
+        for _ in range(_STEP_REPEATS):
+            if not len(active):
+                break
             trials = rotations[active][:, None] @ turns  # (a, 6, 3, 3)
-            trial_volumes = _box_volumes(points, trials.reshape(-1, 3, 3)).reshape(len(active), -1)
+            trial_volumes = _box_volumes(points[active][:, None], trials)  # (a, 6)
             best = trial_volumes.argmin(axis=1)
             best_volumes = trial_volumes[np.arange(len(active)), best]
             better = best_volumes < volumes[active] * (1.0 - 1e-12)
@@ -202,6 +223,14 @@ def _refine_rotations(
             rotations[active] = trials[better, best]
             volumes[active] = best_volumes[better]
     return rotations, volumes
+
+
+def _first_of_each(owners: np.ndarray, volumes: np.ndarray, count: int) -> np.ndarray:
+    """Rows (r,) of the `count` smallest `volumes` (s,) of each owner in `owners` (s,)
+    (ascending), ties to the earlier row; grouped by owner, ascending."""
+    order = np.lexsort((volumes, owners))
+    starts = np.searchsorted(owners[order], owners[order], side="left")
+    return order[np.arange(len(order)) - starts < count]
 
 
 def _box_from_rotation(points: np.ndarray, rotation: np.ndarray) -> ProxyFit:
@@ -268,42 +297,50 @@ def _is_own_hull(box: ProxyFit, points: np.ndarray) -> bool:
     return bool((gaps <= 1e-9 * scale).all())
 
 
-def fit_box(points) -> ProxyFit:
-    """A tight oriented box around `points` (n, 3).
-
-    Starts from the points' own axes, the principal axes, the best of 4096 evenly
-    sampled orientations and the best frames flush with a face through extreme points,
-    refines them by a local orientation search and keeps the smallest. Extents are
-    measured over all points, so the box always encloses them.
-    """
-    points = _validated_points(points)
-    return _fit_box(points, _candidate_points(points))
-
-
-def _fit_box(points: np.ndarray, candidates: np.ndarray) -> ProxyFit:
-    """`fit_box` of points (n, 3) whose `_candidate_points` are `candidates` (m, 3)."""
-    principal = principal_axes(candidates)
-    for frame in (np.eye(3), principal):
-        box = _box_from_rotation(points, frame)
-        if _is_own_hull(box, candidates):
-            return box
+def _box_starts(candidates: np.ndarray, principal: np.ndarray) -> np.ndarray:
+    """Starting orientations (s, 3, 3) of the box search: the points' own axes, the
+    principal axes (3, 3), the best sampled orientations and the best frames flush with
+    a face through extreme points of `candidates` (m, 3)."""
     corners = _extreme_points(candidates, principal)
     sampled = principal @ _SAMPLED_ROTATIONS
     best_sampled = np.argsort(_box_volumes(corners, sampled))[:_SAMPLED_STARTS]
-    starts = [np.eye(3), principal, *sampled[best_sampled]]
+    starts = [np.eye(3)[None], principal[None], sampled[best_sampled]]
     face_frames = _hull_face_frames(corners)
     if len(face_frames):
-        best_faces = np.argsort(_box_volumes(corners, face_frames))[:_REFINED_STARTS]
-        starts += list(face_frames[best_faces])
-    # Coarse steps from every start, then the fine steps from the best few only.
-    coarse, coarse_volumes = _refine_rotations(
-        candidates, np.stack(starts), _SEARCH_STEPS[:_COARSE_LEVELS]
-    )
-    best_coarse = np.argsort(coarse_volumes, kind="stable")[:_REFINED_STARTS]
-    refined, refined_volumes = _refine_rotations(
-        candidates, coarse[best_coarse], _SEARCH_STEPS[_COARSE_LEVELS:]
-    )
-    return _box_from_rotation(points, refined[int(refined_volumes.argmin())])
+        starts.append(face_frames[np.argsort(_box_volumes(corners, face_frames))[:_REFINED_STARTS]])
+    return np.concatenate(starts)
+
+
+def _fit_boxes(group: _Group) -> list[ProxyFit]:
+    """`fit_box` of each point set of `group`: boxes that are the points' own hull along
+    their own or principal axes directly, the others by searches run side by side."""
+    boxes: list[ProxyFit | None] = [None] * len(group.points)
+    starts, owners = [], []
+    for index, (points, candidates, principal) in enumerate(
+        zip(group.points, group.candidates, group.principal, strict=True)
+    ):
+        for frame in (np.eye(3), principal):
+            box = _box_from_rotation(points, frame)
+            if _is_own_hull(box, candidates):
+                boxes[index] = box
+                break
+        else:
+            starts.append(_box_starts(candidates, principal))
+            owners.append(np.full(len(starts[-1]), index))
+    if starts:
+        owners = np.concatenate(owners)
+        # Coarse steps from every start, then the fine steps from the best few only.
+        coarse, coarse_volumes = _refine_rotations(
+            group.padded[owners], np.concatenate(starts), _SEARCH_STEPS[:_COARSE_LEVELS]
+        )
+        kept = _first_of_each(owners, coarse_volumes, _REFINED_STARTS)
+        refined, refined_volumes = _refine_rotations(
+            group.padded[owners[kept]], coarse[kept], _SEARCH_STEPS[_COARSE_LEVELS:]
+        )
+        best = _first_of_each(owners[kept], refined_volumes, 1)
+        for index, rotation in zip(owners[kept][best], refined[best], strict=True):
+            boxes[index] = _box_from_rotation(group.points[index], rotation)
+    return boxes
 
 
 def _ball_subsets(dimensions: int) -> list[np.ndarray]:
@@ -416,43 +453,52 @@ def _minimal_ball_centres(candidates: np.ndarray) -> np.ndarray:
     return centres
 
 
-def _enclosing_ball(points: np.ndarray, candidates: np.ndarray) -> tuple[np.ndarray, float]:
-    """The minimal ball around `candidates` (m, d), grown to enclose `points` (n, d):
-    returns centre (d,) and radius."""
-    center = _minimal_ball_centres(candidates[None])[0]
-    return center, float(np.sqrt(np.max(np.sum((points - center) ** 2, axis=1))))
+def _fit_spheres(group: _Group) -> list[ProxyFit]:
+    """`fit_sphere` of each point set of `group`: the minimal ball of its candidates,
+    grown to enclose all its points."""
+    centers = _minimal_ball_centres(group.padded)
+    fits = []
+    for points, center in zip(group.points, centers, strict=True):
+        radius = float(np.sqrt(np.max(np.sum((points - center) ** 2, axis=1))))
+        fits.append(
+            ProxyFit(
+                kind=KIND_SPHERE,
+                center=center,
+                rotation=np.eye(3),
+                half_extents=np.zeros(3),
+                radius=radius,
+                volume=float(4.0 / 3.0 * np.pi * radius**3),
+            )
+        )
+    return fits
 
 
-def fit_sphere(points) -> ProxyFit:
-    """A near-minimal sphere enclosing `points` (n, 3)."""
-    points = _validated_points(points)
-    return _fit_sphere(points, _candidate_points(points))
+def _capsules_along(group: _Group, axes: np.ndarray) -> list[ProxyFit]:
+    """For each point set of `group`, the capsule along its direction of `axes` (g, 3):
+    the radius of the minimal circle around the candidates seen along the axis (grown
+    to enclose all points), then the shortest segment for that radius."""
+    helpers = np.eye(3)[np.argmin(np.abs(axes), axis=1)]
+    first = np.cross(axes, helpers)
+    first /= np.linalg.norm(first, axis=1, keepdims=True)
+    rotations = np.stack((first, np.cross(axes, first), axes), axis=2)
+    circle_centers = _minimal_ball_centres((group.padded @ rotations)[:, :, :2])
+    return [
+        _capsule_around_circle(points, rotation, circle_center)
+        for points, rotation, circle_center in zip(
+            group.points, rotations, circle_centers, strict=True
+        )
+    ]
 
 
-def _fit_sphere(points: np.ndarray, candidates: np.ndarray) -> ProxyFit:
-    """`fit_sphere` of points (n, 3) whose `_candidate_points` are `candidates` (m, 3)."""
-    center, radius = _enclosing_ball(points, candidates)
-    return ProxyFit(
-        kind=KIND_SPHERE,
-        center=center,
-        rotation=np.eye(3),
-        half_extents=np.zeros(3),
-        radius=radius,
-        volume=float(4.0 / 3.0 * np.pi * radius**3),
-    )
-
-
-def _capsule_along(points: np.ndarray, candidates: np.ndarray, axis: np.ndarray) -> ProxyFit:
-    """The capsule along direction `axis` (3,) whose radius is that of the minimal circle
-    around the candidates seen along the axis (grown to enclose all points), then the
-    shortest segment for that radius."""
-    helper = np.eye(3)[int(np.argmin(np.abs(axis)))]
-    first = np.cross(axis, helper)
-    first /= np.linalg.norm(first)
-    rotation = np.column_stack((first, np.cross(axis, first), axis))
+def _capsule_around_circle(
+    points: np.ndarray, rotation: np.ndarray, circle_center: np.ndarray
+) -> ProxyFit:
+    """The capsule around `points` (n, 3) along column 2 of `rotation` (3, 3), its axis
+    through `circle_center` (2,) (in the rotation's first two axes): the smallest radius
+    there, then the shortest segment."""
     local = points @ rotation
-    circle_center, radius = _enclosing_ball(local[:, :2], (candidates @ rotation)[:, :2])
     radial_squared = np.sum((local[:, :2] - circle_center) ** 2, axis=1)
+    radius = np.sqrt(radial_squared.max())
     reach = np.sqrt(np.maximum(radius**2 - radial_squared, 0.0))
     top = np.max(local[:, 2] - reach)
     bottom = np.min(local[:, 2] + reach)
@@ -477,26 +523,17 @@ def _capsule_along(points: np.ndarray, candidates: np.ndarray, axis: np.ndarray)
     )
 
 
-def fit_capsule(points, box: ProxyFit | None = None) -> ProxyFit:
-    """A capsule around `points` (n, 3) along a refined principal axis.
-
-    The principal axis of a sampled rod is tilted by the sampling noise, so the long
-    axis of the tight box (`box`, a `fit_box` result for the same points, fitted here
-    when not given) is tried too; the smaller capsule's axis is then refined by tilts
-    (`_CAPSULE_TILTS`) and the smallest capsule kept.
-    """
-    points = _validated_points(points)
-    candidates = _candidate_points(points)
-    box = _fit_box(points, candidates) if box is None else box
-    return _fit_capsule(points, candidates, box)
-
-
-def _fit_capsule(points: np.ndarray, candidates: np.ndarray, box: ProxyFit) -> ProxyFit:
-    """`fit_capsule` of points (n, 3) whose `_candidate_points` are `candidates` (m, 3)."""
-    axes = [principal_axes(candidates)[:, 0], box.rotation[:, int(np.argmax(box.half_extents))]]
-    best = min((_capsule_along(points, candidates, axis) for axis in axes), key=_volume)
-    refined_axis = _refined_capsule_axis(candidates, best.rotation[:, 2])
-    return min((best, _capsule_along(points, candidates, refined_axis)), key=_volume)
+def _fit_capsules(group: _Group, boxes: list[ProxyFit]) -> list[ProxyFit]:
+    """`fit_capsule` of each point set of `group`, given its box (`boxes`, one each)."""
+    principal = np.stack([axes[:, 0] for axes in group.principal])
+    long = np.stack([box.rotation[:, int(np.argmax(box.half_extents))] for box in boxes])
+    along_principal, along_long = _capsules_along(group, principal), _capsules_along(group, long)
+    best = [min(pair, key=_volume) for pair in zip(along_principal, along_long, strict=True)]
+    refined_axes = _refined_capsule_axes(
+        group.padded, np.stack([fit.rotation[:, 2] for fit in best])
+    )
+    refined = _capsules_along(group, refined_axes)
+    return [min(pair, key=_volume) for pair in zip(best, refined, strict=True)]
 
 
 def _volume(fit: ProxyFit) -> float:
@@ -504,8 +541,8 @@ def _volume(fit: ProxyFit) -> float:
 
 
 def _capsule_volumes(candidates: np.ndarray, axes: np.ndarray) -> np.ndarray:
-    """Volumes (k,) of the capsules along each of `axes` (k, 3) around `candidates`
-    (m, 3), as `_capsule_along` makes them (minimal circle, shortest segment)."""
+    """Volumes (k,) of the capsules along each of `axes` (k, 3) around its `candidates`
+    (k, m, 3), as `_capsules_along` makes them (minimal circle, shortest segment)."""
     local = candidates @ frames_from_axes(axes)  # (k, m, 3)
     circle_centers = _minimal_ball_centres(local[:, :, :2])
     radial_squared = np.sum((local[:, :, :2] - circle_centers[:, None]) ** 2, axis=2)
@@ -518,23 +555,161 @@ def _capsule_volumes(candidates: np.ndarray, axes: np.ndarray) -> np.ndarray:
     return np.pi * radius_squared * length + 4.0 / 3.0 * np.pi * radius**3
 
 
-def _refined_capsule_axis(candidates: np.ndarray, axis: np.ndarray) -> np.ndarray:
-    """A unit axis (3,) near `axis` whose capsule around `candidates` (m, 3) is smaller:
-    tilts towards the four directions perpendicular to the axis, coarse to fine, the
-    four measured together."""
-    best = _capsule_volumes(candidates, axis[None])[0]
+def _refined_capsule_axes(candidates: np.ndarray, axes: np.ndarray) -> np.ndarray:
+    """Unit axes (g, 3) near `axes` (g, 3) whose capsules around `candidates` (g, m, 3)
+    are smaller: tilts towards the four directions perpendicular to each axis, coarse to
+    fine, all four and all point sets measured together."""
+    axes = axes.copy()
+    best = _capsule_volumes(candidates, axes)
     for angle in _CAPSULE_TILTS:
+        active = np.arange(len(axes))
         for _ in range(_CAPSULE_TILT_STEPS):
-            frame = frames_from_axes(axis[None])[0]
-            sides = np.stack((frame[:, 0], -frame[:, 0], frame[:, 1], -frame[:, 1]))
-            tilts = axis * np.cos(angle) + sides * np.sin(angle)
-            tilts /= np.linalg.norm(tilts, axis=1, keepdims=True)
-            volumes = _capsule_volumes(candidates, tilts)
-            k = int(np.argmin(volumes))
-            if volumes[k] >= best:
+            if not len(active):
                 break
-            best, axis = volumes[k], tilts[k]
-    return axis
+            frames = frames_from_axes(axes[active])
+            sides = np.stack(
+                (frames[:, :, 0], -frames[:, :, 0], frames[:, :, 1], -frames[:, :, 1]), 1
+            )
+            tilts = axes[active][:, None] * np.cos(angle) + sides * np.sin(angle)  # (a, 4, 3)
+            tilts /= np.linalg.norm(tilts, axis=2, keepdims=True)
+            volumes = _capsule_volumes(
+                np.repeat(candidates[active], 4, axis=0), tilts.reshape(-1, 3)
+            ).reshape(-1, 4)
+            k = volumes.argmin(axis=1)
+            smallest = volumes[np.arange(len(active)), k]
+            better = smallest < best[active]
+            active, k = active[better], k[better]
+            best[active] = smallest[better]
+            axes[active] = tilts[better, k]
+    return axes
+
+
+def _fit_autos(group: _Group) -> list[ProxyFit]:
+    """`fit_auto` of each point set of `group`."""
+    boxes = _fit_boxes(group)
+    searched = [
+        index
+        for index, (box, candidates) in enumerate(zip(boxes, group.candidates, strict=True))
+        if not _is_own_hull(box, candidates)
+    ]
+    if searched:
+        subgroup = group.subset(searched)
+        shown = [boxes[index] for index in searched]
+        others = zip(shown, _fit_spheres(subgroup), _fit_capsules(subgroup, shown), strict=True)
+        for index, fits in zip(searched, others, strict=True):
+            boxes[index] = min(fits, key=_volume)
+    return boxes
+
+
+@dataclass(frozen=True)
+class _Group:
+    """Point sets fitted side by side.
+
+    points: g arrays (n_i, 3) float64
+    candidates: g arrays (m_i, 3), their `_candidate_points`
+    principal: g arrays (3, 3), the candidates' `principal_axes`
+    padded: (g, m, 3), the candidates, each padded to the largest count by repeating its
+        first point (which changes no extent and no ball)
+    """
+
+    points: list[np.ndarray]
+    candidates: list[np.ndarray]
+    principal: list[np.ndarray]
+    padded: np.ndarray
+
+    @classmethod
+    def of(cls, point_sets: list[np.ndarray], candidates: list[np.ndarray]) -> _Group:
+        return cls(
+            point_sets, candidates, [principal_axes(c) for c in candidates], _padded(candidates)
+        )
+
+    def subset(self, indices: list[int]) -> _Group:
+        candidates = [self.candidates[index] for index in indices]
+        return _Group(
+            [self.points[index] for index in indices],
+            candidates,
+            [self.principal[index] for index in indices],
+            _padded(candidates),
+        )
+
+
+def _padded(candidate_sets: list[np.ndarray]) -> np.ndarray:
+    """(g, m, 3): each set (m_i, 3) padded to the largest m by repeating its first point."""
+    padded = np.empty((len(candidate_sets), max(len(c) for c in candidate_sets), 3))
+    for row, candidates in enumerate(candidate_sets):
+        padded[row, : len(candidates)] = candidates
+        padded[row, len(candidates) :] = candidates[0]
+    return padded
+
+
+_GROUP_FITTERS = {
+    "AUTO": _fit_autos,
+    "BOX": _fit_boxes,
+    "SPHERE": _fit_spheres,
+    "CAPSULE": lambda group: _fit_capsules(group, _fit_boxes(group)),
+}
+
+
+def fit_shapes(point_sets, shape: str) -> list[ProxyFit]:
+    """Fit `shape` ('AUTO', 'BOX', 'SPHERE' or 'CAPSULE') to each of `point_sets`, a
+    list of (n_i, 3) arrays: one fit each, as `fit_shape` makes it.
+
+    The searches run side by side over groups of point sets, so that numpy's cost per
+    call is shared: fitting many meshes at once is much faster than one by one.
+    """
+    try:
+        fitter = _GROUP_FITTERS[shape]
+    except KeyError:
+        raise ValueError(f"unknown proxy shape {shape!r}") from None
+    point_sets = [_validated_points(points) for points in point_sets]
+    candidate_sets = [_candidate_points(points) for points in point_sets]
+    # Sets of similar candidate counts side by side, so little padding is searched.
+    order = np.argsort([len(candidates) for candidates in candidate_sets], kind="stable")
+    fits: list[ProxyFit | None] = [None] * len(point_sets)
+    for start in range(0, len(order), _GROUP_SIZE):
+        members = order[start : start + _GROUP_SIZE]
+        group = _Group.of(
+            [point_sets[index] for index in members],
+            [candidate_sets[index] for index in members],
+        )
+        for index, fit in zip(members, fitter(group), strict=True):
+            fits[index] = fit
+    return fits
+
+
+def fit_shape(points, shape: str) -> ProxyFit:
+    """Fit `shape` ('AUTO', 'BOX', 'SPHERE' or 'CAPSULE') to points (n, 3)."""
+    return fit_shapes([points], shape)[0]
+
+
+def fit_box(points) -> ProxyFit:
+    """A tight oriented box around `points` (n, 3).
+
+    Starts from the points' own axes, the principal axes, the best of 4096 evenly
+    sampled orientations and the best frames flush with a face through extreme points,
+    refines them by a local orientation search and keeps the smallest. Extents are
+    measured over all points, so the box always encloses them.
+    """
+    return fit_shape(points, "BOX")
+
+
+def fit_sphere(points) -> ProxyFit:
+    """A near-minimal sphere enclosing `points` (n, 3): the minimal ball around the
+    points extreme along fixed directions, grown to enclose every point."""
+    return fit_shape(points, "SPHERE")
+
+
+def fit_capsule(points, box: ProxyFit | None = None) -> ProxyFit:
+    """A capsule around `points` (n, 3) along a refined principal axis.
+
+    The principal axis of a sampled rod is tilted by the sampling noise, so the long
+    axis of the tight box (`box`, a `fit_box` result for the same points, fitted here
+    when not given) is tried too; the smaller capsule's axis is then refined by tilts
+    (`_CAPSULE_TILTS`) and the smallest capsule kept.
+    """
+    points = _validated_points(points)
+    group = _Group.of([points], [_candidate_points(points)])
+    return _fit_capsules(group, _fit_boxes(group) if box is None else [box])[0]
 
 
 def fit_auto(points) -> ProxyFit:
@@ -542,30 +717,7 @@ def fit_auto(points) -> ProxyFit:
 
     Ties go to the box, then the sphere (the cheaper shapes to test).
     """
-    points = _validated_points(points)
-    candidates = _candidate_points(points)
-    box = _fit_box(points, candidates)
-    if _is_own_hull(box, candidates):
-        return box
-    fits = [box, _fit_sphere(points, candidates), _fit_capsule(points, candidates, box)]
-    return min(fits, key=_volume)
-
-
-FITTERS = {
-    "AUTO": fit_auto,
-    "BOX": fit_box,
-    "SPHERE": fit_sphere,
-    "CAPSULE": fit_capsule,
-}
-
-
-def fit_shape(points, shape: str) -> ProxyFit:
-    """Fit `shape` ('AUTO', 'BOX', 'SPHERE' or 'CAPSULE') to points (n, 3)."""
-    try:
-        fitter = FITTERS[shape]
-    except KeyError:
-        raise ValueError(f"unknown proxy shape {shape!r}") from None
-    return fitter(points)
+    return fit_shape(points, "AUTO")
 
 
 def stack_fits(fits: list[ProxyFit]) -> ShapeBatch:
