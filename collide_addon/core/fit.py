@@ -320,6 +320,11 @@ def _fit_boxes(group: _Group) -> list[ProxyFit]:
         zip(group.points, group.candidates, group.principal, strict=True)
     ):
         for frame in (np.eye(3), principal):
+            # A box that is its points' own hull is its candidates' own hull too (its
+            # corners are candidates, and no candidate lies outside): that cheaper test
+            # first.
+            if not _is_own_hull(_box_from_rotation(candidates, frame), candidates):
+                continue
             box = _box_from_rotation(points, frame)
             if _is_own_hull(box, candidates):
                 boxes[index] = box
@@ -524,16 +529,30 @@ def _capsule_around_circle(
 
 
 def _fit_capsules(group: _Group, boxes: list[ProxyFit]) -> list[ProxyFit]:
-    """`fit_capsule` of each point set of `group`, given its box (`boxes`, one each)."""
+    """`fit_capsule` of each point set of `group`, given its box (`boxes`, one each).
+
+    The principal and the box's long axis are compared by their capsules around the
+    candidates, the better one refined; of it and the refined axis (where they differ),
+    the smaller capsule around all points is kept.
+    """
+    count = len(group.points)
     principal = np.stack([axes[:, 0] for axes in group.principal])
     long = np.stack([box.rotation[:, int(np.argmax(box.half_extents))] for box in boxes])
-    along_principal, along_long = _capsules_along(group, principal), _capsules_along(group, long)
-    best = [min(pair, key=_volume) for pair in zip(along_principal, along_long, strict=True)]
+    pairs = np.stack((principal, long), axis=1)  # (g, 2, 3)
+    volumes = _capsule_volumes(np.repeat(group.padded, 2, axis=0), pairs.reshape(-1, 3))
+    volumes = volumes.reshape(count, 2)
+    better = volumes.argmin(axis=1)  # ties to the principal axis
+    start_axes = pairs[np.arange(count), better]
     refined_axes = _refined_capsule_axes(
-        group.padded, np.stack([fit.rotation[:, 2] for fit in best])
+        group.padded, start_axes, volumes[np.arange(count), better]
     )
-    refined = _capsules_along(group, refined_axes)
-    return [min(pair, key=_volume) for pair in zip(best, refined, strict=True)]
+    fits = _capsules_along(group, start_axes)
+    moved = np.flatnonzero((refined_axes != start_axes).any(axis=1)).tolist()
+    if moved:
+        refined = _capsules_along(group.subset(moved), refined_axes[moved])
+        for index, fit in zip(moved, refined, strict=True):
+            fits[index] = min(fits[index], fit, key=_volume)
+    return fits
 
 
 def _volume(fit: ProxyFit) -> float:
@@ -555,12 +574,15 @@ def _capsule_volumes(candidates: np.ndarray, axes: np.ndarray) -> np.ndarray:
     return np.pi * radius_squared * length + 4.0 / 3.0 * np.pi * radius**3
 
 
-def _refined_capsule_axes(candidates: np.ndarray, axes: np.ndarray) -> np.ndarray:
+def _refined_capsule_axes(
+    candidates: np.ndarray, axes: np.ndarray, volumes: np.ndarray
+) -> np.ndarray:
     """Unit axes (g, 3) near `axes` (g, 3) whose capsules around `candidates` (g, m, 3)
-    are smaller: tilts towards the four directions perpendicular to each axis, coarse to
-    fine, all four and all point sets measured together."""
+    are smaller than `volumes` (g,), theirs: tilts towards the four directions
+    perpendicular to each axis, coarse to fine, all four and all point sets measured
+    together."""
     axes = axes.copy()
-    best = _capsule_volumes(candidates, axes)
+    best = volumes.copy()
     for angle in _CAPSULE_TILTS:
         active = np.arange(len(axes))
         for _ in range(_CAPSULE_TILT_STEPS):
