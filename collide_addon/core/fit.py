@@ -25,8 +25,9 @@ from .shapes import ShapeBatch, frames_from_axes
 # found by the search, up to the angular spacing of the set.
 _SEARCH_DIRECTION_COUNT = 256
 # The orientation search halves its step from 45 degrees this many times (last step
-# about 0.00004 degrees).
-_ROTATION_SEARCH_LEVELS = 20
+# about 0.005 degrees; 6 more levels changed box volumes by at most 0.03% on mesh-like
+# clouds, and cost 5% of the fitting time).
+_ROTATION_SEARCH_LEVELS = 14
 # The box search repeats a step at most this many times: on nearly round shapes it can
 # otherwise creep around the round axis for thousands of steps, each shrinking the box
 # by rounding-sized amounts.
@@ -259,6 +260,12 @@ def _extreme_points(points: np.ndarray, principal: np.ndarray) -> np.ndarray:
     return points[np.unique(np.argmax(centered @ principal @ _CUBE_DIRECTIONS.T, axis=0))]
 
 
+_TRIPLES = {
+    count: np.array(list(combinations(range(count), 3)), dtype=np.int64).reshape(-1, 3)
+    for count in range(_HULL_FRAME_POINTS + 1)
+}
+
+
 def _hull_face_frames(corners: np.ndarray) -> np.ndarray:
     """Box orientations with one face on the plane through three extreme points and an
     edge along a side of that triangle: (k, 3, 3) rotations.
@@ -270,7 +277,7 @@ def _hull_face_frames(corners: np.ndarray) -> np.ndarray:
     corners = corners[:_HULL_FRAME_POINTS]
     if len(corners) < 3:
         return np.zeros((0, 3, 3))
-    triples = np.array(list(combinations(range(len(corners)), 3)))
+    triples = _TRIPLES[len(corners)]
     a, b, c = (corners[triples[:, k]] for k in range(3))
     normals = np.cross(b - a, c - a)
     lengths = np.linalg.norm(normals, axis=1)
@@ -302,9 +309,14 @@ def _box_starts(candidates: np.ndarray, principal: np.ndarray) -> np.ndarray:
     principal axes (3, 3), the best sampled orientations and the best frames flush with
     a face through extreme points of `candidates` (m, 3)."""
     corners = _extreme_points(candidates, principal)
-    sampled = principal @ _SAMPLED_ROTATIONS
-    best_sampled = np.argsort(_box_volumes(corners, sampled))[:_SAMPLED_STARTS]
-    starts = [np.eye(3)[None], principal[None], sampled[best_sampled]]
+    # The sampled orientations turn the principal frame: measured on the corners in that
+    # frame, so the 4096 rotations need not be turned first.
+    best_sampled = np.argsort(_box_volumes(corners @ principal, _SAMPLED_ROTATIONS))
+    starts = [
+        np.eye(3)[None],
+        principal[None],
+        principal @ _SAMPLED_ROTATIONS[best_sampled[:_SAMPLED_STARTS]],
+    ]
     face_frames = _hull_face_frames(corners)
     if len(face_frames):
         starts.append(face_frames[np.argsort(_box_volumes(corners, face_frames))[:_REFINED_STARTS]])
