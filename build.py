@@ -185,10 +185,12 @@ def cmd_demo(args: list[str]) -> int:
 
 def cmd_bench(args: list[str]) -> int:
     """benchmarks/bench_core.py in .venv-core (coal, python-fcl), then
-    benchmarks/bench_live.py in .venv (bpy). Extra arguments go to bench_core.py."""
+    benchmarks/bench_live.py and bench_fit.py in .venv (bpy). Extra arguments go to
+    bench_core.py."""
     runs = [
         [ensure_venv(CORE_VENV, CORE_REQUIREMENTS), ROOT / "benchmarks" / "bench_core.py", *args],
         [ensure_venv(VENV, REQUIREMENTS), ROOT / "benchmarks" / "bench_live.py"],
+        [ensure_venv(VENV, REQUIREMENTS), ROOT / "benchmarks" / "bench_fit.py"],
     ]
     for command in runs:
         log("$ " + " ".join(str(part) for part in command))

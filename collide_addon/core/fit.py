@@ -8,6 +8,11 @@ Each fit uses the layout of `ShapeBatch`: a centre, a rotation whose columns are
 shape's axes (a capsule's axis is column 2), half-extents (a capsule's are
 (0, 0, half_length), a sphere's are zero) and a radius (a box's is zero); `stack_fits`
 stacks fits into one `ShapeBatch`.
+
+Fitting is fast for many meshes at once: `fit_shapes` takes a list of vertex arrays, and
+the searches run on each one's candidate points (extreme along 256 fixed directions)
+side by side over groups of meshes, so numpy's cost per call is shared; every final
+extent and radius is measured over all points, so every fit encloses every vertex.
 """
 
 from __future__ import annotations
@@ -25,8 +30,13 @@ from .shapes import ShapeBatch, frames_from_axes
 # found by the search, up to the angular spacing of the set.
 _SEARCH_DIRECTION_COUNT = 256
 # The orientation search halves its step from 45 degrees this many times (last step
-# about 0.00004 degrees).
-_ROTATION_SEARCH_LEVELS = 20
+# about 0.005 degrees; 6 more levels changed box volumes by at most 0.03% on mesh-like
+# clouds, and cost 5% of the fitting time).
+_ROTATION_SEARCH_LEVELS = 14
+# The box search repeats a step at most this many times: on nearly round shapes it can
+# otherwise creep around the round axis for thousands of steps, each shrinking the box
+# by rounding-sized amounts.
+_STEP_REPEATS = 16
 # In the box search, a box thinner than this fraction of its largest extent counts as
 # this thin, so that flat shapes are compared by area.
 _FLAT_EXTENT_RATIO = 1e-6
@@ -68,16 +78,21 @@ _SAMPLED_ROTATIONS = _sampled_rotations(4096)
 # The search runs its first levels from every start, the rest from the best few.
 _COARSE_LEVELS = 6
 _REFINED_STARTS = 3
-# Iterations of the Badoiu-Clarkson move towards the farthest point.
-_SPHERE_ITERATIONS = 200
+# The minimal ball search adds one point per round (its radius grows each round, and
+# 3 to 4 rounds on average on meshes); rounding can only make it stop early, and the
+# radius is measured over all points at the end, so a cap costs tightness at most.
+_BALL_ROUNDS = 100
 # The capsule's axis is refined by tilting it by these angles (radians, coarse to fine,
 # at most _CAPSULE_TILT_STEPS tilts each), keeping tilts that shrink the capsule: the
 # starting axes (principal, box's longest) differ between poses of the same points by
-# up to 20% of volume, the refined axis by a few percent. The search measures circles
-# with fewer iterations; the final capsule uses the full count.
+# up to 20% of volume, the refined axis by a few percent.
 _CAPSULE_TILTS = (0.08, 0.02, 0.005)
 _CAPSULE_TILT_STEPS = 4
-_CAPSULE_SEARCH_ITERATIONS = 30
+# Fits are made many at a time (a first Detect fits every mesh of the scene): the
+# searches run side by side over groups of this many point sets, so numpy's cost per
+# call is shared; the box search then holds about 9 starts x 6 turns x 3 x 512 floats
+# per point set.
+_GROUP_SIZE = 32
 
 
 @dataclass(frozen=True)
@@ -118,7 +133,7 @@ def _fibonacci_directions(count: int) -> np.ndarray:
     return np.column_stack((ring * np.cos(angle), ring * np.sin(angle), z))
 
 
-_SEARCH_DIRECTIONS = _fibonacci_directions(_SEARCH_DIRECTION_COUNT)
+_SEARCH_DIRECTIONS_32 = _fibonacci_directions(_SEARCH_DIRECTION_COUNT).astype(np.float32)
 
 
 def _candidate_points(points: np.ndarray) -> np.ndarray:
@@ -129,9 +144,13 @@ def _candidate_points(points: np.ndarray) -> np.ndarray:
     """
     if len(points) <= 2 * _SEARCH_DIRECTION_COUNT:
         return points
-    centered = points - points.mean(axis=0)
-    projections = centered @ _SEARCH_DIRECTIONS.T
-    extreme = np.concatenate((projections.argmax(axis=0), projections.argmin(axis=0)))
+    # float32 halves the cost: it only picks which points steer the searches (a near tie
+    # may pick its neighbour), every fit is measured over all points in float64.
+    centered = (points - points.mean(axis=0)).astype(np.float32)
+    # (directions, n): each direction's projections contiguous, so the reductions run
+    # along rows (numpy reduces across rows several times slower).
+    projections = _SEARCH_DIRECTIONS_32 @ centered.T
+    extreme = np.concatenate((projections.argmax(axis=1), projections.argmin(axis=1)))
     return points[np.unique(extreme)]
 
 
@@ -164,33 +183,62 @@ _SEARCH_STEPS = [_axis_rotations(np.pi / 4 / 2**level) for level in range(_ROTAT
 
 
 def _box_volumes(points: np.ndarray, rotations: np.ndarray) -> np.ndarray:
-    """Volume of the box along each rotation's axes enclosing `points`: (k,).
+    """Volume of the box along each rotation's axes enclosing its points: (...,).
 
-    points: (m, 3); rotations: (k, 3, 3)
+    points: (..., m, 3); rotations: (..., 3, 3); leading axes broadcast
     Extents are floored at a millionth of the largest one, so that flat point sets are
     compared by area (and not all tied at volume 0).
     """
-    projections = np.einsum("mi,kij->kmj", points, rotations)
-    extents = projections.max(axis=1) - projections.min(axis=1)
-    floor = _FLAT_EXTENT_RATIO * extents.max(axis=1, keepdims=True)
-    return np.prod(np.maximum(extents, floor), axis=1)
+    if points.ndim == 2:
+        # Shared points (the sampled starts): one product, (m, 3k), reduced down the
+        # columns, where numpy is fastest for few points and many axes.
+        axes = np.swapaxes(rotations, -1, -2).reshape(-1, 3)
+        projections = points @ axes.T
+        extents = (projections.max(axis=0) - projections.min(axis=0)).reshape(
+            *rotations.shape[:-2], 3
+        )
+    else:
+        # (..., 3, m): each axis's projections contiguous, for fast reductions.
+        projections = np.swapaxes(rotations, -1, -2) @ np.swapaxes(points, -1, -2)
+        extents = projections.max(axis=-1) - projections.min(axis=-1)
+    floor = _FLAT_EXTENT_RATIO * extents.max(axis=-1, keepdims=True)
+    return np.prod(np.maximum(extents, floor), axis=-1)
 
 
-def _refine_rotation(
-    points: np.ndarray, rotation: np.ndarray, steps: list[np.ndarray]
-) -> tuple[np.ndarray, float]:
-    """Local search over orientations from `rotation`: turn about the current box axes
-    by each step in turn, repeating a step while it makes the box smaller."""
-    volume = _box_volumes(points, rotation[None])[0]
+def _refine_rotations(
+    points: np.ndarray, rotations: np.ndarray, steps: list[np.ndarray]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Local searches over orientations from each of `rotations` (s, 3, 3), side by side:
+    turn about the current box axes by each step in turn, repeating a step while it
+    makes the box smaller (at most `_STEP_REPEATS` times). Returns the rotations
+    (s, 3, 3) and box volumes (s,) found.
+
+    points: (s, m, 3), the points of each search; steps: (6, 3, 3) turns per level
+    """
+    rotations = rotations.copy()
+    volumes = _box_volumes(points, rotations)
     for turns in steps:
-        while True:
-            trials = rotation @ turns
-            volumes = _box_volumes(points, trials)
-            best = int(volumes.argmin())
-            if not volumes[best] < volume * (1.0 - 1e-12):
+        active = np.arange(len(rotations))
+        for _ in range(_STEP_REPEATS):
+            if not len(active):
                 break
-            rotation, volume = trials[best], volumes[best]
-    return rotation, volume
+            trials = rotations[active][:, None] @ turns  # (a, 6, 3, 3)
+            trial_volumes = _box_volumes(points[active][:, None], trials)  # (a, 6)
+            best = trial_volumes.argmin(axis=1)
+            best_volumes = trial_volumes[np.arange(len(active)), best]
+            better = best_volumes < volumes[active] * (1.0 - 1e-12)
+            active, best = active[better], best[better]
+            rotations[active] = trials[better, best]
+            volumes[active] = best_volumes[better]
+    return rotations, volumes
+
+
+def _first_of_each(owners: np.ndarray, volumes: np.ndarray, count: int) -> np.ndarray:
+    """Rows (r,) of the `count` smallest `volumes` (s,) of each owner in `owners` (s,)
+    (ascending), ties to the earlier row; grouped by owner, ascending."""
+    order = np.lexsort((volumes, owners))
+    starts = np.searchsorted(owners[order], owners[order], side="left")
+    return order[np.arange(len(order)) - starts < count]
 
 
 def _box_from_rotation(points: np.ndarray, rotation: np.ndarray) -> ProxyFit:
@@ -219,6 +267,12 @@ def _extreme_points(points: np.ndarray, principal: np.ndarray) -> np.ndarray:
     return points[np.unique(np.argmax(centered @ principal @ _CUBE_DIRECTIONS.T, axis=0))]
 
 
+_TRIPLES = {
+    count: np.array(list(combinations(range(count), 3)), dtype=np.int64).reshape(-1, 3)
+    for count in range(_HULL_FRAME_POINTS + 1)
+}
+
+
 def _hull_face_frames(corners: np.ndarray) -> np.ndarray:
     """Box orientations with one face on the plane through three extreme points and an
     edge along a side of that triangle: (k, 3, 3) rotations.
@@ -230,7 +284,7 @@ def _hull_face_frames(corners: np.ndarray) -> np.ndarray:
     corners = corners[:_HULL_FRAME_POINTS]
     if len(corners) < 3:
         return np.zeros((0, 3, 3))
-    triples = np.array(list(combinations(range(len(corners)), 3)))
+    triples = _TRIPLES[len(corners)]
     a, b, c = (corners[triples[:, k]] for k in range(3))
     normals = np.cross(b - a, c - a)
     lengths = np.linalg.norm(normals, axis=1)
@@ -257,101 +311,217 @@ def _is_own_hull(box: ProxyFit, points: np.ndarray) -> bool:
     return bool((gaps <= 1e-9 * scale).all())
 
 
-def fit_box(points) -> ProxyFit:
-    """A tight oriented box around `points` (n, 3).
-
-    Starts from the points' own axes, the principal axes, the best of 4096 evenly
-    sampled orientations and the best frames flush with a face through extreme points,
-    refines them by a local orientation search and keeps the smallest. Extents are
-    measured over all points, so the box always encloses them.
-    """
-    points = _validated_points(points)
-    candidates = _candidate_points(points)
-    principal = principal_axes(candidates)
-    for frame in (np.eye(3), principal):
-        box = _box_from_rotation(points, frame)
-        if _is_own_hull(box, candidates):
-            return box
+def _box_starts(candidates: np.ndarray, principal: np.ndarray) -> np.ndarray:
+    """Starting orientations (s, 3, 3) of the box search: the points' own axes, the
+    principal axes (3, 3), the best sampled orientations and the best frames flush with
+    a face through extreme points of `candidates` (m, 3)."""
     corners = _extreme_points(candidates, principal)
-    sampled = principal @ _SAMPLED_ROTATIONS
-    best_sampled = np.argsort(_box_volumes(corners, sampled))[:_SAMPLED_STARTS]
-    starts = [np.eye(3), principal, *sampled[best_sampled]]
+    # The sampled orientations turn the principal frame: measured on the corners in that
+    # frame, so the 4096 rotations need not be turned first.
+    best_sampled = np.argsort(_box_volumes(corners @ principal, _SAMPLED_ROTATIONS))
+    starts = [
+        np.eye(3)[None],
+        principal[None],
+        principal @ _SAMPLED_ROTATIONS[best_sampled[:_SAMPLED_STARTS]],
+    ]
     face_frames = _hull_face_frames(corners)
     if len(face_frames):
-        best_faces = np.argsort(_box_volumes(corners, face_frames))[:_REFINED_STARTS]
-        starts += list(face_frames[best_faces])
-    # Coarse steps from every start, then the fine steps from the best few only.
-    coarse = [
-        _refine_rotation(candidates, start, _SEARCH_STEPS[:_COARSE_LEVELS]) for start in starts
+        starts.append(face_frames[np.argsort(_box_volumes(corners, face_frames))[:_REFINED_STARTS]])
+    return np.concatenate(starts)
+
+
+def _fit_boxes(group: _Group) -> list[ProxyFit]:
+    """`fit_box` of each point set of `group`: boxes that are the points' own hull along
+    their own or principal axes directly, the others by searches run side by side."""
+    boxes: list[ProxyFit | None] = [None] * len(group.points)
+    starts, owners = [], []
+    for index, (points, candidates, principal) in enumerate(
+        zip(group.points, group.candidates, group.principal, strict=True)
+    ):
+        for frame in (np.eye(3), principal):
+            # A box that is its points' own hull is its candidates' own hull too (its
+            # corners are candidates, and no candidate lies outside): that cheaper test
+            # first.
+            if not _is_own_hull(_box_from_rotation(candidates, frame), candidates):
+                continue
+            box = _box_from_rotation(points, frame)
+            if _is_own_hull(box, candidates):
+                boxes[index] = box
+                break
+        else:
+            starts.append(_box_starts(candidates, principal))
+            owners.append(np.full(len(starts[-1]), index))
+    if starts:
+        owners = np.concatenate(owners)
+        # Coarse steps from every start, then the fine steps from the best few only.
+        coarse, coarse_volumes = _refine_rotations(
+            group.padded[owners], np.concatenate(starts), _SEARCH_STEPS[:_COARSE_LEVELS]
+        )
+        kept = _first_of_each(owners, coarse_volumes, _REFINED_STARTS)
+        refined, refined_volumes = _refine_rotations(
+            group.padded[owners[kept]], coarse[kept], _SEARCH_STEPS[_COARSE_LEVELS:]
+        )
+        best = _first_of_each(owners[kept], refined_volumes, 1)
+        for index, rotation in zip(owners[kept][best], refined[best], strict=True):
+            boxes[index] = _box_from_rotation(group.points[index], rotation)
+    return boxes
+
+
+def _ball_subsets(dimensions: int) -> list[np.ndarray]:
+    """The subsets of 2 to d + 1 of d + 2 slots, by size: [(c, size) int, ...]."""
+    return [
+        np.array(list(combinations(range(dimensions + 2), size)))
+        for size in range(2, dimensions + 2)
     ]
-    coarse.sort(key=lambda result: result[1])
-    refined = [
-        _refine_rotation(candidates, rotation, _SEARCH_STEPS[_COARSE_LEVELS:])
-        for rotation, _ in coarse[:_REFINED_STARTS]
-    ]
-    best_rotation = min(refined, key=lambda result: result[1])[0]
-    return _box_from_rotation(points, best_rotation)
 
 
-def _enclosing_ball(
-    points: np.ndarray, candidates: np.ndarray, iterations: int = _SPHERE_ITERATIONS
-) -> tuple[np.ndarray, float]:
-    """Near-minimal ball around points (n, d): returns centre (d,) and radius.
+_BALL_SUBSETS = {dimensions: _ball_subsets(dimensions) for dimensions in (2, 3)}
+# The same subsets in one array, each padded to d + 1 by repeating its first slot.
+_PADDED_BALL_SUBSETS = {
+    dimensions: np.concatenate(
+        [
+            np.column_stack((subset, np.repeat(subset[:, :1], dimensions + 1 - subset.shape[1], 1)))
+            for subset in subsets
+        ]
+    )
+    for dimensions, subsets in _BALL_SUBSETS.items()
+}
 
-    Ritter's ball, then `iterations` Badoiu-Clarkson steps towards the farthest candidate
-    point; the better centre is kept and the radius measured over all points.
+
+def _triangle_circumcentres(first, second, third) -> tuple[np.ndarray, np.ndarray]:
+    """Centres (..., d) in the plane of each triangle, equidistant from its corners, and
+    whether the triangle is not flat (...,) bool; corners (..., d), d = 2 or 3."""
+    a, b = second - first, third - first
+    aa, bb, ab = (np.sum(u * v, axis=-1) for u, v in ((a, a), (b, b), (a, b)))
+    determinant = aa * bb - ab * ab
+    usable = determinant > 1e-12 * aa * bb
+    safe = np.where(usable, determinant, 1.0)
+    along_a = 0.5 * bb * (aa - ab) / safe
+    along_b = 0.5 * aa * (bb - ab) / safe
+    return first + along_a[..., None] * a + along_b[..., None] * b, usable
+
+
+def _tetrahedron_circumcentres(first, second, third, fourth) -> tuple[np.ndarray, np.ndarray]:
+    """Centres (..., 3) equidistant from each tetrahedron's corners and whether it is not
+    flat (...,) bool; corners (..., 3)."""
+    a, b, c = second - first, third - first, fourth - first
+    b_cross_c = np.cross(b, c)
+    volume6 = np.sum(a * b_cross_c, axis=-1)
+    scale = np.sqrt(np.sum(a * a, axis=-1) * np.sum(b * b, axis=-1) * np.sum(c * c, axis=-1))
+    usable = np.abs(volume6) > 1e-9 * scale
+    numerator = (
+        np.sum(a * a, axis=-1)[..., None] * b_cross_c
+        + np.sum(b * b, axis=-1)[..., None] * np.cross(c, a)
+        + np.sum(c * c, axis=-1)[..., None] * np.cross(a, b)
+    )
+    return first + numerator / (2.0 * np.where(usable, volume6, 1.0))[..., None], usable
+
+
+def _smallest_balls_of_few(points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The smallest ball around each set of d + 2 points, by trying every subset of
+    2 to d + 1 of them: the ball centred in the subset's affine hull and equidistant
+    from its points, grown to reach all d + 2 (the minimal ball is one of these).
+
+    points: (k, d + 2, d), d = 2 or 3
+    returns: centres (k, d) and the subset each ball is through, (k, d + 1) indices into
+        the d + 2 points (smaller subsets padded by repeating their first index)
     """
-    first = candidates[0]
-    second = candidates[np.argmax(np.sum((candidates - first) ** 2, axis=1))]
-    third = candidates[np.argmax(np.sum((candidates - second) ** 2, axis=1))]
-    center, radius = (second + third) / 2.0, np.linalg.norm(third - second) / 2.0
-    for point in candidates:
-        distance = np.linalg.norm(point - center)
-        if distance > radius:
-            radius = (radius + distance) / 2.0
-            center = center + (distance - radius) / distance * (point - center)
-    ritter = center
-    for iteration in range(1, iterations + 1):
-        farthest = candidates[np.argmax(np.sum((candidates - center) ** 2, axis=1))]
-        center = center + (farthest - center) / (iteration + 1)
-    options = np.stack((ritter, center))
-    radii = np.sqrt(np.max(np.sum((points[None] - options[:, None]) ** 2, axis=2), axis=1))
-    best = int(radii.argmin())
-    return options[best], float(radii[best])
+    dimensions = points.shape[2]
+    pairs, triples, *quadruples = _BALL_SUBSETS[dimensions]
+    midpoints = (points[:, pairs[:, 0]] + points[:, pairs[:, 1]]) / 2.0
+    centres = [midpoints]
+    usable = [np.ones(midpoints.shape[:2], dtype=bool)]
+    for subsets, circumcentres in zip(
+        (triples, *quadruples),
+        (_triangle_circumcentres, _tetrahedron_circumcentres)[: 1 + len(quadruples)],
+        strict=True,
+    ):
+        centre, ok = circumcentres(*(points[:, subsets[:, k]] for k in range(subsets.shape[1])))
+        centres.append(centre)
+        usable.append(ok)
+    centres = np.concatenate(centres, axis=1)  # (k, s, d)
+    reach = np.sum((points[:, None] - centres[:, :, None]) ** 2, axis=3).max(axis=2)  # (k, s)
+    reach[~np.concatenate(usable, axis=1)] = np.inf
+    best = reach.argmin(axis=1)
+    return centres[np.arange(len(points)), best], _PADDED_BALL_SUBSETS[dimensions][best]
 
 
-def fit_sphere(points) -> ProxyFit:
-    """A near-minimal sphere enclosing `points` (n, 3)."""
-    points = _validated_points(points)
-    center, radius = _enclosing_ball(points, _candidate_points(points))
-    return ProxyFit(
-        kind=KIND_SPHERE,
-        center=center,
-        rotation=np.eye(3),
-        half_extents=np.zeros(3),
-        radius=radius,
-        volume=float(4.0 / 3.0 * np.pi * radius**3),
-    )
+def _minimal_ball_centres(candidates: np.ndarray) -> np.ndarray:
+    """Centres (k, d) of the minimal balls around each of k point sets (k, m, d).
+
+    Keeps the d + 1 points a ball is through; each round adds the farthest point and
+    takes the smallest ball of those d + 2 (`_smallest_balls_of_few`), until no point
+    is farther than the radius (the exact minimal ball, up to rounding).
+    """
+    count, _, dimensions = candidates.shape
+    centres = candidates[:, 0].copy()
+    through = np.repeat(candidates[:, :1], dimensions + 1, axis=1)  # (k, d + 1, d)
+    radius_squared = np.zeros(count)
+    active = np.arange(count)
+    for _ in range(_BALL_ROUNDS):
+        distances = np.sum((candidates[active] - centres[active, None]) ** 2, axis=2)
+        farthest = distances.argmax(axis=1)
+        outside = distances[np.arange(len(active)), farthest] > radius_squared[active] * (
+            1.0 + 1e-12
+        )
+        active, farthest = active[outside], farthest[outside]
+        if not len(active):
+            break
+        few = np.concatenate((through[active], candidates[active, farthest][:, None]), axis=1)
+        centres[active], subset = _smallest_balls_of_few(few)
+        through[active] = few[np.arange(len(active))[:, None], subset]
+        radius_squared[active] = np.sum((through[active] - centres[active, None]) ** 2, axis=2).max(
+            axis=1
+        )
+    return centres
 
 
-def _capsule_along(
-    points: np.ndarray,
-    candidates: np.ndarray,
-    axis: np.ndarray,
-    iterations: int = _SPHERE_ITERATIONS,
+def _fit_spheres(group: _Group) -> list[ProxyFit]:
+    """`fit_sphere` of each point set of `group`: the minimal ball of its candidates,
+    grown to enclose all its points."""
+    centers = _minimal_ball_centres(group.padded)
+    fits = []
+    for points, center in zip(group.points, centers, strict=True):
+        radius = float(np.sqrt(np.max(np.sum((points - center) ** 2, axis=1))))
+        fits.append(
+            ProxyFit(
+                kind=KIND_SPHERE,
+                center=center,
+                rotation=np.eye(3),
+                half_extents=np.zeros(3),
+                radius=radius,
+                volume=float(4.0 / 3.0 * np.pi * radius**3),
+            )
+        )
+    return fits
+
+
+def _capsules_along(group: _Group, axes: np.ndarray) -> list[ProxyFit]:
+    """For each point set of `group`, the capsule along its direction of `axes` (g, 3):
+    the radius of the minimal circle around the candidates seen along the axis (grown
+    to enclose all points), then the shortest segment for that radius."""
+    helpers = np.eye(3)[np.argmin(np.abs(axes), axis=1)]
+    first = np.cross(axes, helpers)
+    first /= np.linalg.norm(first, axis=1, keepdims=True)
+    rotations = np.stack((first, np.cross(axes, first), axes), axis=2)
+    circle_centers = _minimal_ball_centres((group.padded @ rotations)[:, :, :2])
+    return [
+        _capsule_around_circle(points, rotation, circle_center)
+        for points, rotation, circle_center in zip(
+            group.points, rotations, circle_centers, strict=True
+        )
+    ]
+
+
+def _capsule_around_circle(
+    points: np.ndarray, rotation: np.ndarray, circle_center: np.ndarray
 ) -> ProxyFit:
-    """The capsule along direction `axis` (3,) with the smallest radius that encloses
-    the points, then the shortest segment for that radius (the circle from
-    `_enclosing_ball` with `iterations`)."""
-    helper = np.eye(3)[int(np.argmin(np.abs(axis)))]
-    first = np.cross(axis, helper)
-    first /= np.linalg.norm(first)
-    rotation = np.column_stack((first, np.cross(axis, first), axis))
+    """The capsule around `points` (n, 3) along column 2 of `rotation` (3, 3), its axis
+    through `circle_center` (2,) (in the rotation's first two axes): the smallest radius
+    there, then the shortest segment."""
     local = points @ rotation
-    circle_center, radius = _enclosing_ball(
-        local[:, :2], (candidates @ rotation)[:, :2], iterations
-    )
     radial_squared = np.sum((local[:, :2] - circle_center) ** 2, axis=1)
+    radius = np.sqrt(radial_squared.max())
     reach = np.sqrt(np.maximum(radius**2 - radial_squared, 0.0))
     top = np.max(local[:, 2] - reach)
     bottom = np.min(local[:, 2] + reach)
@@ -376,6 +546,199 @@ def _capsule_along(
     )
 
 
+def _fit_capsules(group: _Group, boxes: list[ProxyFit]) -> list[ProxyFit]:
+    """`fit_capsule` of each point set of `group`, given its box (`boxes`, one each).
+
+    The principal and the box's long axis are compared by their capsules around the
+    candidates, the better one refined; of it and the refined axis (where they differ),
+    the smaller capsule around all points is kept.
+    """
+    count = len(group.points)
+    principal = np.stack([axes[:, 0] for axes in group.principal])
+    long = np.stack([box.rotation[:, int(np.argmax(box.half_extents))] for box in boxes])
+    pairs = np.stack((principal, long), axis=1)  # (g, 2, 3)
+    volumes = _capsule_volumes(np.repeat(group.padded, 2, axis=0), pairs.reshape(-1, 3))
+    volumes = volumes.reshape(count, 2)
+    better = volumes.argmin(axis=1)  # ties to the principal axis
+    start_axes = pairs[np.arange(count), better]
+    refined_axes = _refined_capsule_axes(
+        group.padded, start_axes, volumes[np.arange(count), better]
+    )
+    fits = _capsules_along(group, start_axes)
+    moved = np.flatnonzero((refined_axes != start_axes).any(axis=1)).tolist()
+    if moved:
+        refined = _capsules_along(group.subset(moved), refined_axes[moved])
+        for index, fit in zip(moved, refined, strict=True):
+            fits[index] = min(fits[index], fit, key=_volume)
+    return fits
+
+
+def _volume(fit: ProxyFit) -> float:
+    return fit.volume
+
+
+def _capsule_volumes(candidates: np.ndarray, axes: np.ndarray) -> np.ndarray:
+    """Volumes (k,) of the capsules along each of `axes` (k, 3) around its `candidates`
+    (k, m, 3), as `_capsules_along` makes them (minimal circle, shortest segment)."""
+    local = candidates @ frames_from_axes(axes)  # (k, m, 3)
+    circle_centers = _minimal_ball_centres(local[:, :, :2])
+    radial_squared = np.sum((local[:, :, :2] - circle_centers[:, None]) ** 2, axis=2)
+    radius_squared = radial_squared.max(axis=1)
+    reach = np.sqrt(np.maximum(radius_squared[:, None] - radial_squared, 0.0))
+    top = np.max(local[:, :, 2] - reach, axis=1)
+    bottom = np.min(local[:, :, 2] + reach, axis=1)
+    length = np.maximum(top - bottom, 0.0)
+    radius = np.sqrt(radius_squared)
+    return np.pi * radius_squared * length + 4.0 / 3.0 * np.pi * radius**3
+
+
+def _refined_capsule_axes(
+    candidates: np.ndarray, axes: np.ndarray, volumes: np.ndarray
+) -> np.ndarray:
+    """Unit axes (g, 3) near `axes` (g, 3) whose capsules around `candidates` (g, m, 3)
+    are smaller than `volumes` (g,), theirs: tilts towards the four directions
+    perpendicular to each axis, coarse to fine, all four and all point sets measured
+    together."""
+    axes = axes.copy()
+    best = volumes.copy()
+    for angle in _CAPSULE_TILTS:
+        active = np.arange(len(axes))
+        for _ in range(_CAPSULE_TILT_STEPS):
+            if not len(active):
+                break
+            frames = frames_from_axes(axes[active])
+            sides = np.stack(
+                (frames[:, :, 0], -frames[:, :, 0], frames[:, :, 1], -frames[:, :, 1]), 1
+            )
+            tilts = axes[active][:, None] * np.cos(angle) + sides * np.sin(angle)  # (a, 4, 3)
+            tilts /= np.linalg.norm(tilts, axis=2, keepdims=True)
+            volumes = _capsule_volumes(
+                np.repeat(candidates[active], 4, axis=0), tilts.reshape(-1, 3)
+            ).reshape(-1, 4)
+            k = volumes.argmin(axis=1)
+            smallest = volumes[np.arange(len(active)), k]
+            better = smallest < best[active]
+            active, k = active[better], k[better]
+            best[active] = smallest[better]
+            axes[active] = tilts[better, k]
+    return axes
+
+
+def _fit_autos(group: _Group) -> list[ProxyFit]:
+    """`fit_auto` of each point set of `group`."""
+    boxes = _fit_boxes(group)
+    searched = [
+        index
+        for index, (box, candidates) in enumerate(zip(boxes, group.candidates, strict=True))
+        if not _is_own_hull(box, candidates)
+    ]
+    if searched:
+        subgroup = group.subset(searched)
+        shown = [boxes[index] for index in searched]
+        others = zip(shown, _fit_spheres(subgroup), _fit_capsules(subgroup, shown), strict=True)
+        for index, fits in zip(searched, others, strict=True):
+            boxes[index] = min(fits, key=_volume)
+    return boxes
+
+
+@dataclass(frozen=True)
+class _Group:
+    """Point sets fitted side by side.
+
+    points: g arrays (n_i, 3) float64
+    candidates: g arrays (m_i, 3), their `_candidate_points`
+    principal: g arrays (3, 3), the candidates' `principal_axes`
+    padded: (g, m, 3), the candidates, each padded to the largest count by repeating its
+        first point (which changes no extent and no ball)
+    """
+
+    points: list[np.ndarray]
+    candidates: list[np.ndarray]
+    principal: list[np.ndarray]
+    padded: np.ndarray
+
+    @classmethod
+    def of(cls, point_sets: list[np.ndarray], candidates: list[np.ndarray]) -> _Group:
+        return cls(
+            point_sets, candidates, [principal_axes(c) for c in candidates], _padded(candidates)
+        )
+
+    def subset(self, indices: list[int]) -> _Group:
+        candidates = [self.candidates[index] for index in indices]
+        return _Group(
+            [self.points[index] for index in indices],
+            candidates,
+            [self.principal[index] for index in indices],
+            _padded(candidates),
+        )
+
+
+def _padded(candidate_sets: list[np.ndarray]) -> np.ndarray:
+    """(g, m, 3): each set (m_i, 3) padded to the largest m by repeating its first point."""
+    padded = np.empty((len(candidate_sets), max(len(c) for c in candidate_sets), 3))
+    for row, candidates in enumerate(candidate_sets):
+        padded[row, : len(candidates)] = candidates
+        padded[row, len(candidates) :] = candidates[0]
+    return padded
+
+
+_GROUP_FITTERS = {
+    "AUTO": _fit_autos,
+    "BOX": _fit_boxes,
+    "SPHERE": _fit_spheres,
+    "CAPSULE": lambda group: _fit_capsules(group, _fit_boxes(group)),
+}
+
+
+def fit_shapes(point_sets, shape: str) -> list[ProxyFit]:
+    """Fit `shape` ('AUTO', 'BOX', 'SPHERE' or 'CAPSULE') to each of `point_sets`, a
+    list of (n_i, 3) arrays: one fit each, as `fit_shape` makes it.
+
+    The searches run side by side over groups of point sets, so that numpy's cost per
+    call is shared: fitting many meshes at once is much faster than one by one.
+    """
+    try:
+        fitter = _GROUP_FITTERS[shape]
+    except KeyError:
+        raise ValueError(f"unknown proxy shape {shape!r}") from None
+    point_sets = [_validated_points(points) for points in point_sets]
+    candidate_sets = [_candidate_points(points) for points in point_sets]
+    # Sets of similar candidate counts side by side, so little padding is searched.
+    order = np.argsort([len(candidates) for candidates in candidate_sets], kind="stable")
+    fits: list[ProxyFit | None] = [None] * len(point_sets)
+    for start in range(0, len(order), _GROUP_SIZE):
+        members = order[start : start + _GROUP_SIZE]
+        group = _Group.of(
+            [point_sets[index] for index in members],
+            [candidate_sets[index] for index in members],
+        )
+        for index, fit in zip(members, fitter(group), strict=True):
+            fits[index] = fit
+    return fits
+
+
+def fit_shape(points, shape: str) -> ProxyFit:
+    """Fit `shape` ('AUTO', 'BOX', 'SPHERE' or 'CAPSULE') to points (n, 3)."""
+    return fit_shapes([points], shape)[0]
+
+
+def fit_box(points) -> ProxyFit:
+    """A tight oriented box around `points` (n, 3).
+
+    Starts from the points' own axes, the principal axes, the best of 4096 evenly
+    sampled orientations and the best frames flush with a face through extreme points,
+    refines them by a local orientation search and keeps the smallest. Extents are
+    measured over all points, so the box always encloses them.
+    """
+    return fit_shape(points, "BOX")
+
+
+def fit_sphere(points) -> ProxyFit:
+    """A near-minimal sphere enclosing `points` (n, 3): the minimal ball around the
+    points extreme along fixed directions, grown to enclose every point."""
+    return fit_shape(points, "SPHERE")
+
+
 def fit_capsule(points, box: ProxyFit | None = None) -> ProxyFit:
     """A capsule around `points` (n, 3) along a refined principal axis.
 
@@ -385,40 +748,8 @@ def fit_capsule(points, box: ProxyFit | None = None) -> ProxyFit:
     (`_CAPSULE_TILTS`) and the smallest capsule kept.
     """
     points = _validated_points(points)
-    candidates = _candidate_points(points)
-    box = fit_box(points) if box is None else box
-    axes = [principal_axes(candidates)[:, 0], box.rotation[:, int(np.argmax(box.half_extents))]]
-    best = min((_capsule_along(points, candidates, axis) for axis in axes), key=_volume)
-    refined_axis = _refined_capsule_axis(candidates, best.rotation[:, 2])
-    return min((best, _capsule_along(points, candidates, refined_axis)), key=_volume)
-
-
-def _volume(fit: ProxyFit) -> float:
-    return fit.volume
-
-
-def _refined_capsule_axis(candidates: np.ndarray, axis: np.ndarray) -> np.ndarray:
-    """A unit axis (3,) near `axis` whose capsule around `candidates` (m, 3) is smaller:
-    tilts towards the four directions perpendicular to the axis, coarse to fine."""
-
-    def volume(direction):
-        return _capsule_along(candidates, candidates, direction, _CAPSULE_SEARCH_ITERATIONS).volume
-
-    best = volume(axis)
-    for angle in _CAPSULE_TILTS:
-        for _ in range(_CAPSULE_TILT_STEPS):
-            frame = frames_from_axes(axis[None])[0]
-            tilts = [
-                axis * np.cos(angle) + sign * frame[:, k] * np.sin(angle)
-                for k in (0, 1)
-                for sign in (1.0, -1.0)
-            ]
-            volumes = [volume(tilt) for tilt in tilts]
-            k = int(np.argmin(volumes))
-            if volumes[k] >= best:
-                break
-            best, axis = volumes[k], tilts[k] / np.linalg.norm(tilts[k])
-    return axis
+    group = _Group.of([points], [_candidate_points(points)])
+    return _fit_capsules(group, _fit_boxes(group) if box is None else [box])[0]
 
 
 def fit_auto(points) -> ProxyFit:
@@ -426,29 +757,7 @@ def fit_auto(points) -> ProxyFit:
 
     Ties go to the box, then the sphere (the cheaper shapes to test).
     """
-    points = _validated_points(points)
-    box = fit_box(points)
-    if _is_own_hull(box, _candidate_points(points)):
-        return box
-    fits = [box, fit_sphere(points), fit_capsule(points, box)]
-    return min(fits, key=_volume)
-
-
-FITTERS = {
-    "AUTO": fit_auto,
-    "BOX": fit_box,
-    "SPHERE": fit_sphere,
-    "CAPSULE": fit_capsule,
-}
-
-
-def fit_shape(points, shape: str) -> ProxyFit:
-    """Fit `shape` ('AUTO', 'BOX', 'SPHERE' or 'CAPSULE') to points (n, 3)."""
-    try:
-        fitter = FITTERS[shape]
-    except KeyError:
-        raise ValueError(f"unknown proxy shape {shape!r}") from None
-    return fitter(points)
+    return fit_shape(points, "AUTO")
 
 
 def stack_fits(fits: list[ProxyFit]) -> ShapeBatch:

@@ -663,11 +663,13 @@ def test_a_deforming_object_named_like_a_shared_mesh_refits_alone(addon, monkeyp
     scene.frame_set(1)
     scene.collide.live = True
     fitted = []
-    fit_shape = scene_module.fit_shape
+    fit_shapes = scene_module.fit_shapes
     monkeypatch.setattr(
         scene_module,
-        "fit_shape",
-        lambda points, shape: fitted.append(len(points)) or fit_shape(points, shape),
+        "fit_shapes",
+        lambda point_sets, shape: (
+            fitted.extend(len(points) for points in point_sets) or fit_shapes(point_sets, shape)
+        ),
     )
     scene.frame_set(3)
     assert fitted == [len(part.data.vertices)]

@@ -1,0 +1,191 @@
+"""Cost of the first Detect when every object has its own mesh (bpy wheel).
+
+    .venv/bin/python benchmarks/bench_fit.py [--count N] [--profile] [--save FILE]
+        [--compare FILE]
+
+Builds `--count` (default 1,000) objects, each with its own mesh of 500-5,000 vertices:
+seeded superellipsoids (boxes with rounded edges, spheres, cylinders, pills and shapes
+between) stretched, tapered, bent and roughened, about 2.8 M vertices in all. Runs
+`bpy.ops.collide.detect()` once and prints its wall time split into reading geometry,
+fitting and the rest; then fits the same point sets in the core alone.
+
+Fit quality: the looseness of each fit (fit volume / mesh volume) is summarised;
+`--save FILE` writes the fit volumes (.npy) and `--compare FILE` prints the ratio of
+this run's volumes to a saved run's (median and worst), e.g. before and after a change
+to `core/fit.py`. `--profile` runs the Detect under cProfile and prints the top entries.
+
+Target: the first Detect of 1,000 objects <= 2 s.
+"""
+
+import argparse
+import cProfile
+import pstats
+import sys
+import time
+
+import bpy
+import numpy as np
+
+import collide_addon
+from collide_addon.blender import scene as scene_module
+from collide_addon.blender import session
+from collide_addon.core import fit as fit_module
+
+TARGET_SECONDS = 2.0
+
+
+def superellipsoid(rng: np.random.Generator) -> tuple[np.ndarray, list]:
+    """Vertices (v, 3) and quad/triangle faces of one random closed shape."""
+    rings = int(rng.integers(20, 70))
+    segments = int(rng.integers(24, 100))
+    # Exponents near 0 give flat faces and sharp edges (box-like), 1 round (sphere).
+    vertical, horizontal = rng.choice([0.1, 0.3, 0.6, 1.0, 1.0], size=2)
+    latitude = np.linspace(-np.pi / 2, np.pi / 2, rings + 1)[1:-1]
+    longitude = np.linspace(-np.pi, np.pi, segments, endpoint=False)
+    lat, lon = np.meshgrid(latitude, longitude, indexing="ij")
+
+    def power(value, exponent):
+        return np.sign(value) * np.abs(value) ** exponent
+
+    x = power(np.cos(lat), vertical) * power(np.cos(lon), horizontal)
+    y = power(np.cos(lat), vertical) * power(np.sin(lon), horizontal)
+    z = power(np.sin(lat), vertical)
+    body = np.column_stack((x.ravel(), y.ravel(), z.ravel()))
+    points = np.vstack((body, [[0.0, 0.0, -1.0], [0.0, 0.0, 1.0]]))
+    points *= rng.uniform(0.2, 3.0, 3)  # stretch: rods, slabs, blobs
+    height = np.ptp(points[:, 2]) or 1.0
+    taper = 1.0 + rng.uniform(-0.5, 0.5) * points[:, 2] / height
+    points[:, :2] *= taper[:, None]
+    points[:, 0] += rng.uniform(-0.3, 0.3) * (points[:, 2] / height) ** 2 * height  # bend
+    points += rng.normal(scale=0.01 * np.ptp(points, axis=0).max(), size=points.shape)
+    bottom, top = len(body), len(body) + 1
+    grid = np.arange(len(body)).reshape(rings - 1, segments)
+    faces = []
+    for ring in range(rings - 2):
+        for k in range(segments):
+            following = (k + 1) % segments
+            faces.append(
+                (grid[ring, k], grid[ring, following], grid[ring + 1, following], grid[ring + 1, k])
+            )
+    for k in range(segments):
+        following = (k + 1) % segments
+        faces.append((bottom, grid[0, following], grid[0, k]))
+        faces.append((top, grid[-1, k], grid[-1, following]))
+    return points, faces
+
+
+def build_scene(count: int, seed: int) -> list[np.ndarray]:
+    """`count` objects with their own meshes, spread on a grid with some overlaps;
+    returns each mesh's vertices (v, 3)."""
+    bpy.ops.wm.read_homefile(use_empty=True)
+    rng = np.random.default_rng(seed)
+    scene = bpy.context.scene
+    side = int(np.ceil(count ** (1.0 / 3.0)))
+    clouds = []
+    for index in range(count):
+        points, faces = superellipsoid(rng)
+        mesh = bpy.data.meshes.new(f"Mesh{index:05d}")
+        mesh.from_pydata(points.tolist(), [], faces)
+        obj = bpy.data.objects.new(f"Object{index:05d}", mesh)
+        obj.location = np.array(np.unravel_index(index, (side, side, side))) * 6.0
+        obj.rotation_euler = rng.uniform(-np.pi, np.pi, 3)
+        scene.collection.objects.link(obj)
+        # What Blender stores (float32), as the add-on reads it.
+        clouds.append(points.astype(np.float32).astype(np.float64))
+    bpy.context.view_layer.update()
+    return clouds
+
+
+class Timed:
+    """Wraps a module function, adding its wall time to `seconds`."""
+
+    def __init__(self, module, name: str):
+        self.module, self.name = module, name
+        self.function = getattr(module, name)
+        self.seconds = 0.0
+
+    def __enter__(self):
+        def timed(*args, **kwargs):
+            start = time.perf_counter()
+            try:
+                return self.function(*args, **kwargs)
+            finally:
+                self.seconds += time.perf_counter() - start
+
+        setattr(self.module, self.name, timed)
+        return self
+
+    def __exit__(self, *exc):
+        setattr(self.module, self.name, self.function)
+
+
+def first_detect(profile: bool) -> dict:
+    """Wall time of one Detect, split into reading geometry, fitting and the rest."""
+    # Older versions fitted one mesh at a time (`fit_shape`): timed the same way, so
+    # this benchmark also measures the code before a change.
+    fitter = "fit_shapes" if hasattr(scene_module, "fit_shapes") else "fit_shape"
+    with Timed(scene_module, "read_geometry") as read, Timed(scene_module, fitter) as fit:
+        profiler = cProfile.Profile() if profile else None
+        start = time.perf_counter()
+        if profiler:
+            profiler.enable()
+        result = bpy.ops.collide.detect()
+        if profiler:
+            profiler.disable()
+        total = time.perf_counter() - start
+    assert result == {"FINISHED"}, result
+    if profiler:
+        pstats.Stats(profiler, stream=sys.stdout).sort_stats("cumulative").print_stats(25)
+    return {"total": total, "read": read.seconds, "fit": fit.seconds}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--count", type=int, default=1_000)
+    parser.add_argument("--seed", type=int, default=20261123)
+    parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--save")
+    parser.add_argument("--compare")
+    args = parser.parse_args()
+    collide_addon.register()
+    start = time.perf_counter()
+    clouds = build_scene(args.count, args.seed)
+    built = time.perf_counter() - start
+    vertices = sum(len(cloud) for cloud in clouds)
+    print(f"{args.count} objects, own meshes, {vertices:,} vertices (built in {built:.1f} s)")
+    times = first_detect(args.profile)
+    rest = times["total"] - times["read"] - times["fit"]
+    met = "met" if times["total"] <= TARGET_SECONDS else "not met"
+    print(
+        f"first Detect: {times['total']:.2f} s = reading geometry {times['read']:.2f} s"
+        f" + fitting {times['fit']:.2f} s + rest {rest:.2f} s"
+        f" (target <= {TARGET_SECONDS} s: {met})"
+    )
+    start = time.perf_counter()
+    if hasattr(fit_module, "fit_shapes"):
+        fits = fit_module.fit_shapes(clouds, "AUTO")
+    else:
+        fits = [fit_module.fit_auto(cloud) for cloud in clouds]
+    core = time.perf_counter() - start
+    print(f"core alone: AUTO fits of the same {len(clouds)} point sets {core:.2f} s")
+    volumes = np.array([fit.volume for fit in fits])
+    looseness = session.session_for(bpy.context.scene).proxies.looseness
+    kinds = np.bincount([fit.kind for fit in fits], minlength=3)
+    print(
+        f"looseness (fit / mesh volume): median {np.median(looseness):.3f},"
+        f" worst {looseness.max():.3f}; kinds box/sphere/capsule {kinds.tolist()}"
+    )
+    if args.save:
+        np.save(args.save, volumes)
+    if args.compare:
+        ratio = volumes / np.load(args.compare)
+        print(
+            f"volume / saved volume: median {np.median(ratio):.4f}, worst {ratio.max():.4f},"
+            f" best {ratio.min():.4f}, > 1.02: {int((ratio > 1.02).sum())} of {len(ratio)}"
+        )
+    collide_addon.unregister()
+    print(f"bpy {bpy.app.version_string}, numpy {np.__version__}")
+
+
+if __name__ == "__main__":
+    main()
