@@ -129,6 +129,16 @@ class ShapeBatch:
         object.__setattr__(self, "rotations", orthonormalised(self.rotations))
 
     @classmethod
+    def _of_batch_rows(cls, **fields) -> ShapeBatch:
+        """A batch of rows of batches (taken, joined or replaced): their rotations are
+        orthonormal already, so `__post_init__`'s pass over them is skipped (it would
+        run once per test and frame on the report runs' `take`)."""
+        batch = object.__new__(cls)
+        for name, value in fields.items():
+            object.__setattr__(batch, name, value)
+        return batch
+
+    @classmethod
     def boxes(cls, centers, rotations, half_extents) -> ShapeBatch:
         """Oriented boxes: world = rotations @ local + centers.
 
@@ -215,7 +225,7 @@ class ShapeBatch:
         batches = list(batches)
         if not batches:
             return cls.empty()
-        return concatenate_fields(cls, batches)
+        return concatenate_fields(cls, batches, build=cls._of_batch_rows)
 
     @classmethod
     def empty(cls) -> ShapeBatch:
@@ -233,7 +243,7 @@ class ShapeBatch:
     def take(self, indices) -> ShapeBatch:
         """The shapes at `indices` ((m,) int), in that order."""
         indices = np.asarray(indices, dtype=np.int64)
-        return ShapeBatch(
+        return ShapeBatch._of_batch_rows(
             kinds=self.kinds[indices],
             centers=self.centers[indices],
             rotations=self.rotations[indices],
@@ -248,7 +258,7 @@ class ShapeBatch:
         for name in ("kinds", "centers", "rotations", "half_extents", "radii"):
             fields[name] = getattr(self, name).copy()
             fields[name][rows] = getattr(shapes, name)
-        return ShapeBatch(**fields)
+        return ShapeBatch._of_batch_rows(**fields)
 
     def aabbs(self) -> tuple[np.ndarray, np.ndarray]:
         """Axis-aligned bounds: (lo, hi), each (n, 3)."""

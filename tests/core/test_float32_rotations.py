@@ -127,6 +127,13 @@ def test_batches_store_float32_rotations_orthonormal_to_float64_rounding():
         half_extents=np.ones((2, 3)),
         radii=np.zeros(2),
     )
+    # Batches made of their rows (taken, joined, replaced) keep them without a new pass.
+    taken = made.take([1, 0])
+    joined = ShapeBatch.concat([made, direct])
+    replaced = made.with_rows([0], direct.take([1]))
+    np.testing.assert_array_equal(taken.rotations, made.rotations[[1, 0]])
+    np.testing.assert_array_equal(joined.rotations[2:], direct.rotations)
+    np.testing.assert_array_equal(replaced.rotations[0], direct.rotations[1])
     for batch in (made, direct):
         stored = batch.rotations
         assert stored.dtype == np.float64
