@@ -18,9 +18,13 @@ import bpy
 import numpy as np
 
 from ..core import KIND_NAMES, CoherentBounds, find_contacts
-from ..core.contact import contact_epsilon, largest_contact_epsilon, penetrating, within
+from ..core.contact import clash_mask, contact_epsilon, contact_margin
 from . import tint
 from .scene import Progress, Proxies, ProxyReader
+
+# The panel's Check as a rule of `core.contact`: penetration is the hard clash test's
+# rule, contact the clearance test's (touching or closer than the tolerance).
+_CHECK_RULES = {"PENETRATION": "hard", "CONTACT": "clearance"}
 
 
 @dataclass
@@ -91,18 +95,12 @@ def find_clashes(
     tolerance: >= 0, in scene units
     broad_phase: keeps the broad phase's work between checks of the same proxies
     """
-    batch = proxies.batch
-    if check == "PENETRATION":
-        margin = -tolerance
-    else:
-        margin = tolerance + largest_contact_epsilon(batch)
-    pairs, result = find_contacts(batch, margin=margin, coherent=broad_phase)
+    rule = _CHECK_RULES[check]
+    pairs, result = find_contacts(
+        proxies.batch, margin=contact_margin(rule, tolerance, proxies.batch), coherent=broad_phase
+    )
     points = 0.5 * (result.point_i + result.point_j)
-    epsilon = contact_epsilon(points)
-    if check == "PENETRATION":
-        keep = penetrating(result.distance, tolerance, epsilon)
-    else:
-        keep = within(result.distance, tolerance, epsilon)
+    keep = clash_mask(rule, tolerance, result.distance, contact_epsilon(points))
     return Clashes(pairs[keep], result.distance[keep], points[keep])
 
 

@@ -21,7 +21,7 @@ import numpy as np
 from ..core import CoherentBounds, ShapeBatch, find_contacts
 from ..core.columns import concatenate_fields
 from ..core.constants import CUBE_CORNER_SIGNS
-from ..core.contact import contact_epsilon, largest_contact_epsilon, penetrating, touching, within
+from ..core.contact import clash_mask, contact_epsilon, contact_margin
 from .tests import ClashTest, Selector
 
 
@@ -216,33 +216,12 @@ def orient_pairs(prepared: PreparedTest, pairs: np.ndarray) -> np.ndarray:
 
 
 def broad_phase_margin(test: ClashTest, batch: ShapeBatch) -> float:
-    """Margin for `find_contacts` (which keeps pairs with distance <= margin) that keeps
-    every pair the test type can report: clearance and touching reach `tolerance` and
-    the contact epsilon beyond contact, hard clashes start `tolerance` inside it,
+    """Margin for `find_contacts` that keeps every pair the test can report: the contact
+    rule's margin for hard, touching and clearance tests (`core.contact.contact_margin`);
     duplicates overlap."""
-    if test.test_type in ("clearance", "touching"):
-        return test.tolerance + largest_contact_epsilon(batch)
-    if test.test_type == "hard":
-        return -test.tolerance
-    return 0.0
-
-
-def clash_mask(test_type: str, tolerance: float, distance, epsilon) -> np.ndarray:
-    """Which pairs clash under a distance-based test type, by the contact rule of
-    `core.contact`: hard is penetration deeper than `tolerance`, touching is within
-    `tolerance` of contact, clearance is closer than `tolerance` (inclusive).
-
-    distance: (k,) signed distance, < 0 is penetration
-    epsilon: (k,) or scalar contact epsilon (`core.contact.contact_epsilon` of the points)
-    returns: (k,) bool
-    """
-    if test_type == "hard":
-        return penetrating(distance, tolerance, epsilon)
-    if test_type == "clearance":
-        return within(distance, tolerance, epsilon)
-    if test_type == "touching":
-        return touching(distance, tolerance, epsilon)
-    raise ValueError(f"clash_mask: {test_type!r} is not a distance-based test type")
+    if test.test_type == "duplicates":
+        return 0.0
+    return contact_margin(test.test_type, test.tolerance, batch)
 
 
 def core_corners(batch: ShapeBatch, indices: np.ndarray) -> np.ndarray:

@@ -16,7 +16,8 @@ penetration depth) and a tolerance `t` >= 0:
     touching:             |d| <= t + epsilon      within the tolerance of contact
     within (clearance):   d <= t + epsilon        closer than the gap, inclusive
 
-The live check, Detect and the clash tests of report runs all decide with these.
+The live check, Detect and the clash tests of report runs all decide with these, through
+`clash_mask` and `contact_margin` by the rule's name: "hard", "touching" or "clearance".
 """
 
 from __future__ import annotations
@@ -71,3 +72,32 @@ def within(distance, gap: float, epsilon) -> np.ndarray:
     """Pairs closer than `gap` (>= 0), the boundary included, penetrating pairs too:
     (k,) bool."""
     return np.asarray(distance, dtype=np.float64) <= gap + np.asarray(epsilon)
+
+
+def clash_mask(rule: str, tolerance: float, distance, epsilon) -> np.ndarray:
+    """Which pairs clash under `rule`: "hard" (`penetrating`), "touching" (`touching`)
+    or "clearance" (`within`), with `tolerance` >= 0.
+
+    distance: (k,) signed distance, < 0 is penetration
+    epsilon: (k,) or scalar contact epsilon (`contact_epsilon` of the contact points)
+    returns: (k,) bool
+    """
+    if rule == "hard":
+        return penetrating(distance, tolerance, epsilon)
+    if rule == "clearance":
+        return within(distance, tolerance, epsilon)
+    if rule == "touching":
+        return touching(distance, tolerance, epsilon)
+    raise ValueError(f"clash_mask: {rule!r} is not a distance-based test type")
+
+
+def contact_margin(rule: str, tolerance: float, batch: ShapeBatch) -> float:
+    """Margin for `find_contacts` (which keeps pairs with distance <= margin) that keeps
+    every pair `clash_mask(rule, tolerance, ...)` can count among the shapes of `batch`:
+    hard clashes start `tolerance` inside contact, touching and clearance reach
+    `tolerance` and the contact epsilon beyond it."""
+    if rule == "hard":
+        return -tolerance
+    if rule in ("clearance", "touching"):
+        return tolerance + largest_contact_epsilon(batch)
+    raise ValueError(f"contact_margin: {rule!r} is not a distance-based test type")

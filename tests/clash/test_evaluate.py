@@ -10,7 +10,6 @@ import pytest
 from collide_addon.clash.evaluate import (
     ObjectMetadata,
     broad_phase_margin,
-    clash_mask,
     concat_hits,
     core_corners,
     duplicate_mask,
@@ -24,7 +23,7 @@ from collide_addon.clash.evaluate import (
 )
 from collide_addon.clash.tests import ClashTest, IgnoreRules, Selector
 from collide_addon.core import CoherentBounds, ShapeBatch, pair_distance
-from collide_addon.core.contact import contact_epsilon, largest_contact_epsilon
+from collide_addon.core.contact import clash_mask, contact_epsilon, largest_contact_epsilon
 from tests.clash.helpers import make_hits
 
 

@@ -9,6 +9,7 @@ from collide_addon.core import ShapeBatch, find_contacts, pair_distance
 from collide_addon.core.contact import (
     CONTACT_RELATIVE,
     contact_epsilon,
+    contact_margin,
     largest_contact_epsilon,
     penetrating,
     touching,
@@ -95,3 +96,13 @@ def test_largest_epsilon_bounds_every_contact_of_the_batch():
     assert largest_contact_epsilon(ShapeBatch.spheres(np.zeros((0, 3)), np.zeros(0))) == (
         CONTACT_RELATIVE
     )
+
+
+def test_contact_margin_keeps_every_pair_the_rule_can_count():
+    batch = ShapeBatch.spheres(np.array([[0.0, 0, 0], [40.0, 0, 0]]), np.array([1.0, 1.0]))
+    epsilon = largest_contact_epsilon(batch)
+    assert contact_margin("hard", 0.01, batch) == -0.01
+    assert contact_margin("touching", 0.01, batch) == 0.01 + epsilon
+    assert contact_margin("clearance", 0.2, batch) == 0.2 + epsilon
+    with pytest.raises(ValueError, match="not a distance-based"):
+        contact_margin("duplicates", 0.0, batch)
