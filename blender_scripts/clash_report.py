@@ -161,8 +161,9 @@ def main(argv: list[str]) -> int:
         if path and not Path(path).resolve().parent.is_dir():
             return fail(f"cannot write {path}: its folder does not exist")
     inputs = {"the scene being read": bpy.data.filepath, "--tests": arguments.tests}
+    inputs["--baseline"] = arguments.baseline
     try:
-        report_run.check_output_paths(outputs, {**inputs, "--baseline": arguments.baseline})
+        report_run.check_output_paths(outputs, inputs)
     except report_run.ClashRunError as error:
         return fail(str(error))
     # Reading proxies and the scene's clash tests needs only the settings (scene.collide,
@@ -213,9 +214,7 @@ def run_report(addon, arguments: argparse.Namespace) -> int:
         return fail(f"cannot write a report: {error}")
     summary = result.report["summary"]
     counts = ", ".join(f"{count} {name}" for name, count in summary["by_status"].items())
-    written = [
-        path for path in (arguments.json, arguments.html, arguments.csv, arguments.bcf) if path
-    ]
+    written = [path for option in OUTPUT_OPTIONS if (path := getattr(arguments, option))]
     print(f"collide: {summary['open']} open clashes ({counts})", file=sys.stderr)
     for path in written:
         print(f"collide: wrote {path}", file=sys.stderr)
