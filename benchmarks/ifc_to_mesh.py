@@ -8,7 +8,8 @@ except IfcFeatureElement (openings, projections, surface features); IfcSpace is 
 spatial element, not an IfcElement, so it is out too. Each one is triangulated with
 IfcClash's own geometry settings (ifcopenshell.geom.settings() defaults, which weld
 vertices) plus world coordinates, so both tools see the same triangles. Elements the
-iterator yields no triangles for are left out.
+iterator yields no triangles for are left out; elements that share a GlobalId are
+joined into one entry.
 
 OUT.npz holds (n elements, V vertices, T triangles in all):
     names: (n,) str, GlobalId
@@ -38,6 +39,21 @@ def clash_elements(model: ifcopenshell.file) -> set:
     return elements - set(model.by_type("IfcFeatureElement"))
 
 
+def add_shape(meshes: dict, element, vertices: np.ndarray, triangles: np.ndarray) -> None:
+    """Add an element's vertices (v, 3) and triangles (t, 3) to `meshes` (GlobalId ->
+    (element, vertices, triangles)). Elements that share a GlobalId (some exports repeat
+    one, e.g. for copies of a stair) become one mesh: IfcClash names a clash by GlobalIds,
+    so its pairs are pairs of these unions."""
+    name = element.GlobalId
+    if name in meshes:
+        print(f"ifc_to_mesh: {name} ({element.is_a()}) repeated: meshes joined", file=sys.stderr)
+        first, known_vertices, known_triangles = meshes[name]
+        triangles = np.concatenate([known_triangles, triangles + len(known_vertices)])
+        meshes[name] = (first, np.concatenate([known_vertices, vertices]), triangles)
+    else:
+        meshes[name] = (element, vertices, triangles)
+
+
 def triangulate(model: ifcopenshell.file) -> dict[str, np.ndarray]:
     """The arrays OUT.npz holds (see the module docstring), elements in GlobalId order."""
     settings = ifcopenshell.geom.settings()
@@ -46,15 +62,14 @@ def triangulate(model: ifcopenshell.file) -> dict[str, np.ndarray]:
     iterator = ifcopenshell.geom.iterator(
         settings, model, multiprocessing.cpu_count(), include=list(elements)
     )
-    meshes = {}
+    meshes: dict[str, tuple] = {}
     if iterator.initialize():
         while True:
             shape = iterator.get()
             vertices = np.asarray(shape.geometry.verts, dtype=np.float64).reshape(-1, 3)
             triangles = np.asarray(shape.geometry.faces, dtype=np.int32).reshape(-1, 3)
             if len(triangles):
-                element = model.by_id(shape.id)
-                meshes[element.GlobalId] = (element, vertices, triangles)
+                add_shape(meshes, model.by_id(shape.id), vertices, triangles)
             if not iterator.next():
                 break
     names = sorted(meshes)
