@@ -15,7 +15,8 @@ Verdicts: "apart" (least distance > 1 mm), "touching" (within 1 mm, no surface s
 deeper than the intersection tolerance inside the other), "penetrating" (a surface
 sample of one mesh, a vertex, an edge point or a centroid, deeper than that inside the
 other). "triangles cross" is coal's triangle test, which also holds for faces that
-merely touch.
+merely touch. In clearance mode the verdict is "within clearance" or "beyond clearance"
+(least distance < 0.05 m, IfcClash's strict comparison).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ import numpy as np
 
 TOUCH = 1e-3
 DEEP = 0.002
+CLEARANCE = 0.05
 # Directions no building face or edge is parallel to; a point is inside when at least two
 # of the three rays cross the surface an odd number of times, so that a ray through an
 # edge (counted twice) or along internal faces cannot decide alone.
@@ -129,7 +131,9 @@ def deepest_inside(mesh: Mesh, other: Mesh, limit: int = 200) -> float:
     return depth
 
 
-def verdict(distance: float, depth: float) -> str:
+def verdict(mode: str, distance: float, depth: float) -> str:
+    if mode == "clearance":
+        return "within clearance" if distance < CLEARANCE else "beyond clearance"
     if distance > TOUCH:
         return "apart"
     if depth > DEEP:
@@ -181,7 +185,7 @@ def main(argv: list[str]) -> int:
         distance = least_distance(first, second)
         crossing = triangles_cross(first, second)
         depth = max(deepest_inside(first, second), deepest_inside(second, first))
-        found = verdict(distance, depth)
+        found = verdict(row["mode"], distance, depth)
         key = tuple(sorted((row["a"], row["b"])))
         extra = {
             "exact distance": f"{distance:.4f}",
