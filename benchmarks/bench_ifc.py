@@ -66,9 +66,10 @@ INTERSECTION_TOLERANCE = 0.002
 CLEARANCE = 0.05
 # IfcClash pairs whose intersection-mode depth exceeds this must all be found.
 DEEP_PAIR_DEPTH = 0.002
-# name: (IfcClash clash set keys, collide clash test keys). IfcClash's own default for
-# check_all in intersection mode is True; in clearance mode True too, so that its
-# distance is the least one rather than the first found under the clearance.
+# name: (IfcClash clash set keys, collide clash test keys). check_all is IfcClash's own
+# default (True) in intersection mode; in clearance mode its default is False, True here
+# so that its distance is the least one rather than the first found under the clearance
+# (the pairs are the same either way). Collision without touching is surfaces crossing.
 MODES = {
     "intersection": (
         {"mode": "intersection", "tolerance": INTERSECTION_TOLERANCE, "check_all": True},
