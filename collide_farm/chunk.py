@@ -20,8 +20,10 @@ CLASH_REPORT = (
     Path(collide_addon.__file__).resolve().parents[1] / "blender_scripts" / ("clash_report.py")
 )
 BLENDER_VARIABLE = "COLLIDE_BLENDER"
-# prctl(PR_SET_PDEATHSIG): Linux's request to be sent a signal when the parent dies.
+# prctl(PR_SET_PDEATHSIG): Linux's request to be sent a signal when the parent dies. libc
+# is opened here, not in the forked child, where another thread may hold the loader lock.
 _PR_SET_PDEATHSIG = 1
+_LIBC = ctypes.CDLL(None, use_errno=True) if sys.platform == "linux" else None
 
 # Blender processes this process started and that still run; killed on Ctrl-C, as a
 # thread running one cannot be stopped otherwise.
@@ -75,8 +77,8 @@ def report_command(blender: str, scene: str, arguments: list[str]) -> list[str]:
 
 def _die_with_parent() -> None:
     # A Blender whose worker was killed must not run on unseen and hold a core.
-    if sys.platform == "linux":
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    if _LIBC is not None:
+        _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 def _last_error_line(stderr: str) -> str:

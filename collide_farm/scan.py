@@ -137,6 +137,8 @@ def _gather(client: Any, futures: dict, settings: ScanSettings) -> dict[tuple, t
     try:
         for future in as_completed(futures):
             frames, part = futures[future]
+            if future.status == "cancelled":
+                raise FarmError(f"frames {frames_text(frames)}: the cluster cancelled the chunk")
             if future.status != "finished":
                 error = future.exception()
                 raise FarmError(
