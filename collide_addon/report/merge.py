@@ -5,6 +5,7 @@ gives.
     parts (frame order any) -> checked to fit together            `check_parts`
     parts' clashes -> one record per clash over all frames        `merge_clashes`
     + baseline statuses, objects, summary, groups -> the report   `merge_reports`
+      (groups with the default cluster radius, as a run's)
 
 A part is an ordinary report (`json_report.read_json_report`). Its unresolved clashes are
 what its run found; its resolved ones came from a baseline and are left to the merge's
@@ -23,7 +24,7 @@ import numpy as np
 from ..clash.records import ClashRecord, carry_over_status, merge_frame_intervals
 from ..clash.tests import clash_test_from_dict
 from .bcf_report import object_ifc_guid
-from .json_report import DEFAULT_CLUSTER_RADIUS, build_report
+from .json_report import build_report
 
 
 class MergeError(ValueError):
@@ -36,6 +37,41 @@ def last_scanned_frame(frames: Sequence[int]) -> int:
     return start + (end - start) // step * step
 
 
+def _is_frame_range(value: Any) -> bool:
+    return (
+        isinstance(value, list)
+        and len(value) == 3
+        and all(isinstance(item, int) and not isinstance(item, bool) for item in value)
+        and value[0] <= value[1]
+        and value[2] >= 1
+    )
+
+
+def _is_objects(value: Any) -> bool:
+    return isinstance(value, dict) and all(
+        isinstance(name, str) and isinstance(entry, dict) and isinstance(entry.get("ifc_guid"), str)
+        for name, entry in value.items()
+    )
+
+
+# What a merge reads of a part beyond its clashes (json_report.read_json_report checks
+# those), and what it must hold.
+PART_FIELDS = {
+    "frames": ("[start, end, step] integers, start <= end, step >= 1", _is_frame_range),
+    "tests": ("a list", lambda value: isinstance(value, list)),
+    "file": ("a string or null", lambda value: value is None or isinstance(value, str)),
+    "blender": ("a string or null", lambda value: value is None or isinstance(value, str)),
+    "objects": ('{name: {"ifc_guid": string}}', _is_objects),
+}
+
+
+def _check_fields(parts: Sequence[Mapping[str, Any]], names: Sequence[str]) -> None:
+    for part, name in zip(parts, names, strict=True):
+        for field, (expected, is_valid) in PART_FIELDS.items():
+            if field not in part or not is_valid(part[field]):
+                raise MergeError(f"{name}: field {field!r} must be {expected}")
+
+
 def _check_same(parts: Sequence[Mapping[str, Any]], names: Sequence[str], key: str) -> None:
     for part, name in zip(parts[1:], names[1:], strict=True):
         if part[key] != parts[0][key]:
@@ -45,8 +81,9 @@ def _check_same(parts: Sequence[Mapping[str, Any]], names: Sequence[str], key: s
 def check_parts(
     parts: Sequence[Mapping[str, Any]], names: Sequence[str]
 ) -> tuple[list[int], tuple[int, int, int]]:
-    """Check that the parts are chunks of one scan: same tests, file, Blender version and
-    frame step, and frame ranges that follow each other without overlap or gap.
+    """Check that the parts are chunks of one scan: the fields a merge reads are well
+    formed (PART_FIELDS); same tests, file, Blender version and frame step; frame ranges
+    that follow each other without overlap or gap.
 
     names: one label per part for messages (e.g. its path)
     returns: (part indices in frame order, (start, end, step) of the union)
@@ -54,6 +91,7 @@ def check_parts(
     """
     if not parts:
         raise MergeError("no parts to merge")
+    _check_fields(parts, names)
     for key in ("tests", "file", "blender"):
         _check_same(parts, names, key)
     steps = {part["frames"][2] for part in parts}
@@ -132,7 +170,7 @@ def _objects(
     as in a run) or, for an object no part lists, the guid derived from its name."""
     known: dict[str, dict[str, Any]] = {}
     for part in parts:
-        known.update(part.get("objects", {}))
+        known.update(part["objects"])
     names = {name for clash in clashes for name in (clash["a"], clash["b"])}
     return {name: known.get(name) or {"ifc_guid": object_ifc_guid(name, {})} for name in names}
 
@@ -167,5 +205,4 @@ def merge_reports(
         blender=first["blender"],
         file=first["file"],
         objects=_objects(ordered, clashes),
-        cluster_radius=first.get("groups", {}).get("cluster_radius", DEFAULT_CLUSTER_RADIUS),
     )

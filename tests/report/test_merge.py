@@ -122,3 +122,25 @@ def test_no_parts_and_a_range_ending_between_steps():
     # 1-10:2 scans 1, 3, 5, 7, 9: the next part starts at 11.
     order, frames = check_parts([run((11, 15, 2)), run((1, 10, 2))], ["b", "a"])
     assert order == [1, 0] and frames == (1, 15, 2)
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "expected"),
+    [
+        ("frames", [1, 10], "[start, end, step] integers, start <= end, step >= 1"),
+        ("frames", [10, 1, 1], "[start, end, step] integers, start <= end, step >= 1"),
+        ("frames", [1, 10, 0], "[start, end, step] integers, start <= end, step >= 1"),
+        ("tests", {"hard": 1}, "a list"),
+        ("file", 3, "a string or null"),
+        ("objects", {"a": {"ifc_guid": 1}}, '{name: {"ifc_guid": string}}'),
+        ("objects", None, '{name: {"ifc_guid": string}}'),
+    ],
+)
+def test_a_malformed_part_is_refused_naming_the_field(field, value, expected):
+    crafted = {**run((11, 20, 1)), field: value}
+    with pytest.raises(MergeError) as error:
+        merge_reports([run((1, 10, 1)), crafted], ["a.json", "b.json"])
+    assert str(error.value) == f"b.json: field {field!r} must be {expected}"
+    del crafted[field]
+    with pytest.raises(MergeError, match=f"b.json: field {field!r} must be"):
+        merge_reports([run((1, 10, 1)), crafted], ["a.json", "b.json"])
