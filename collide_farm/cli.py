@@ -213,7 +213,14 @@ def finish(
     return 1 if failing else 0
 
 
+def _check_scene(scene: str) -> None:
+    # Blender opens its default scene in place of a missing file and would scan that.
+    if not Path(scene).is_file():
+        raise FarmError(f"{scene}: no such .blend file")
+
+
 def command_report(arguments: argparse.Namespace, extra: list[str]) -> int:
+    _check_scene(arguments.scene)
     command = report_command(find_blender(arguments.blender), arguments.scene, extra)
     status = subprocess.run(command).returncode
     # A Blender killed by a signal has a negative status; a command line wants 2.
@@ -225,6 +232,7 @@ def command_scan(arguments: argparse.Namespace) -> int:
         raise FarmError("scan does not support --substeps: chunk ends would lose samples")
     if arguments.thumbnails:
         raise FarmError("scan does not support --thumbnails; run collide report for them")
+    _check_scene(arguments.scene)
     inputs = {"the scene": arguments.scene, "--tests": arguments.tests}
     inputs["--baseline"] = arguments.baseline
     _check_outputs(arguments, inputs)

@@ -73,7 +73,9 @@ def test_report_passes_blender_exit_codes_and_arguments(tmp_path, status, expect
     blender = tmp_path / "blender"
     blender.write_text(f'#!/bin/sh\necho "$@" > {tmp_path / "arguments"}\nexit {status}\n')
     blender.chmod(0o755)
-    result = collide("report", "s.blend", "--frames", "1-3", "--blender", blender, "--json", "o")
+    (tmp_path / "s.blend").write_bytes(b"")
+    arguments = ["report", "s.blend", "--frames", "1-3", "--blender", blender, "--json", "o"]
+    result = collide(*arguments, cwd=tmp_path)
     assert result.returncode == expected
     script = REPO / "blender_scripts" / "clash_report.py"
     assert (tmp_path / "arguments").read_text().split() == [
@@ -92,8 +94,20 @@ def test_report_passes_blender_exit_codes_and_arguments(tmp_path, status, expect
         assert error_lines(result) == ["collide: error: Blender exited 3"]
 
 
+def test_a_missing_scene_exits_2_before_blender_starts(tmp_path):
+    for command in ("report", "scan"):
+        result = collide(
+            command, tmp_path / "no.blend", "--frames", "1-3", "--blender", "/bin/false"
+        )
+        assert result.returncode == 2
+        assert error_lines(result) == [
+            f"collide: error: {tmp_path / 'no.blend'}: no such .blend file"
+        ]
+
+
 def test_no_blender_exits_2_with_one_line(tmp_path):
     environment = {"PATH": str(tmp_path), "PYTHONPATH": str(REPO)}
+    (tmp_path / "a.blend").write_bytes(b"")
     result = collide("report", tmp_path / "a.blend", env=environment)
     assert result.returncode == 2
     assert error_lines(result) == [
