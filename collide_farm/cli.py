@@ -40,9 +40,9 @@ BLENDER_HELP = "the Blender binary (default: $COLLIDE_BLENDER, else blender on P
 OUTPUT_OPTIONS = ("json", "html", "csv", "bcf")
 WRITERS = {
     "json": write_json_report,
-    "html": lambda report, path: write_html_report(report, path, {}),
+    "html": write_html_report,
     "csv": write_csv_report,
-    "bcf": lambda report, path: write_bcf_report(report, path, {}),
+    "bcf": write_bcf_report,
 }
 
 

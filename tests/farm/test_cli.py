@@ -7,6 +7,7 @@ import importlib
 import io
 import json
 import tomllib
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -149,11 +150,28 @@ def _write_parts(folder: Path) -> list[Path]:
 def test_merge_writes_the_report_of_one_run_and_its_exit_status(tmp_path):
     parts = _write_parts(tmp_path)
     out = tmp_path / "merged.json"
-    result = collide("merge", *reversed(parts), "--json", out, "--csv", tmp_path / "m.csv")
-    whole = run_report(SAMPLE_TESTS, (1, 4, 1), read_sample_frame, file="/s.blend").report
+    views = [
+        "--html",
+        tmp_path / "m.html",
+        "--csv",
+        tmp_path / "m.csv",
+        "--bcf",
+        tmp_path / "m.bcf",
+    ]
+    result = collide("merge", *reversed(parts), "--json", out, *views)
+    whole = run_report(
+        SAMPLE_TESTS,
+        (1, 4, 1),
+        read_sample_frame,
+        file="/s.blend",
+        html_path=tmp_path / "run.html",
+        csv_path=tmp_path / "run.csv",
+    ).report
     assert result.returncode == 1, result.stderr
     assert report_to_json(read(out)) == report_to_json(whole)
-    assert (tmp_path / "m.csv").is_file()
+    assert (tmp_path / "m.html").read_bytes() == (tmp_path / "run.html").read_bytes()
+    assert (tmp_path / "m.csv").read_bytes() == (tmp_path / "run.csv").read_bytes()
+    assert zipfile.is_zipfile(tmp_path / "m.bcf")
     baseline = json.loads(report_to_json(whole))
     for clash in baseline["clashes"]:
         clash["status"] = "approved"
