@@ -16,7 +16,8 @@
 Four virtual environments: the bpy wheels need numpy < 2 and coal 3 needs numpy >= 2,
 and the add-on is tested on the Blender versions users have (5.0 and the 4.2 and 4.5
 LTS releases):
-    .venv-core   (requirements-core.txt)   core tests with the coal oracle, benchmarks
+    .venv-core   (requirements-core.txt)   core tests with the coal oracle, the farm's
+                                           tests (dask), benchmarks
     .venv        (requirements.txt)        Blender tests on bpy 5.0.1, CLI tests, lint
     .venv-bpy45  (requirements-bpy45.txt)  Blender tests on bpy 4.5 LTS
     .venv-bpy42  (requirements-bpy42.txt)  Blender tests on bpy 4.2 LTS
@@ -166,7 +167,9 @@ def cmd_test(args: list[str]) -> int:
     """
     setup()
     # The Blender tests build the add-on zip they install themselves (always afresh).
-    core_paths = ["tests/core", "tests/clash", "tests/report", "tests/test_layers.py"]
+    # tests/farm runs the `collide` command with the farm extra's dask, which .venv-core
+    # has (requirements-core.txt), and Debian's blender.
+    core_paths = ["tests/core", "tests/clash", "tests/report", "tests/farm", "tests/test_layers.py"]
     core_paths.append("tests/test_version.py")
     suites = {"core": pytest(venv_python(CORE_VENV), core_paths, args)}
     for version, (venv, _) in BPY_VENVS.items():
@@ -217,6 +220,7 @@ def cmd_lint(args: list[str]) -> int:
     paths = [
         "collide_addon",
         "collide_dev",
+        "collide_farm",
         "blender_scripts",
         "tests",
         "benchmarks",
@@ -238,7 +242,8 @@ def addon_version() -> str:
 
 
 def build_zip() -> Path:
-    """dist/collide_addon-<version>.zip: the package folder at the zip's root.
+    """dist/collide_addon-<version>.zip: the package folder at the zip's root, and nothing
+    else (collide_dev and collide_farm are not part of the add-on).
 
     One zip serves both install paths: Blender 3.4-4.1 reads `bl_info` from
     `collide_addon/__init__.py`; Blender 4.2+ reads `blender_manifest.toml`.

@@ -1,8 +1,10 @@
-"""The package's layers, read from the source: core <- clash <- report <- blender.
+"""The package's layers, read from the source: core <- clash <- report <- blender, and
+collide_farm above report beside blender.
 
-Every import inside `collide_addon` is read with `ast` (also those inside functions and
-under TYPE_CHECKING): no module imports a higher layer, and the graph of imports between
-modules has no circle.
+Every import inside `collide_addon` and `collide_farm` is read with `ast` (also those
+inside functions and under TYPE_CHECKING): no module imports a higher layer, the farm
+imports neither the blender layer nor Blender, and the graph of imports between modules
+has no circle.
 """
 
 from __future__ import annotations
@@ -14,8 +16,13 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 PACKAGE = REPO / "collide_addon"
+FARM = REPO / "collide_farm"
 LAYERS = ("core", "clash", "report", "blender")
 BLENDER_MODULES = {"bpy", "bmesh", "mathutils", "gpu", "gpu_extras", "bpy_extras", "addon_utils"}
+
+
+def _sources() -> list[Path]:
+    return [*PACKAGE.rglob("*.py"), *FARM.rglob("*.py")]
 
 
 def _module_name(path: Path) -> str:
@@ -47,7 +54,7 @@ def _imports(path: Path) -> set[str]:
 
 
 def _graph() -> dict[str, set[str]]:
-    modules = {_module_name(path): path for path in PACKAGE.rglob("*.py")}
+    modules = {_module_name(path): path for path in _sources()}
     return {
         name: {target for target in _imports(path) if target in modules and target != name}
         for name, path in modules.items()
@@ -69,6 +76,28 @@ def test_no_module_imports_a_higher_layer():
         and _layer(target) > _layer(module)
     ]
     assert upward == []
+
+
+def test_the_farm_imports_clash_and_report_but_not_blender():
+    graph = _graph()
+    farm = {
+        module: targets for module, targets in graph.items() if module.startswith("collide_farm")
+    }
+    assert "collide_addon.report.merge" in farm["collide_farm.cli"]
+    assert "collide_farm.cli" in farm["collide_farm.__main__"]
+    below = [
+        target for targets in farm.values() for target in targets if _layer(target) is not None
+    ]
+    assert {LAYERS[_layer(target)] for target in below} <= {"clash", "report"}
+    assert not any(
+        target.startswith("collide_farm")
+        for module, targets in graph.items()
+        if module.startswith("collide_addon")
+        for target in targets
+    )
+    for path in FARM.rglob("*.py"):
+        found = {name.split(".")[0] for name in _imports(path)} & BLENDER_MODULES
+        assert found == set(), f"{path.name} imports {found}"
 
 
 def test_only_the_blender_layer_imports_blender():
@@ -117,15 +146,18 @@ def test_the_checks_see_the_imports_they_judge():
 
 
 def test_core_clash_and_report_import_and_run_without_blender():
-    """Importing every module of the three lower layers in a fresh interpreter loads no
-    Blender module and nothing of blender/ (indirect imports included)."""
+    """Importing every module of the three lower layers and of the farm in a fresh
+    interpreter loads no Blender module and nothing of blender/ (indirect imports
+    included)."""
     lower = sorted(
         _module_name(path)
         for path in PACKAGE.rglob("*.py")
         if _layer(_module_name(path)) is not None
         and LAYERS[_layer(_module_name(path))] != "blender"
     )
+    lower += sorted(_module_name(path) for path in FARM.glob("[!_]*.py"))
     assert "collide_addon.report.run" in lower and "collide_addon.clash.evaluate" in lower
+    assert "collide_farm.scan" in lower and "collide_farm.cli" in lower
     code = "import sys\n" + "".join(f"import {name}\n" for name in lower)
     code += "print('\\n'.join(sorted(sys.modules)))\n"
     result = subprocess.run(

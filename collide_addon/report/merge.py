@@ -1,0 +1,208 @@
+"""Merging chunk reports: JSON reports of consecutive frame ranges of one scene, made by
+separate runs (a farm's chunks), into the one report a single run over all their frames
+gives.
+
+    parts (frame order any) -> checked to fit together            `check_parts`
+    parts' clashes -> one record per clash over all frames        `merge_clashes`
+    + baseline statuses, objects, summary, groups -> the report   `merge_reports`
+      (groups with the default cluster radius, as a run's)
+
+A part is an ordinary report (`json_report.read_json_report`). Its unresolved clashes are
+what its run found; its resolved ones came from a baseline and are left to the merge's
+own baseline. Numpy and the standard library only: the farm (collide_farm) and any other
+scheduler call this outside Blender.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..clash.records import ClashRecord, carry_over_status, merge_frame_intervals
+from ..clash.tests import clash_test_from_dict
+from .bcf_report import object_ifc_guid
+from .json_report import build_report
+
+
+class MergeError(ValueError):
+    """The parts do not fit together; the message names the parts and the reason."""
+
+
+def last_scanned_frame(frames: Sequence[int]) -> int:
+    """The last frame a scan of [start, end, step] reads (end itself when on the step)."""
+    start, end, step = frames
+    return start + (end - start) // step * step
+
+
+def _is_frame_range(value: Any) -> bool:
+    return (
+        isinstance(value, list)
+        and len(value) == 3
+        and all(isinstance(item, int) and not isinstance(item, bool) for item in value)
+        and value[0] <= value[1]
+        and value[2] >= 1
+    )
+
+
+def _is_objects(value: Any) -> bool:
+    return isinstance(value, dict) and all(
+        isinstance(name, str) and isinstance(entry, dict) and isinstance(entry.get("ifc_guid"), str)
+        for name, entry in value.items()
+    )
+
+
+# What a merge reads of a part beyond its clashes (json_report.read_json_report checks
+# those), and what it must hold.
+PART_FIELDS = {
+    "frames": ("[start, end, step] integers, start <= end, step >= 1", _is_frame_range),
+    "tests": ("a list", lambda value: isinstance(value, list)),
+    "file": ("a string or null", lambda value: value is None or isinstance(value, str)),
+    "blender": ("a string or null", lambda value: value is None or isinstance(value, str)),
+    "objects": ('{name: {"ifc_guid": string}}', _is_objects),
+}
+
+
+def _check_fields(parts: Sequence[Mapping[str, Any]], names: Sequence[str]) -> None:
+    for part, name in zip(parts, names, strict=True):
+        for field, (expected, is_valid) in PART_FIELDS.items():
+            if field not in part or not is_valid(part[field]):
+                raise MergeError(f"{name}: field {field!r} must be {expected}")
+
+
+def _check_same(parts: Sequence[Mapping[str, Any]], names: Sequence[str], key: str) -> None:
+    for part, name in zip(parts[1:], names[1:], strict=True):
+        if part[key] != parts[0][key]:
+            raise MergeError(f"{name} and {names[0]} have different {key!r}: cannot merge them")
+
+
+def check_parts(
+    parts: Sequence[Mapping[str, Any]], names: Sequence[str]
+) -> tuple[list[int], tuple[int, int, int]]:
+    """Check that the parts are chunks of one scan: the fields a merge reads are well
+    formed (PART_FIELDS); same tests, file, Blender version and frame step; frame ranges
+    that follow each other without overlap or gap.
+
+    names: one label per part for messages (e.g. its path)
+    returns: (part indices in frame order, (start, end, step) of the union)
+    Raises MergeError naming the parts and the reason.
+    """
+    if not parts:
+        raise MergeError("no parts to merge")
+    _check_fields(parts, names)
+    for key in ("tests", "file", "blender"):
+        _check_same(parts, names, key)
+    steps = {part["frames"][2] for part in parts}
+    if len(steps) > 1:
+        raise MergeError(f"parts have different frame steps {sorted(steps)}: cannot merge them")
+    step = steps.pop()
+    order = sorted(range(len(parts)), key=lambda index: parts[index]["frames"][0])
+    for before, after in itertools.pairwise(order):
+        expected = last_scanned_frame(parts[before]["frames"]) + step
+        start = parts[after]["frames"][0]
+        if start < expected:
+            raise MergeError(f"frames of {names[after]} overlap those of {names[before]}")
+        if start > expected:
+            raise MergeError(
+                f"frames {expected}-{start - 1} are in no part (between {names[before]} "
+                f"and {names[after]})"
+            )
+    return order, (parts[order[0]]["frames"][0], parts[order[-1]]["frames"][1], step)
+
+
+def _interval_frames(intervals: np.ndarray, step: int) -> tuple[np.ndarray, np.ndarray]:
+    """Every scanned frame of each interval.
+
+    intervals: (k, 2) int [first, last], frames `step` apart inside each
+    returns: frames (m,) int64; owner (m,) int64, the interval each frame comes from
+    """
+    counts = (intervals[:, 1] - intervals[:, 0]) // step + 1
+    owner = np.repeat(np.arange(len(intervals)), counts)
+    position = np.arange(len(owner)) - np.repeat(np.cumsum(counts) - counts, counts)
+    return intervals[owner, 0] + position * step, owner
+
+
+def merge_clashes(
+    parts: Sequence[Mapping[str, Any]], test_names: Sequence[str], step: int
+) -> list[ClashRecord]:
+    """One record per clash id found in any part (status "new"), as one run over all the
+    parts' frames makes it: frame intervals joined where they meet across parts (frames
+    `step` apart), distance, point, bounds and kinds of the worst frame (smallest
+    distance, the earliest on a tie), sorted per test (in `test_names` order) by distance
+    then id."""
+    found = [clash for part in parts for clash in part["clashes"] if clash["status"] != "resolved"]
+    if not found:
+        return []
+    worst: dict[str, Mapping[str, Any]] = {}
+    for clash in found:
+        best = worst.get(clash["id"])
+        if best is None or (clash["distance"], clash["worst_frame"]) < (
+            best["distance"],
+            best["worst_frame"],
+        ):
+            worst[clash["id"]] = clash
+    ids = list(worst)
+    index_of_id = {clash_id: index for index, clash_id in enumerate(ids)}
+    intervals = np.array([interval for clash in found for interval in clash["frames"]])
+    interval_clash = np.array(
+        [index_of_id[clash["id"]] for clash in found for _ in clash["frames"]], dtype=np.int64
+    )
+    frames, owner = _interval_frames(intervals.reshape(-1, 2).astype(np.int64), step)
+    joined, joined_clash = merge_frame_intervals(frames, step, interval_clash[owner])
+    intervals_of_clash: list[list[list[int]]] = [[] for _ in ids]
+    for clash_index, interval in zip(joined_clash.tolist(), joined.tolist(), strict=True):
+        intervals_of_clash[clash_index].append(interval)
+    test_order = {name: index for index, name in enumerate(test_names)}
+    records: list[ClashRecord] = [
+        {**worst[clash_id], "frames": intervals_of_clash[index], "status": "new"}
+        for index, clash_id in enumerate(ids)
+    ]
+    records.sort(key=lambda record: (test_order[record["test"]], record["distance"], record["id"]))
+    return records
+
+
+def _objects(
+    parts: Sequence[Mapping[str, Any]], clashes: Sequence[Mapping[str, Any]]
+) -> dict[str, dict[str, Any]]:
+    """The report's "objects" for the clashes' objects: a part's entry (later frames win,
+    as in a run) or, for an object no part lists, the guid derived from its name."""
+    known: dict[str, dict[str, Any]] = {}
+    for part in parts:
+        known.update(part["objects"])
+    names = {name for clash in clashes for name in (clash["a"], clash["b"])}
+    return {name: known.get(name) or {"ifc_guid": object_ifc_guid(name, {})} for name in names}
+
+
+def merge_reports(
+    parts: Sequence[Mapping[str, Any]],
+    names: Sequence[str] | None = None,
+    baseline: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The report of one run over the frames of all `parts` (see the module docstring).
+
+    parts: chunk reports (json_report.read_json_report), any order
+    names: a label per part for messages; default "part 1", "part 2", ...
+    baseline: a previous report whose statuses carry over (as `--baseline` in a run).
+      An object of a clash resolved since the baseline gets its guid from the parts'
+      "objects" when a part lists it: parts run with the same baseline list them all.
+    Raises MergeError when the parts do not fit together (see `check_parts`).
+    """
+    names = list(names) if names is not None else [f"part {i + 1}" for i in range(len(parts))]
+    order, frames = check_parts(parts, names)
+    ordered = [parts[index] for index in order]
+    first = ordered[0]
+    tests = [clash_test_from_dict(test) for test in first["tests"]]
+    test_names = [test.name for test in tests]
+    clashes = merge_clashes(ordered, test_names, frames[2])
+    if baseline is not None:
+        clashes = carry_over_status(clashes, baseline.get("clashes", []), test_names)
+    return build_report(
+        tests=tests,
+        clashes=clashes,
+        frames=frames,
+        blender=first["blender"],
+        file=first["file"],
+        objects=_objects(ordered, clashes),
+    )

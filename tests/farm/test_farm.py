@@ -1,0 +1,169 @@
+"""The `collide` command against Debian's `blender` 3.4: scans on a local cluster and on
+a real `dask scheduler` with `dask worker` processes equal one run over the same frames,
+through a crashed chunk, a killed worker; failures and Ctrl-C exit cleanly."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+
+import pytest
+
+from collide_addon.report.json_report import report_to_json
+from tests.farm.conftest import (
+    collide,
+    collide_command,
+    error_lines,
+    read,
+    stand_in,
+    wait_for,
+)
+
+pytestmark = [pytest.mark.slow, pytest.mark.blender]
+
+
+@pytest.fixture(scope="module")
+def single_run(scene, tmp_path_factory):
+    """One `collide report` over frames 1-30: its result and report."""
+    out = tmp_path_factory.mktemp("single") / "one.json"
+    result = collide("report", scene, "--frames", "1-30", "--json", out)
+    assert result.returncode == 1, result.stderr
+    return result, read(out)
+
+
+def test_the_scene_has_clashes_inside_and_across_chunks(single_run):
+    _, report = single_run
+    frames = {(clash["a"], clash["b"]): clash["frames"] for clash in report["clashes"]}
+    assert frames[("Left", "Runner")] == [[5, 7]]
+    assert frames[("Middle", "Runner")] == [[9, 11]]
+    assert frames[("Right", "Runner")] == [[18, 24]]
+    assert frames[("Plate", "Runner")] == [[10, 22]]
+    assert frames[("Middle", "Plate")] == [[1, 30]]
+    assert len(frames[("Post", "Shuttle")]) == 3
+
+
+def test_local_scan_equals_one_run_after_a_chunk_crashed_once(scene, single_run, tmp_path):
+    # The chunk over frames 11-20 kills its Blender the first time: it is retried.
+    blender = stand_in(
+        tmp_path,
+        "if frames == '11-20:1' and not (marks / 'crashed').exists():\n"
+        "    (marks / 'crashed').touch()\n"
+        "    os.kill(os.getpid(), signal.SIGKILL)\n",
+    )
+    out = tmp_path / "scan.json"
+    arguments = ["scan", scene, "--frames", "1-30", "--chunk", "10", "--workers", "2"]
+    result = collide(*arguments, "--blender", blender, "--json", out, "--csv", tmp_path / "s.csv")
+    assert result.returncode == 1, result.stderr
+    assert (tmp_path / "marks" / "crashed").exists()
+    assert report_to_json(read(out)) == report_to_json(single_run[1])
+    progress = [line for line in result.stderr.splitlines() if " done (" in line]
+    assert len(progress) == 3 and "frames/s, ETA " in progress[-1]
+    assert "3/3 chunks, 30/30 frames" in progress[-1]
+
+
+def test_scheduler_scan_equals_one_run_after_a_worker_is_killed(
+    scene, single_run, dask_cluster, tmp_path
+):
+    # The first try of chunk 1-10 notes its worker's pid and stalls, and that worker is
+    # killed: the chunk runs again on the other worker.
+    blender = stand_in(
+        tmp_path,
+        "if frames == '1-10:1' and not (marks / 'stalled').exists():\n"
+        "    (marks / 'worker').write_text(str(os.getppid()))\n"
+        "    (marks / 'stalled').touch()\n"
+        "    time.sleep(60)\n",
+    )
+    out = tmp_path / "scan.json"
+    arguments = ["scan", scene, "--frames", "1-30", "--chunk", "10"]
+    arguments += ["--scheduler", dask_cluster.address, "--scratch", tmp_path / "scratch"]
+    scan = subprocess.Popen(
+        collide_command(*arguments, "--blender", blender, "--json", out),
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        wait_for(lambda: (tmp_path / "marks" / "worker").exists())
+        worker = int((tmp_path / "marks" / "worker").read_text())
+        assert worker in {process.pid for process in dask_cluster.workers}
+        os.kill(worker, signal.SIGKILL)
+        _, stderr = scan.communicate(timeout=120)
+    finally:
+        scan.kill()
+    assert scan.returncode == 1, stderr
+    assert report_to_json(read(out)) == report_to_json(single_run[1])
+    assert sorted(path.name for path in (tmp_path / "scratch").iterdir()) == [
+        "part-1-10.json",
+        "part-11-20.json",
+        "part-21-30.json",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("misbehaviour", "options", "failed", "reason"),
+    [
+        (
+            "os.kill(os.getpid(), signal.SIGKILL)",
+            ["--retries", "1", "--chunk", "15"],
+            "16-30:1",
+            "failed after 2 tries: ChunkError: Blender crashed (SIGKILL)",
+        ),
+        (
+            "time.sleep(60)",
+            # One chunk: a real Blender may not start within the timeout on a busy machine.
+            ["--retries", "0", "--timeout", "1.5", "--chunk", "30"],
+            "1-30:1",
+            "failed after 1 tries: ChunkError: Blender ran past the 1.5 s timeout",
+        ),
+    ],
+)
+def test_a_chunk_that_fails_every_try_exits_2_naming_its_frames(
+    scene, tmp_path, misbehaviour, options, failed, reason
+):
+    blender = stand_in(
+        tmp_path,
+        f"if frames == {failed!r}:\n"
+        "    (marks / f'try-{os.getpid()}').touch()\n"
+        f"    {misbehaviour}\n",
+    )
+    out = tmp_path / "scan.json"
+    arguments = ["scan", scene, "--frames", "1-30", "--workers", "2"]
+    result = collide(*arguments, *options, "--blender", blender, "--json", out)
+    assert result.returncode == 2, result.stderr
+    assert error_lines(result) == [f"collide: error: frames {failed} {reason}"]
+    tries = 1 + int(options[1])
+    assert len(list((tmp_path / "marks").glob("try-*"))) == tries
+    assert not out.exists()
+
+
+def test_ctrl_c_cancels_the_chunks_and_writes_no_report(scene, tmp_path):
+    blender = stand_in(tmp_path, "(marks / f'started-{os.getpid()}').touch()\ntime.sleep(60)\n")
+    out = tmp_path / "out"
+    out.mkdir()
+    arguments = ["scan", scene, "--frames", "1-30", "--chunk", "10", "--workers", "2"]
+    scan = subprocess.Popen(
+        collide_command(*arguments, "--blender", blender, "--json", out / "scan.json"),
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        wait_for(lambda: len(list((tmp_path / "marks").glob("started-*"))) == 2)
+        scan.send_signal(signal.SIGINT)
+        _, stderr = scan.communicate(timeout=30)
+    finally:
+        scan.kill()
+    assert scan.returncode == 130, stderr
+    assert "collide: interrupted: chunks cancelled, no report written" in stderr
+    assert list(out.iterdir()) == []
+    # The stalled Blender stand-ins were killed, not left running.
+    for mark in (tmp_path / "marks").glob("started-*"):
+        pid = int(mark.name.removeprefix("started-"))
+        wait_for(lambda pid=pid: not os.path.exists(f"/proc/{pid}") or _is_zombie(pid), 10)
+
+
+def _is_zombie(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True

@@ -1,0 +1,146 @@
+"""Merging chunk reports: the merge of runs over consecutive frame ranges equals one run
+over all their frames, and parts that do not fit together are refused."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from collide_addon.clash.evaluate import ObjectMetadata
+from collide_addon.clash.tests import ClashTest, Selector
+from collide_addon.core import ShapeBatch
+from collide_addon.report.json_report import report_to_json
+from collide_addon.report.merge import MergeError, check_parts, merge_reports
+from collide_addon.report.run import run_report
+
+TESTS = [
+    ClashTest("hard", Selector(), None, "hard", 0.0),
+    ClashTest("gap", Selector(), None, "clearance", 0.3),
+]
+NAMES = ["mover", "wall", "post", "swing", "pillar", "far"]
+OBJECTS = [
+    ObjectMetadata(name, properties={"IfcGuid": "2O2Fr$t4X7Zf8NOew3FLOH"} if name == "far" else {})
+    for name in NAMES
+]
+
+
+def moving_spheres(time: float) -> tuple[ShapeBatch, list[ObjectMetadata]]:
+    """mover runs along x at 1 per frame through wall (x 10) and post (x 20); swing
+    swings around pillar until frame 50, touching it twice per period; far never meets
+    anything."""
+    swing_x = 40.0 + 6.0 * math.sin(time * 0.4) if time < 50 else 60.0
+    centers = [[time, 0, 0], [10, 0, 0], [20, 0, 0], [swing_x, 5, 0], [44, 5, 0], [90, 0, 0]]
+    return ShapeBatch.spheres(centers, [0.5, 2.0, 1.0, 0.5, 1.0, 0.5]), OBJECTS
+
+
+def run(frames, baseline=None):
+    return run_report(
+        TESTS, frames, moving_spheres, baseline=baseline, blender="3.4.1", file="/s.blend"
+    ).report
+
+
+def chunks(start, end, step, size):
+    """Consecutive (start, end, step) ranges of `size` scanned frames over start-end."""
+    firsts = range(start, end + 1, step * size)
+    return [(first, min(first + step * size - 1, end), step) for first in firsts]
+
+
+@pytest.mark.parametrize(
+    ("frames", "size"),
+    [((1, 40, 1), 7), ((1, 40, 1), 1), ((1, 39, 2), 3), ((2, 41, 3), 4), ((1, 40, 1), 40)],
+)
+def test_merged_chunks_equal_one_run_over_their_frames(frames, size):
+    whole = run(frames)
+    parts = [run(chunk) for chunk in chunks(*frames, size)]
+    # Parts in any order; JSON text, as read back from files.
+    parts = [json.loads(report_to_json(part)) for part in reversed(parts)]
+    merged = merge_reports(parts)
+    assert report_to_json(merged) == report_to_json(whole)
+
+
+def test_the_scene_has_clashes_across_chunk_borders_and_split_intervals():
+    whole = run((1, 40, 1))
+    frames = {
+        (clash["test"], clash["a"], clash["b"]): clash["frames"] for clash in whole["clashes"]
+    }
+    assert frames[("hard", "mover", "wall")] == [[8, 12]]  # across the border 7 | 8
+    assert len(frames[("hard", "pillar", "swing")]) > 1
+    assert len(whole["groups"]["clusters"]) > 1
+
+
+def test_baseline_statuses_and_objects_of_resolved_clashes():
+    whole = run((1, 40, 1))
+    baseline = json.loads(report_to_json(whole))
+    baseline["clashes"] = [dict(clash, status="reviewed") for clash in baseline["clashes"]]
+    # A clash with "far" that is gone now: resolved, and far's IfcGuid (a property)
+    # comes from the parts, which ran with the same baseline.
+    gone = dict(baseline["clashes"][0], id="0123456789abcdef", a="far", b="mover")
+    baseline["clashes"].append(gone)
+    expected = run((1, 40, 1), baseline)
+    parts = [run(chunk, baseline) for chunk in chunks(1, 40, 1, 9)]
+    merged = merge_reports(parts, baseline=baseline)
+    assert report_to_json(merged) == report_to_json(expected)
+    assert merged["objects"]["far"] == {"ifc_guid": "2O2Fr$t4X7Zf8NOew3FLOH"}
+    assert merged["clashes"][-1]["status"] == "resolved"
+
+
+def test_parts_without_clashes_merge_to_an_empty_report():
+    parts = [run((50, 62, 1)), run((63, 70, 1))]
+    merged = merge_reports(parts)
+    assert merged == run((50, 70, 1))
+    assert merged["clashes"] == []
+
+
+def _with(report, **changes):
+    return {**report, **changes}
+
+
+@pytest.mark.parametrize(
+    ("change", "reason"),
+    [
+        ({"tests": []}, "b.json and a.json have different 'tests': cannot merge them"),
+        ({"file": "/other.blend"}, "b.json and a.json have different 'file'"),
+        ({"blender": "5.0.1"}, "b.json and a.json have different 'blender'"),
+        ({"frames": [11, 20, 2]}, "parts have different frame steps [1, 2]"),
+        ({"frames": [10, 20, 1]}, "frames of b.json overlap those of a.json"),
+        ({"frames": [13, 20, 1]}, "frames 11-12 are in no part (between a.json and b.json)"),
+    ],
+)
+def test_parts_that_do_not_fit_together_are_refused(change, reason):
+    first = run((1, 10, 1))
+    second = _with(run((11, 20, 1)), **change)
+    with pytest.raises(MergeError, match=None) as error:
+        merge_reports([first, second], ["a.json", "b.json"])
+    assert str(error.value).startswith(reason)
+
+
+def test_no_parts_and_a_range_ending_between_steps():
+    with pytest.raises(MergeError, match="no parts to merge"):
+        check_parts([], [])
+    # 1-10:2 scans 1, 3, 5, 7, 9: the next part starts at 11.
+    order, frames = check_parts([run((11, 15, 2)), run((1, 10, 2))], ["b", "a"])
+    assert order == [1, 0] and frames == (1, 15, 2)
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "expected"),
+    [
+        ("frames", [1, 10], "[start, end, step] integers, start <= end, step >= 1"),
+        ("frames", [10, 1, 1], "[start, end, step] integers, start <= end, step >= 1"),
+        ("frames", [1, 10, 0], "[start, end, step] integers, start <= end, step >= 1"),
+        ("tests", {"hard": 1}, "a list"),
+        ("file", 3, "a string or null"),
+        ("objects", {"a": {"ifc_guid": 1}}, '{name: {"ifc_guid": string}}'),
+        ("objects", None, '{name: {"ifc_guid": string}}'),
+    ],
+)
+def test_a_malformed_part_is_refused_naming_the_field(field, value, expected):
+    crafted = {**run((11, 20, 1)), field: value}
+    with pytest.raises(MergeError) as error:
+        merge_reports([run((1, 10, 1)), crafted], ["a.json", "b.json"])
+    assert str(error.value) == f"b.json: field {field!r} must be {expected}"
+    del crafted[field]
+    with pytest.raises(MergeError, match=f"b.json: field {field!r} must be"):
+        merge_reports([run((1, 10, 1)), crafted], ["a.json", "b.json"])
