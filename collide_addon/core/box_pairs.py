@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .constants import PARALLEL_CROSS_NORM
+from .constants import CUBE_CORNER_SIGNS, PARALLEL_CROSS_NORM
 
 # Rows/columns k+1 and k+2 (cyclic) of a 3-index, for the edge x edge axes.
 _NEXT = np.array([1, 2, 0])
@@ -58,22 +58,42 @@ def separations(relative, offset, half_a, half_b):
     Cross-axis lengths come from the other two entries of column l (b_l is a unit
     vector), which stays accurate for near-parallel edges where sqrt(1 - R_kl^2) would not.
     """
+    m = relative.shape[-1]
     absolute = np.abs(relative)
-    face_a = np.abs(offset) - half_a - apply(absolute, half_b)
-    face_b = (
-        np.abs(apply_transposed(relative, offset)) - apply_transposed(absolute, half_a) - half_b
-    )
-    radius_a = (
-        half_a[_NEXT, None] * absolute[_AFTER_NEXT] + half_a[_AFTER_NEXT, None] * absolute[_NEXT]
-    )
-    radius_b = (
-        half_b[None, _NEXT] * absolute[:, _AFTER_NEXT]
-        + half_b[None, _AFTER_NEXT] * absolute[:, _NEXT]
-    )
-    projected = (
-        offset[_AFTER_NEXT, None] * relative[_NEXT] - offset[_NEXT, None] * relative[_AFTER_NEXT]
-    )
-    lengths = np.hypot(relative[_NEXT], relative[_AFTER_NEXT])
+    # Written into one output with in-place steps: at a few thousand pairs a chunk, fresh
+    # temporaries for every step cost as much as the arithmetic.
+    rows = np.empty((15, m))
+    face_a = rows[0:3]
+    np.abs(offset, out=face_a)
+    face_a -= half_a
+    face_a -= apply(absolute, half_b)
+    face_b = rows[3:6]
+    np.abs(apply_transposed(relative, offset), out=face_b)
+    face_b -= apply_transposed(absolute, half_a)
+    face_b -= half_b
+    cross = rows[6:].reshape(3, 3, m)
+    # b's radius on a_k x b_l: half_b[l+1] |R[k, l+2]| + half_b[l+2] |R[k, l+1]|.
+    radius_b = half_b[_NEXT] * absolute[:, _AFTER_NEXT]
+    radius_b += half_b[_AFTER_NEXT] * absolute[:, _NEXT]
+    squares = relative * relative
+    lengths = np.empty((3, 3, m))
+    radius_a = np.empty((3, m))
+    scratch = np.empty((3, m))
+    # One row of a's axes at a time: rows k+1 and k+2 are contiguous slices, no copies.
+    for k in range(3):
+        k_next, k_after = _NEXT[k], _AFTER_NEXT[k]
+        row = cross[k]
+        np.multiply(relative[k_next], offset[k_after], out=row)
+        np.multiply(relative[k_after], offset[k_next], out=scratch)
+        row -= scratch
+        np.abs(row, out=row)
+        np.multiply(absolute[k_after], half_a[k_next], out=radius_a)
+        np.multiply(absolute[k_next], half_a[k_after], out=scratch)
+        radius_a += scratch
+        row -= radius_a
+        row -= radius_b[k]
+        np.add(squares[k_next], squares[k_after], out=lengths[k])
+    np.sqrt(lengths, out=lengths)
     # Skipping the axis n = a_k x b_l / s, s = |a_k x b_l| <= PARALLEL_CROSS_NORM, is safe.
     # n is perpendicular to a_k, so its separation is that of the boxes' projections on
     # the plane P perpendicular to a_k: a's rectangle and b's hexagon, which is the
@@ -91,15 +111,17 @@ def separations(relative, offset, half_a, half_b):
     # along b_l instead gives half_a[k] * s. So skipping can only deepen an overlap or
     # shrink a gap, by at most s times a half-extent; it never hides a contact.
     valid = lengths > PARALLEL_CROSS_NORM
-    with np.errstate(divide="ignore", invalid="ignore"):
-        cross = np.where(valid, (np.abs(projected) - radius_a - radius_b) / lengths, -np.inf)
-    return np.concatenate([face_a, face_b, cross.reshape(9, -1)])
+    np.divide(cross, lengths, out=cross, where=valid)
+    cross[~valid] = -np.inf
+    return rows
 
 
 def best_axis(relative, offset, separation_rows):
-    """The separating (or least-overlapping) axis: (separation (m,), unit axis (3, m)).
+    """The separating (or least-overlapping) axis: (index (m,) into the 15 rows,
+    separation (m,), unit axis (3, m)).
 
-    The axis is in a's frame and points from a to b.
+    The axis is in a's frame and points from a to b. Its zero components are exact
+    zeros (a's face axes, and a_k x b_l along a_k), so signs of it pick feature centres.
     """
     best = np.argmax(separation_rows, axis=0)
     m = separation_rows.shape[1]
@@ -108,12 +130,18 @@ def best_axis(relative, offset, separation_rows):
     face_k = np.where(best < 3, best, (best - 6) // 3).clip(0, 2)
     column_l = np.where(best < 6, best - 3, (best - 6) % 3).clip(0, 2)
     column = relative[:, column_l, pairs]  # (3, m): b_l in a's frame
-    basis = np.eye(3)[:, face_k]  # (3, m): e_k
-    crossed = np.cross(basis, column, axis=0)
-    axis = np.where(best < 3, basis, np.where(best < 6, column, crossed))
+    axis = np.where(best < 6, column, 0.0)
+    # a_k x b_l: zero along a_k, (-b_l[k+2], b_l[k+1]) on the next two components.
+    crossed = np.flatnonzero(best >= 6)
+    k = face_k[crossed]
+    axis[_NEXT[k], crossed] = -column[_AFTER_NEXT[k], crossed]
+    axis[_AFTER_NEXT[k], crossed] = column[_NEXT[k], crossed]
+    faces_of_a = np.flatnonzero(best < 3)
+    axis[:, faces_of_a] = 0.0
+    axis[best[faces_of_a], faces_of_a] = 1.0
     axis /= np.sqrt((axis * axis).sum(axis=0))
     axis *= np.where((axis * offset).sum(axis=0) < 0, -1.0, 1.0)
-    return separation, axis
+    return best, separation, axis
 
 
 def support_b(relative, offset, half_b, direction):
@@ -148,3 +176,107 @@ def closest_by_projections(relative, offset, half_a, half_b, start=None, steps=P
     )
     certified = (gap > 0) & (gap - lower <= BOUND_GAP_TOLERANCE * (1.0 + gap))
     return gap, x, y, certified
+
+
+def gap_certificates(relative, offset, half_a, half_b, x, y):
+    """Gaps of candidate closest pairs and whether each is optimal.
+
+    x on a, y on b: (3, m) in a's frame. The separation of the boxes' projections on
+    n = (y - x) / |y - x| is a lower bound of the gap; where it meets |y - x| the pair
+    is optimal (by duality) and the gap exact.
+    returns: gap (m,), certified (m,) bool (never for gap 0)
+    """
+    gap_vector = y - x
+    gap = np.sqrt((gap_vector * gap_vector).sum(axis=0))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        normal = np.where(gap > 0, gap_vector / gap, 0.0)
+    lower = (
+        (normal * offset).sum(axis=0)
+        - (np.abs(apply_transposed(relative, normal)) * half_b).sum(axis=0)
+        - (np.abs(normal) * half_a).sum(axis=0)
+    )
+    certified = (gap > 0) & (gap - lower <= BOUND_GAP_TOLERANCE * (1.0 + gap))
+    return gap, certified
+
+
+def closest_on_sat_features(relative, offset, half_a, half_b, best, axis):
+    """Closest points of the features of separated boxes that touch the planes
+    perpendicular to their best SAT axis: x on a, y on b (3, m), a's frame.
+
+    best (m,), axis (3, m) from `best_axis`. A face axis of a: b's supporting vertex and
+    its nearest point on a; a face axis of b: the same the other way round; an edge
+    cross axis: the closest points of the two supporting edges' lines, clamped to the
+    edges. Where the closest pair of the boxes lies on these features (a vertex over a
+    face, or two edges crossing), this is it: `gap_certificates` tells which.
+    """
+    m = len(best)
+    pairs = np.arange(m)
+    # Supporting vertex (or edge/face centre, on exact zeros of the axis) of a along the
+    # axis, and of b against it; an edge of b along its column l gets its centre.
+    x = np.sign(axis) * half_a
+    signs_b = -np.sign(apply_transposed(relative, axis))
+    crossed = np.flatnonzero(best >= 6)
+    face_k, column_l = np.divmod(best[crossed] - 6, 3)
+    signs_b[column_l, crossed] = 0.0
+    y = offset + apply(relative, signs_b * half_b)
+    faces_of_a = np.flatnonzero(best < 3)
+    x[:, faces_of_a] = np.clip(y[:, faces_of_a], -half_a[:, faces_of_a], half_a[:, faces_of_a])
+    faces_of_b = np.flatnonzero((best >= 3) & (best < 6))
+    if len(faces_of_b):
+        frame = relative[:, :, faces_of_b]
+        origin = offset[:, faces_of_b]
+        local = np.clip(
+            apply_transposed(frame, x[:, faces_of_b] - origin),
+            -half_b[:, faces_of_b],
+            half_b[:, faces_of_b],
+        )
+        y[:, faces_of_b] = origin + apply(frame, local)
+    if len(crossed):
+        # Lines x + s a_k and y + t b_l: minimise |w + s a_k - t b_l|^2, w = x - y.
+        edge_b = relative[:, column_l, crossed]  # (3, c)
+        w = x[:, crossed] - y[:, crossed]
+        cosine = relative[face_k, column_l, crossed]
+        along_b = (w * edge_b).sum(axis=0)
+        # 1 - cosine^2 from the other two components of b_l, accurate for near-parallel
+        # edges (the SAT kept only cross axes longer than PARALLEL_CROSS_NORM).
+        sine_squared = (
+            edge_b[_NEXT[face_k], pairs[: len(crossed)]] ** 2
+            + edge_b[_AFTER_NEXT[face_k], pairs[: len(crossed)]] ** 2
+        )
+        s = (cosine * along_b - w[face_k, pairs[: len(crossed)]]) / sine_squared
+        t = along_b + s * cosine
+        s = np.clip(s, -half_a[face_k, crossed], half_a[face_k, crossed])
+        t = np.clip(t, -half_b[column_l, crossed], half_b[column_l, crossed])
+        x[face_k, crossed] += s
+        y[:, crossed] += t * edge_b
+    return x, y
+
+
+def closest_vertex_pairs(relative, offset, half_a, half_b):
+    """The closest of the 16 pairs (vertex of one box, its nearest point on the other):
+    x on a, y on b (3, m), a's frame.
+
+    Exact where the boxes' closest pair has a vertex at one end, which is every
+    separated pair whose closest pair is not on SAT features (a face over a vertex, or
+    two edges crossing): both ends then lie inside edges or are vertices, and two
+    edges' inside points closest to each other lie on their common perpendicular.
+    """
+    signs = CUBE_CORNER_SIGNS.T[:, :, None]  # (3, 8, 1)
+    # b's vertices in a's frame and their nearest points on a.
+    vertices_b = offset[:, None] + apply(relative[:, :, None], signs * half_b[:, None])
+    on_a = np.clip(vertices_b, -half_a[:, None], half_a[:, None])
+    gaps_b = ((vertices_b - on_a) ** 2).sum(axis=0)  # (8, m)
+    # a's vertices in b's frame and their nearest points on b.
+    vertices_a = signs * half_a[:, None]
+    local_a = apply_transposed(relative[:, :, None], vertices_a - offset[:, None])
+    on_b = np.clip(local_a, -half_b[:, None], half_b[:, None])
+    gaps_a = ((local_a - on_b) ** 2).sum(axis=0)
+    pairs = np.arange(offset.shape[1])
+    vertex_b = np.argmin(gaps_b, axis=0)
+    vertex_a = np.argmin(gaps_a, axis=0)
+    use_b = gaps_b[vertex_b, pairs] <= gaps_a[vertex_a, pairs]
+    x_a = vertices_a[:, vertex_a, pairs]
+    y_a = offset + apply(relative, on_b[:, vertex_a, pairs])
+    x = np.where(use_b, on_a[:, vertex_b, pairs], x_a)
+    y = np.where(use_b, vertices_b[:, vertex_b, pairs], y_a)
+    return x, y

@@ -469,64 +469,159 @@ def _box_box_closest(ca, ra, ea, cb, rb, eb):
 def _box_box(centers_a, axes_a, half_a, centers_b, axes_b, half_b):
     """Box-box core result from component-major input ((3, m) vectors, (3, 3, m) axes).
 
-    Most separated pairs are settled by certified projections alone; overlapping,
-    touching and uncertified pairs go through SAT, and separated uncertified ones
-    through the exact closest-feature search.
+    Pairs far apart for their size are settled by one certified round of alternating
+    projections; the rest by SAT and certified closest features (`_box_box_by_sat`).
     """
     relative, offset = box_pairs.relative_frame(axes_a, centers_a, axes_b, centers_b)
-    distance, x_local, y_local, certified = box_pairs.closest_by_projections(
-        relative, offset, half_a, half_b
+    distance, x_local, y_local, settled = box_pairs.closest_by_projections(
+        relative, offset, half_a, half_b, steps=1
     )
-    slow = np.flatnonzero(~certified & (distance > 0))
-    if len(slow):
-        more = box_pairs.closest_by_projections(
-            relative[:, :, slow],
-            offset[:, slow],
-            half_a[:, slow],
-            half_b[:, slow],
-            start=y_local[:, slow],
-            steps=box_pairs.MORE_PROJECTION_STEPS,
-        )
-        distance[slow], x_local[:, slow], y_local[:, slow], certified[slow] = more
     x_core = (centers_a + box_pairs.apply(axes_a, x_local)).T
     y_core = (centers_a + box_pairs.apply(axes_a, y_local)).T
+    settled &= ~_touching(distance, x_core, y_core)
     normal = np.empty_like(x_core)
-    settled = certified & ~_touching(distance, x_core, y_core)
     normal[settled] = (y_core - x_core)[settled] / distance[settled, None]
     rest = np.flatnonzero(~settled)
     if len(rest):
-        relative, offset = relative[:, :, rest], offset[:, rest]
-        axes, origin = axes_a[:, :, rest], centers_a[:, rest]
-        rest_half_a, rest_half_b = half_a[:, rest], half_b[:, rest]
-        separation, axis = box_pairs.best_axis(
-            relative, offset, box_pairs.separations(relative, offset, rest_half_a, rest_half_b)
+        distance[rest], normal[rest], x_core[rest], y_core[rest] = _box_box_by_sat(
+            (centers_a[:, rest], axes_a[:, :, rest], centers_b[:, rest], axes_b[:, :, rest]),
+            _columns(rest, relative, offset, half_a, half_b),
         )
-        normal[rest] = box_pairs.apply(axes, axis).T
-        # Overlapping or touching: the SAT axis is the normal, the supports the deepest points.
-        deep = separation <= 0
-        rows = rest[deep]
-        distance[rows] = separation[deep]
-        support_a = origin + box_pairs.apply(axes, np.sign(axis) * rest_half_a)
-        support_b = origin + box_pairs.apply(
-            axes, box_pairs.support_b(relative, offset, rest_half_b, -axis)
-        )
-        x_core[rows] = support_a[:, deep].T
-        y_core[rows] = support_b[:, deep].T
-        # Separated without a certificate: the exact search, in pair-major form.
-        rows = rest[~deep & (separation > 0) & ~certified[rest]]
-        if len(rows):
-            exact, x_exact, y_exact = _box_box_closest(
-                centers_a[:, rows].T,
-                axes_a[:, :, rows].transpose(2, 0, 1),
-                half_a[:, rows].T,
-                centers_b[:, rows].T,
-                axes_b[:, :, rows].transpose(2, 0, 1),
-                half_b[:, rows].T,
-            )
-            distance[rows], x_core[rows], y_core[rows] = exact, x_exact, y_exact
-            directed = ~_touching(exact, x_exact, y_exact)
-            normal[rows[directed]] = (y_exact - x_exact)[directed] / exact[directed, None]
     return distance, normal, x_core, y_core
+
+
+def _box_box_by_sat(frames, pairs):
+    """Box-box core result of pairs whose projections did not settle.
+
+    frames: (centers_a (3, m), axes_a (3, 3, m), centers_b, axes_b); pairs: (relative
+    (3, 3, m), offset, half_a, half_b (3, m)) from `box_pairs.relative_frame`.
+    SAT on 15 axes first: it gives overlapping pairs their exact depth and axis. Separated
+    pairs try certified candidates, cheapest first: the features on the SAT axis (a face
+    over a vertex, or two crossing edges), then the 16 vertex-to-box pairs; the rare pairs
+    neither certifies (ties, rounding) take the exact closest-feature search.
+    """
+    centers_a, axes_a, centers_b, axes_b = frames
+    relative, offset, half_a, half_b = pairs
+    best, separation, axis = box_pairs.best_axis(
+        relative, offset, box_pairs.separations(relative, offset, half_a, half_b)
+    )
+    normal = box_pairs.apply(axes_a, axis)
+    # Overlapping or touching: the SAT axis is the normal, the supports the deepest points.
+    distance = separation.copy()
+    x_local = np.sign(axis) * half_a
+    y_local = box_pairs.support_b(relative, offset, half_b, -axis)
+    separated = np.flatnonzero(separation > 0)
+    certified = np.zeros(len(separation), dtype=bool)
+    if len(separated):
+        x_found, y_found = box_pairs.closest_on_sat_features(
+            *_columns(separated, relative, offset, half_a, half_b),
+            best[separated],
+            axis[:, separated],
+        )
+        certified[separated] = _keep_certified(
+            separated,
+            relative,
+            offset,
+            half_a,
+            half_b,
+            x_found,
+            y_found,
+            (distance, x_local, y_local),
+        )
+    rest = separated[~certified[separated]]
+    if len(rest):
+        x_found, y_found = box_pairs.closest_vertex_pairs(
+            *_columns(rest, relative, offset, half_a, half_b)
+        )
+        certified[rest] = _keep_certified(
+            rest,
+            relative,
+            offset,
+            half_a,
+            half_b,
+            x_found,
+            y_found,
+            (distance, x_local, y_local),
+        )
+    # Skipped near-parallel cross axes may show a tiny gap as contact (see
+    # box_pairs.separations): such pairs keep a certified gap of alternating projections.
+    slack = 2.0 * PARALLEL_CROSS_NORM * np.maximum(half_a.max(axis=0), half_b.max(axis=0))
+    near = np.flatnonzero((separation <= 0) & (separation > -slack))
+    if len(near):
+        _near_contact_gaps(
+            near,
+            (centers_a, axes_a),
+            (relative, offset, half_a, half_b),
+            certified,
+            (distance, x_local, y_local),
+        )
+    x_core = (centers_a + box_pairs.apply(axes_a, x_local)).T
+    y_core = (centers_a + box_pairs.apply(axes_a, y_local)).T
+    normal = normal.T.copy()
+    directed = certified & ~_touching(distance, x_core, y_core)
+    normal[directed] = (y_core - x_core)[directed] / distance[directed, None]
+    rows = separated[~certified[separated]]
+    if len(rows):
+        exact, x_exact, y_exact = _box_box_closest(
+            centers_a[:, rows].T,
+            axes_a[:, :, rows].transpose(2, 0, 1),
+            half_a[:, rows].T,
+            centers_b[:, rows].T,
+            axes_b[:, :, rows].transpose(2, 0, 1),
+            half_b[:, rows].T,
+        )
+        distance[rows], x_core[rows], y_core[rows] = exact, x_exact, y_exact
+        directed = ~_touching(exact, x_exact, y_exact)
+        normal[rows[directed]] = (y_exact - x_exact)[directed] / exact[directed, None]
+    return distance, normal, x_core, y_core
+
+
+def _columns(rows, relative, offset, half_a, half_b):
+    """The component-major arrays of box-box pairs at `rows` ((k,) int)."""
+    return relative[:, :, rows], offset[:, rows], half_a[:, rows], half_b[:, rows]
+
+
+def _keep_certified(rows, relative, offset, half_a, half_b, x_found, y_found, results):
+    """Write the certified ones of candidate pairs (x_found, y_found (3, k), a's frame) at
+    `rows` into results = (distance (m,), x_local, y_local (3, m)); returns (k,) bool."""
+    gap, certified = box_pairs.gap_certificates(
+        *_columns(rows, relative, offset, half_a, half_b), x_found, y_found
+    )
+    distance, x_local, y_local = results
+    kept = rows[certified]
+    distance[kept] = gap[certified]
+    x_local[:, kept] = x_found[:, certified]
+    y_local[:, kept] = y_found[:, certified]
+    return certified
+
+
+def _near_contact_gaps(rows, frame_a, pairs, certified, results):
+    """Alternating projections on pairs at `rows` that SAT calls (nearly) touching: a
+    certified gap too large to be rounding on touching boxes replaces the SAT result.
+
+    frame_a: (centers_a (3, m), axes_a (3, 3, m)); pairs: (relative, offset, half_a,
+    half_b) of all m pairs; certified (m,) and results = (distance (m,), x_local,
+    y_local (3, m)) are updated in place.
+    """
+    gap, x, y, found = box_pairs.closest_by_projections(*_columns(rows, *pairs))
+    again = np.flatnonzero(~found & (gap > 0))
+    if len(again):
+        more = box_pairs.closest_by_projections(
+            *_columns(rows[again], *pairs),
+            start=y[:, again],
+            steps=box_pairs.MORE_PROJECTION_STEPS,
+        )
+        gap[again], x[:, again], y[:, again], found[again] = more
+    centers, axes = frame_a[0][:, rows], frame_a[1][:, :, rows]
+    x_world = (centers + box_pairs.apply(axes, x)).T
+    y_world = (centers + box_pairs.apply(axes, y)).T
+    found &= ~_touching(gap, x_world, y_world)
+    kept = rows[found]
+    distance, x_local, y_local = results
+    distance[kept] = gap[found]
+    x_local[:, kept] = x[:, found]
+    y_local[:, kept] = y[:, found]
+    certified[kept] = True
 
 
 @dataclass(frozen=True)
