@@ -16,6 +16,10 @@ from .constants import CUBE_CORNER_SIGNS, PARALLEL_CROSS_NORM
 _NEXT = np.array([1, 2, 0])
 _AFTER_NEXT = np.array([2, 0, 1])
 
+# Weights 15..1 of the SAT rows: the largest weight among the rows reaching a maximum
+# is the first of them.
+_FIRST_ROW_WINS = np.arange(15, 0, -1, dtype=np.uint8)[:, None]
+
 # Separated pairs whose gap (an upper bound) is within this, relative to 1 + gap,
 # of a lower bound are exact to it and skip the closest-feature search.
 BOUND_GAP_TOLERANCE = 1e-12
@@ -123,30 +127,45 @@ def best_axis(relative, offset, separation_rows):
     The axis is in a's frame and points from a to b. Its zero components are exact
     zeros (a's face axes, and a_k x b_l along a_k), so signs of it pick feature centres.
     """
-    best = np.argmax(separation_rows, axis=0)
-    m = separation_rows.shape[1]
-    pairs = np.arange(m)
-    separation = separation_rows[best, pairs]
-    face_k = np.where(best < 3, best, (best - 6) // 3).clip(0, 2)
-    column_l = np.where(best < 6, best - 3, (best - 6) % 3).clip(0, 2)
-    column = relative[:, column_l, pairs]  # (3, m): b_l in a's frame
-    axis = np.where(best < 6, column, 0.0)
-    # a_k x b_l: zero along a_k, (-b_l[k+2], b_l[k+1]) on the next two components.
-    crossed = np.flatnonzero(best >= 6)
-    k = face_k[crossed]
-    axis[_NEXT[k], crossed] = -column[_AFTER_NEXT[k], crossed]
-    axis[_AFTER_NEXT[k], crossed] = column[_NEXT[k], crossed]
+    separation = separation_rows.max(axis=0)
+    # The first row reaching the maximum, as np.argmax(axis=0) picks it: numpy's argmax
+    # along the first axis runs strided, several times slower than these row passes.
+    reaching = (separation_rows == separation) * _FIRST_ROW_WINS
+    best = len(separation_rows) - reaching.max(axis=0).astype(np.intp)
+    m = len(separation)
+    axis = np.zeros((3, m))
     faces_of_a = np.flatnonzero(best < 3)
-    axis[:, faces_of_a] = 0.0
     axis[best[faces_of_a], faces_of_a] = 1.0
-    axis /= np.sqrt((axis * axis).sum(axis=0))
-    axis *= np.where((axis * offset).sum(axis=0) < 0, -1.0, 1.0)
+    faces_of_b = np.flatnonzero((best >= 3) & (best < 6))
+    axis[:, faces_of_b] = relative[:, best[faces_of_b] - 3, faces_of_b]
+    crossed = np.flatnonzero(best >= 6)
+    face_k, column_l = np.divmod(best[crossed] - 6, 3)
+    column = relative[:, column_l, crossed]  # (3, c): b_l in a's frame
+    # a_k x b_l: zero along a_k, (-b_l[k+2], b_l[k+1]) on the next two components.
+    inner = np.arange(len(crossed))
+    after_next = column[_AFTER_NEXT[face_k], inner]
+    following = column[_NEXT[face_k], inner]
+    length = np.sqrt(after_next * after_next + following * following)
+    axis[_NEXT[face_k], crossed] = -after_next / length
+    axis[_AFTER_NEXT[face_k], crossed] = following / length
+    towards_b = axis[0] * offset[0] + axis[1] * offset[1] + axis[2] * offset[2]
+    axis *= np.where(towards_b < 0, -1.0, 1.0)
     return best, separation, axis
 
 
-def support_b(relative, offset, half_b, direction):
-    """Point of box b furthest along `direction` (a's frame, (3, m)), face centre on ties."""
-    return offset + apply(relative, np.sign(apply_transposed(relative, direction)) * half_b)
+def support_b(relative, offset, half_b, best, axis):
+    """Point of box b furthest against the SAT `axis` ((3, m), a's frame; best (m,) its
+    row): a vertex, or the centre of b's edge along b_l for a_k x b_l and of b's face for
+    b's own face axis, whose other entries of R^T axis are rounding noise that would pick
+    an arbitrary vertex of that edge or face."""
+    signs = -np.sign(apply_transposed(relative, axis))
+    crossed = np.flatnonzero(best >= 6)
+    signs[(best[crossed] - 6) % 3, crossed] = 0.0
+    faces_of_b = np.flatnonzero((best >= 3) & (best < 6))
+    along = signs[best[faces_of_b] - 3, faces_of_b]
+    signs[:, faces_of_b] = 0.0
+    signs[best[faces_of_b] - 3, faces_of_b] = along
+    return offset + apply(relative, signs * half_b)
 
 
 def closest_by_projections(relative, offset, half_a, half_b, start=None, steps=PROJECTION_STEPS):
@@ -187,16 +206,21 @@ def gap_certificates(relative, offset, half_a, half_b, x, y):
     returns: gap (m,), certified (m,) bool (never for gap 0)
     """
     gap_vector = y - x
-    gap = np.sqrt((gap_vector * gap_vector).sum(axis=0))
+    gap = np.sqrt(_sum_of_rows(gap_vector * gap_vector))
     with np.errstate(divide="ignore", invalid="ignore"):
         normal = np.where(gap > 0, gap_vector / gap, 0.0)
     lower = (
-        (normal * offset).sum(axis=0)
-        - (np.abs(apply_transposed(relative, normal)) * half_b).sum(axis=0)
-        - (np.abs(normal) * half_a).sum(axis=0)
+        _sum_of_rows(normal * offset)
+        - _sum_of_rows(np.abs(apply_transposed(relative, normal)) * half_b)
+        - _sum_of_rows(np.abs(normal) * half_a)
     )
     certified = (gap > 0) & (gap - lower <= BOUND_GAP_TOLERANCE * (1.0 + gap))
     return gap, certified
+
+
+def _sum_of_rows(vectors: np.ndarray) -> np.ndarray:
+    """The sum of the 3 rows of (3, ...) arrays, in the order sum(axis=0) adds them."""
+    return vectors[0] + vectors[1] + vectors[2]
 
 
 def closest_on_sat_features(relative, offset, half_a, half_b, best, axis):
@@ -212,13 +236,11 @@ def closest_on_sat_features(relative, offset, half_a, half_b, best, axis):
     m = len(best)
     pairs = np.arange(m)
     # Supporting vertex (or edge/face centre, on exact zeros of the axis) of a along the
-    # axis, and of b against it; an edge of b along its column l gets its centre.
+    # axis, and of b against it.
     x = np.sign(axis) * half_a
-    signs_b = -np.sign(apply_transposed(relative, axis))
+    y = support_b(relative, offset, half_b, best, axis)
     crossed = np.flatnonzero(best >= 6)
     face_k, column_l = np.divmod(best[crossed] - 6, 3)
-    signs_b[column_l, crossed] = 0.0
-    y = offset + apply(relative, signs_b * half_b)
     faces_of_a = np.flatnonzero(best < 3)
     x[:, faces_of_a] = np.clip(y[:, faces_of_a], -half_a[:, faces_of_a], half_a[:, faces_of_a])
     faces_of_b = np.flatnonzero((best >= 3) & (best < 6))
@@ -261,22 +283,40 @@ def closest_vertex_pairs(relative, offset, half_a, half_b):
     two edges crossing): both ends then lie inside edges or are vertices, and two
     edges' inside points closest to each other lie on their common perpendicular.
     """
-    signs = CUBE_CORNER_SIGNS.T[:, :, None]  # (3, 8, 1)
     # b's vertices in a's frame and their nearest points on a.
-    vertices_b = offset[:, None] + apply(relative[:, :, None], signs * half_b[:, None])
-    on_a = np.clip(vertices_b, -half_a[:, None], half_a[:, None])
-    gaps_b = ((vertices_b - on_a) ** 2).sum(axis=0)  # (8, m)
+    vertices_b = _corners(offset, (relative * half_b[None]).transpose(1, 0, 2))
+    on_a = np.clip(vertices_b, -half_a, half_a)
+    gaps_b = _squared_lengths(vertices_b - on_a)
     # a's vertices in b's frame and their nearest points on b.
-    vertices_a = signs * half_a[:, None]
-    local_a = apply_transposed(relative[:, :, None], vertices_a - offset[:, None])
-    on_b = np.clip(local_a, -half_b[:, None], half_b[:, None])
-    gaps_a = ((local_a - on_b) ** 2).sum(axis=0)
+    local_a = _corners(-apply_transposed(relative, offset), relative * half_a[:, None])
+    on_b = np.clip(local_a, -half_b, half_b)
+    gaps_a = _squared_lengths(local_a - on_b)
     pairs = np.arange(offset.shape[1])
     vertex_b = np.argmin(gaps_b, axis=0)
     vertex_a = np.argmin(gaps_a, axis=0)
     use_b = gaps_b[vertex_b, pairs] <= gaps_a[vertex_a, pairs]
-    x_a = vertices_a[:, vertex_a, pairs]
-    y_a = offset + apply(relative, on_b[:, vertex_a, pairs])
-    x = np.where(use_b, on_a[:, vertex_b, pairs], x_a)
-    y = np.where(use_b, vertices_b[:, vertex_b, pairs], y_a)
+    x_a = CUBE_CORNER_SIGNS[vertex_a].T * half_a
+    y_a = offset + apply(relative, on_b[vertex_a, :, pairs].T)
+    x = np.where(use_b, on_a[vertex_b, :, pairs].T, x_a)
+    y = np.where(use_b, vertices_b[vertex_b, :, pairs].T, y_a)
     return x, y
+
+
+def _corners(center, edges):
+    """The 8 corners center +- edges[0] +- edges[1] +- edges[2], in CUBE_CORNER_SIGNS
+    order: center (3, m), edges (3, 3, m) -> (8, 3, m)."""
+    corners = np.empty((2, 2, 2, *center.shape))
+    corners[...] = center
+    corners[0] -= edges[0]
+    corners[1] += edges[0]
+    corners[:, 0] -= edges[1]
+    corners[:, 1] += edges[1]
+    corners[:, :, 0] -= edges[2]
+    corners[:, :, 1] += edges[2]
+    return corners.reshape(8, *center.shape)
+
+
+def _squared_lengths(vectors):
+    """|v|^2 of (..., 3, m) vectors: (..., m)."""
+    squares = vectors * vectors
+    return squares[..., 0, :] + squares[..., 1, :] + squares[..., 2, :]

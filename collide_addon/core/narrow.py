@@ -509,7 +509,7 @@ def _box_box_by_sat(frames, pairs):
     # Overlapping or touching: the SAT axis is the normal, the supports the deepest points.
     distance = separation.copy()
     x_local = np.sign(axis) * half_a
-    y_local = box_pairs.support_b(relative, offset, half_b, -axis)
+    y_local = box_pairs.support_b(relative, offset, half_b, best, axis)
     separated = np.flatnonzero(separation > 0)
     certified = np.zeros(len(separation), dtype=bool)
     if len(separated):
