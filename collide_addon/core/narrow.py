@@ -471,153 +471,149 @@ def _box_box(centers_a, axes_a, half_a, centers_b, axes_b, half_b):
 
     Pairs far apart for their size are settled by one certified round of alternating
     projections; the rest by SAT and certified closest features (`_box_box_by_sat`).
+    Everything runs in a's frame; results turn to world coordinates once at the end.
     """
     relative, offset = box_pairs.relative_frame(axes_a, centers_a, axes_b, centers_b)
-    distance, x_local, y_local, settled = box_pairs.closest_by_projections(
-        relative, offset, half_a, half_b, steps=1
+    pairs = (relative, offset, half_a, half_b)
+    distance, x_local, y_local, certified = box_pairs.closest_by_projections(*pairs, steps=1)
+    certified &= ~_touching_columns(
+        distance,
+        centers_a + box_pairs.apply(axes_a, x_local),
+        centers_a + box_pairs.apply(axes_a, y_local),
     )
-    x_core = (centers_a + box_pairs.apply(axes_a, x_local)).T
-    y_core = (centers_a + box_pairs.apply(axes_a, y_local)).T
-    settled &= ~_touching(distance, x_core, y_core)
-    normal = np.empty_like(x_core)
-    normal[settled] = (y_core - x_core)[settled] / distance[settled, None]
-    rest = np.flatnonzero(~settled)
-    if len(rest):
-        distance[rest], normal[rest], x_core[rest], y_core[rest] = _box_box_by_sat(
-            (centers_a[:, rest], axes_a[:, :, rest], centers_b[:, rest], axes_b[:, :, rest]),
-            _columns(rest, relative, offset, half_a, half_b),
+    # A subset copies 18 numbers a pair: worth it only when most pairs are settled.
+    rows = np.flatnonzero(~certified)
+    subset = _columns(rows, *pairs) if len(rows) < len(distance) // 2 else pairs
+    if subset is pairs:
+        rows = np.arange(len(distance))
+    axis = np.zeros_like(x_local)
+    exhaustive = _box_box_by_sat(
+        rows, subset, (centers_a, axes_a), (distance, x_local, y_local, certified, axis)
+    )
+    x_core = centers_a + box_pairs.apply(axes_a, x_local)
+    y_core = centers_a + box_pairs.apply(axes_a, y_local)
+    directed = np.flatnonzero(certified & ~_touching_columns(distance, x_core, y_core))
+    axis[:, directed] = (y_local[:, directed] - x_local[:, directed]) / distance[directed]
+    normal = box_pairs.apply(axes_a, axis).T
+    x_core, y_core = x_core.T, y_core.T
+    if len(exhaustive):
+        exact, x_exact, y_exact = _box_box_closest(
+            centers_a[:, exhaustive].T,
+            axes_a[:, :, exhaustive].transpose(2, 0, 1),
+            half_a[:, exhaustive].T,
+            centers_b[:, exhaustive].T,
+            axes_b[:, :, exhaustive].transpose(2, 0, 1),
+            half_b[:, exhaustive].T,
         )
+        distance[exhaustive], x_core[exhaustive], y_core[exhaustive] = exact, x_exact, y_exact
+        directed = ~_touching(exact, x_exact, y_exact)
+        normal[exhaustive[directed]] = (y_exact - x_exact)[directed] / exact[directed, None]
     return distance, normal, x_core, y_core
 
 
-def _box_box_by_sat(frames, pairs):
-    """Box-box core result of pairs whose projections did not settle.
+def _touching_columns(gaps, x_core, y_core) -> np.ndarray:
+    """`_touching` of component-major points x_core, y_core (3, m)."""
+    x_size, y_size = np.abs(x_core), np.abs(y_core)
+    largest = np.maximum(np.maximum(x_size[0], x_size[1]), np.maximum(x_size[2], y_size[0]))
+    largest = np.maximum(largest, np.maximum(y_size[1], y_size[2]))
+    return gaps <= TOUCH_TOLERANCE * (1.0 + largest)
 
-    frames: (centers_a (3, m), axes_a (3, 3, m), centers_b, axes_b); pairs: (relative
-    (3, 3, m), offset, half_a, half_b (3, m)) from `box_pairs.relative_frame`.
+
+def _box_box_by_sat(rows, pairs, frame_a, results):
+    """SAT and certified closest features for the box-box pairs at `rows` that are not
+    certified yet.
+
+    rows: (k,) indices into the m pairs; pairs: (relative (3, 3, k), offset, half_a,
+    half_b (3, k)) of those rows (`box_pairs.relative_frame`); frame_a: (centers_a
+    (3, m), axes_a (3, 3, m)); results = (distance (m,), x_local, y_local (3, m) in a's
+    frame, certified (m,) bool, axis (3, m)) updated in place: overlapping and touching
+    pairs get their SAT depth, deepest points and axis, separated ones certified closest
+    points. returns: the separated rows left uncertified (ties, rounding), for the exact
+    closest-feature search.
+
     SAT on 15 axes first: it gives overlapping pairs their exact depth and axis. Separated
     pairs try certified candidates, cheapest first: the features on the SAT axis (a face
-    over a vertex, or two crossing edges), then the 16 vertex-to-box pairs; the rare pairs
-    neither certifies (ties, rounding) take the exact closest-feature search.
+    over a vertex, or two crossing edges), then the 16 vertex-to-box pairs.
     """
-    centers_a, axes_a, centers_b, axes_b = frames
     relative, offset, half_a, half_b = pairs
+    distance, x_local, y_local, certified, axis_out = results
     best, separation, axis = box_pairs.best_axis(
         relative, offset, box_pairs.separations(relative, offset, half_a, half_b)
     )
-    normal = box_pairs.apply(axes_a, axis)
+    open_rows = ~certified[rows]
+    axis_out[:, rows] = axis
     # Overlapping or touching: the SAT axis is the normal, the supports the deepest points.
-    distance = separation.copy()
-    x_local = np.sign(axis) * half_a
-    y_local = box_pairs.support_b(relative, offset, half_b, best, axis)
-    separated = np.flatnonzero(separation > 0)
-    certified = np.zeros(len(separation), dtype=bool)
-    if len(separated):
-        x_found, y_found = box_pairs.closest_on_sat_features(
-            *_columns(separated, relative, offset, half_a, half_b),
-            best[separated],
-            axis[:, separated],
-        )
-        certified[separated] = _keep_certified(
-            separated,
-            relative,
-            offset,
-            half_a,
-            half_b,
-            x_found,
-            y_found,
-            (distance, x_local, y_local),
-        )
-    rest = separated[~certified[separated]]
-    if len(rest):
-        x_found, y_found = box_pairs.closest_vertex_pairs(
-            *_columns(rest, relative, offset, half_a, half_b)
-        )
-        certified[rest] = _keep_certified(
-            rest,
-            relative,
-            offset,
-            half_a,
-            half_b,
-            x_found,
-            y_found,
-            (distance, x_local, y_local),
-        )
+    deep = np.flatnonzero(open_rows & (separation <= 0))
+    distance[rows[deep]] = separation[deep]
+    x_local[:, rows[deep]] = np.sign(axis[:, deep]) * half_a[:, deep]
+    y_local[:, rows[deep]] = box_pairs.support_b(
+        *_columns(deep, relative, offset, half_b), best[deep], axis[:, deep]
+    )
+    separated = np.flatnonzero(open_rows & (separation > 0))
+    local = _columns(separated, *pairs)
+    found = _keep_certified(
+        rows[separated],
+        local,
+        box_pairs.closest_on_sat_features(*local, best[separated], axis[:, separated]),
+        results,
+    )
+    separated = separated[~found]
+    local = _columns(separated, *pairs)
+    found = _keep_certified(rows[separated], local, box_pairs.closest_vertex_pairs(*local), results)
     # Skipped near-parallel cross axes may show a tiny gap as contact (see
     # box_pairs.separations): such pairs keep a certified gap of alternating projections.
     slack = 2.0 * PARALLEL_CROSS_NORM * np.maximum(half_a.max(axis=0), half_b.max(axis=0))
-    near = np.flatnonzero((separation <= 0) & (separation > -slack))
+    near = deep[separation[deep] > -slack[deep]]
     if len(near):
-        _near_contact_gaps(
-            near,
-            (centers_a, axes_a),
-            (relative, offset, half_a, half_b),
-            certified,
-            (distance, x_local, y_local),
-        )
-    x_core = (centers_a + box_pairs.apply(axes_a, x_local)).T
-    y_core = (centers_a + box_pairs.apply(axes_a, y_local)).T
-    normal = normal.T.copy()
-    directed = certified & ~_touching(distance, x_core, y_core)
-    normal[directed] = (y_core - x_core)[directed] / distance[directed, None]
-    rows = separated[~certified[separated]]
-    if len(rows):
-        exact, x_exact, y_exact = _box_box_closest(
-            centers_a[:, rows].T,
-            axes_a[:, :, rows].transpose(2, 0, 1),
-            half_a[:, rows].T,
-            centers_b[:, rows].T,
-            axes_b[:, :, rows].transpose(2, 0, 1),
-            half_b[:, rows].T,
-        )
-        distance[rows], x_core[rows], y_core[rows] = exact, x_exact, y_exact
-        directed = ~_touching(exact, x_exact, y_exact)
-        normal[rows[directed]] = (y_exact - x_exact)[directed] / exact[directed, None]
-    return distance, normal, x_core, y_core
+        _near_contact_gaps(rows[near], _columns(near, *pairs), frame_a, results)
+    return rows[separated[~found]]
 
 
-def _columns(rows, relative, offset, half_a, half_b):
-    """The component-major arrays of box-box pairs at `rows` ((k,) int)."""
-    return relative[:, :, rows], offset[:, rows], half_a[:, rows], half_b[:, rows]
+def _columns(rows, *arrays):
+    """The component-major arrays ((..., m): (3, 3, m), (3, m), (m,)) at `rows` ((k,) int)."""
+    return tuple(np.take(array, rows, axis=-1) for array in arrays)
 
 
-def _keep_certified(rows, relative, offset, half_a, half_b, x_found, y_found, results):
-    """Write the certified ones of candidate pairs (x_found, y_found (3, k), a's frame) at
-    `rows` into results = (distance (m,), x_local, y_local (3, m)); returns (k,) bool."""
-    gap, certified = box_pairs.gap_certificates(
-        *_columns(rows, relative, offset, half_a, half_b), x_found, y_found
-    )
-    distance, x_local, y_local = results
-    kept = rows[certified]
-    distance[kept] = gap[certified]
-    x_local[:, kept] = x_found[:, certified]
-    y_local[:, kept] = y_found[:, certified]
-    return certified
+def _keep_certified(rows, pairs, candidates, results) -> np.ndarray:
+    """Write the certified ones of candidate closest points at `rows` into `results`.
 
-
-def _near_contact_gaps(rows, frame_a, pairs, certified, results):
-    """Alternating projections on pairs at `rows` that SAT calls (nearly) touching: a
-    certified gap too large to be rounding on touching boxes replaces the SAT result.
-
-    frame_a: (centers_a (3, m), axes_a (3, 3, m)); pairs: (relative, offset, half_a,
-    half_b) of all m pairs; certified (m,) and results = (distance (m,), x_local,
-    y_local (3, m)) are updated in place.
+    rows: (k,) indices into the m pairs; pairs: (relative, offset, half_a, half_b) of
+    those rows; candidates: (x on a, y on b), each (3, k) in a's frame; results:
+    (distance (m,), x_local, y_local (3, m), certified (m,), ...) updated in place.
+    returns: (k,) bool, which candidates were certified
     """
-    gap, x, y, found = box_pairs.closest_by_projections(*_columns(rows, *pairs))
+    x_found, y_found = candidates
+    gap, found = box_pairs.gap_certificates(*pairs, x_found, y_found)
+    distance, x_local, y_local, certified = results[:4]
+    kept = rows[found]
+    distance[kept] = gap[found]
+    x_local[:, kept] = x_found[:, found]
+    y_local[:, kept] = y_found[:, found]
+    certified[kept] = True
+    return found
+
+
+def _near_contact_gaps(rows, pairs, frame_a, results):
+    """Alternating projections on pairs that SAT calls (nearly) touching: a certified gap
+    too large to be rounding on touching boxes replaces the SAT result.
+
+    rows: (k,) indices into the m pairs; pairs: (relative, offset, half_a, half_b) of
+    those rows; frame_a: (centers_a (3, m), axes_a (3, 3, m)); results: (distance (m,),
+    x_local, y_local (3, m), certified (m,), ...) updated in place.
+    """
+    gap, x, y, found = box_pairs.closest_by_projections(*pairs)
     again = np.flatnonzero(~found & (gap > 0))
     if len(again):
         more = box_pairs.closest_by_projections(
-            *_columns(rows[again], *pairs),
-            start=y[:, again],
-            steps=box_pairs.MORE_PROJECTION_STEPS,
+            *_columns(again, *pairs), start=y[:, again], steps=box_pairs.MORE_PROJECTION_STEPS
         )
         gap[again], x[:, again], y[:, again], found[again] = more
-    centers, axes = frame_a[0][:, rows], frame_a[1][:, :, rows]
-    x_world = (centers + box_pairs.apply(axes, x)).T
-    y_world = (centers + box_pairs.apply(axes, y)).T
-    found &= ~_touching(gap, x_world, y_world)
+    centers, axes = _columns(rows, *frame_a)
+    found &= ~_touching_columns(
+        gap, centers + box_pairs.apply(axes, x), centers + box_pairs.apply(axes, y)
+    )
+    distance, x_local, y_local, certified = results[:4]
     kept = rows[found]
-    distance, x_local, y_local = results
     distance[kept] = gap[found]
     x_local[:, kept] = x[:, found]
     y_local[:, kept] = y[:, found]
