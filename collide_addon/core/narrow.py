@@ -48,6 +48,11 @@ assert _CORE_OF_KIND[KIND_SPHERE] == CORE_POINT
 assert _CORE_OF_KIND[KIND_CAPSULE] == CORE_SEGMENT
 
 
+# Box-box pairs run in chunks of this many: their path makes more numpy calls a chunk
+# than the other pairings, and on dense pairs 8192 measured 10% faster than PAIR_CHUNK
+# (4096) and 6144 no faster (their temporaries outgrow the core's cache either way).
+_BOX_BOX_CHUNK = 8192
+
 # The 12 edges of a box with half-extents e: start = _EDGE_STARTS * e, direction =
 # _EDGE_DIRECTIONS * e. Edge along axis k starts at -1 on k, at each of the four
 # sign combinations on the other two axes.
@@ -691,8 +696,8 @@ def _check_pairs(batch: ShapeBatch, i, j) -> tuple[np.ndarray, np.ndarray]:
 
 def _pair_distance(batch: ShapeBatch, columns: _Columns, i, j) -> PairResult:
     """pair_distance on checked indices. Pairs are grouped by core pairing and each
-    group is processed in chunks of PAIR_CHUNK: full chunks of one pairing keep the
-    temporaries in cache and the per-call overhead low."""
+    group is processed in chunks of PAIR_CHUNK (box-box: _BOX_BOX_CHUNK): full chunks of
+    one pairing keep the temporaries in cache and the per-call overhead low."""
     m = len(i)
     if m == 0:
         return PairResult(np.zeros(0), np.zeros((0, 3)), np.zeros((0, 3)), np.zeros((0, 3)))
@@ -717,8 +722,9 @@ def _pair_distance(batch: ShapeBatch, columns: _Columns, i, j) -> PairResult:
     group_starts = np.flatnonzero(np.diff(pairing, prepend=-1))
     for group_start, group_end in zip(group_starts, [*group_starts[1:], m], strict=True):
         code = int(pairing[group_start])
-        for start in range(group_start, group_end, PAIR_CHUNK):
-            rows = slice(start, min(start + PAIR_CHUNK, group_end))
+        chunk = _BOX_BOX_CHUNK if code == CORE_BOX * 3 + CORE_BOX else PAIR_CHUNK
+        for start in range(group_start, group_end, chunk):
+            rows = slice(start, min(start + chunk, group_end))
             result = _core_pairing(*divmod(code, 3), batch, columns, a[rows], b[rows])
             core_distance[rows], normal[rows], x_core[rows], y_core[rows] = result
     if order is not None:
