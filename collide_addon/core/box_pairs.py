@@ -76,28 +76,10 @@ def separations(relative, offset, half_a, half_b):
     face_b -= apply_transposed(absolute, half_a)
     face_b -= half_b
     cross = rows[6:].reshape(3, 3, m)
-    # b's radius on a_k x b_l: half_b[l+1] |R[k, l+2]| + half_b[l+2] |R[k, l+1]|.
-    radius_b = half_b[_NEXT] * absolute[:, _AFTER_NEXT]
-    radius_b += half_b[_AFTER_NEXT] * absolute[:, _NEXT]
-    squares = relative * relative
-    lengths = np.empty((3, 3, m))
-    radius_a = np.empty((3, m))
+    half_b_next, half_b_after = half_b[_NEXT], half_b[_AFTER_NEXT]
+    radius = np.empty((3, m))
     scratch = np.empty((3, m))
-    # One row of a's axes at a time: rows k+1 and k+2 are contiguous slices, no copies.
-    for k in range(3):
-        k_next, k_after = _NEXT[k], _AFTER_NEXT[k]
-        row = cross[k]
-        np.multiply(relative[k_next], offset[k_after], out=row)
-        np.multiply(relative[k_after], offset[k_next], out=scratch)
-        row -= scratch
-        np.abs(row, out=row)
-        np.multiply(absolute[k_after], half_a[k_next], out=radius_a)
-        np.multiply(absolute[k_next], half_a[k_after], out=scratch)
-        radius_a += scratch
-        row -= radius_a
-        row -= radius_b[k]
-        np.add(squares[k_next], squares[k_after], out=lengths[k])
-    np.sqrt(lengths, out=lengths)
+    lengths = np.empty((3, m))
     # Skipping the axis n = a_k x b_l / s, s = |a_k x b_l| <= PARALLEL_CROSS_NORM, is safe.
     # n is perpendicular to a_k, so its separation is that of the boxes' projections on
     # the plane P perpendicular to a_k: a's rectangle and b's hexagon, which is the
@@ -114,9 +96,34 @@ def separations(relative, offset, half_a, half_b):
     # nearest point, as consecutive kept normals are at most 90 degrees apart). Projecting
     # along b_l instead gives half_a[k] * s. So skipping can only deepen an overlap or
     # shrink a gap, by at most s times a half-extent; it never hides a contact.
-    valid = lengths > PARALLEL_CROSS_NORM
-    np.divide(cross, lengths, out=cross, where=valid)
-    cross[~valid] = -np.inf
+    # One row k of a's axes at a time, in (3, m) buffers: rows k+1 and k+2 are contiguous
+    # slices, and the buffers stay in the core's cache where (3, 3, m) temporaries would not.
+    for k in range(3):
+        k_next, k_after = _NEXT[k], _AFTER_NEXT[k]
+        row = cross[k]
+        np.multiply(relative[k_next], offset[k_after], out=row)
+        np.multiply(relative[k_after], offset[k_next], out=scratch)
+        row -= scratch
+        np.abs(row, out=row)
+        # a's radius on a_k x b_l: half_a[k+1] |R[k+2, l]| + half_a[k+2] |R[k+1, l]|.
+        np.multiply(absolute[k_after], half_a[k_next], out=radius)
+        np.multiply(absolute[k_next], half_a[k_after], out=scratch)
+        radius += scratch
+        row -= radius
+        # b's radius on a_k x b_l: half_b[l+1] |R[k, l+2]| + half_b[l+2] |R[k, l+1]|.
+        np.take(absolute[k], _AFTER_NEXT, axis=0, out=radius)
+        radius *= half_b_next
+        np.take(absolute[k], _NEXT, axis=0, out=scratch)
+        scratch *= half_b_after
+        radius += scratch
+        row -= radius
+        np.multiply(relative[k_next], relative[k_next], out=lengths)
+        np.multiply(relative[k_after], relative[k_after], out=scratch)
+        lengths += scratch
+        np.sqrt(lengths, out=lengths)
+        valid = lengths > PARALLEL_CROSS_NORM
+        np.divide(row, lengths, out=row, where=valid)
+        row[~valid] = -np.inf
     return rows
 
 
