@@ -20,11 +20,11 @@ _AFTER_NEXT = np.array([2, 0, 1])
 # is the first of them.
 _FIRST_ROW_WINS = np.arange(15, 0, -1, dtype=np.uint8)[:, None]
 
-# Separated pairs whose gap (an upper bound) is within this, relative to 1 + gap,
-# of a lower bound are exact to it and skip the closest-feature search.
+# Candidate closest points whose gap (an upper bound) is within this, relative to
+# 1 + gap, of a lower bound are exact to it: certified, they skip the exhaustive search.
 BOUND_GAP_TOLERANCE = 1e-12
-# Alternating projections tried before that search: most pairs of separated boxes
-# settle on their closest features within a few; the slow ones get more.
+# Alternating projections for the pairs SAT calls (nearly) touching, which may hide a
+# tiny gap: most settle within a few steps; the slow ones get more.
 PROJECTION_STEPS = 4
 MORE_PROJECTION_STEPS = 16
 
@@ -137,7 +137,8 @@ def best_axis(relative, offset, separation_rows):
     separation = separation_rows.max(axis=0)
     # The first row reaching the maximum, as np.argmax(axis=0) picks it: numpy's argmax
     # along the first axis runs strided, several times slower than these row passes.
-    reaching = (separation_rows == separation) * _FIRST_ROW_WINS
+    reaching = (separation_rows == separation).view(np.uint8)
+    reaching *= _FIRST_ROW_WINS
     best = len(separation_rows) - reaching.max(axis=0).astype(np.intp)
     m = len(separation)
     axis = np.zeros((3, m))
@@ -191,16 +192,7 @@ def closest_by_projections(relative, offset, half_a, half_b, start=None, steps=P
         local_b = np.clip(apply_transposed(relative, x - offset), -half_b, half_b)
         y = offset + apply(relative, local_b)
     x = np.clip(y, -half_a, half_a)
-    gap_vector = y - x
-    gap = np.sqrt((gap_vector * gap_vector).sum(axis=0))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        normal = np.where(gap > 0, gap_vector / gap, 0.0)
-    lower = (
-        (normal * offset).sum(axis=0)
-        - (np.abs(apply_transposed(relative, normal)) * half_b).sum(axis=0)
-        - (np.abs(normal) * half_a).sum(axis=0)
-    )
-    certified = (gap > 0) & (gap - lower <= BOUND_GAP_TOLERANCE * (1.0 + gap))
+    gap, certified = gap_certificates(relative, offset, half_a, half_b, x, y)
     return gap, x, y, certified
 
 
