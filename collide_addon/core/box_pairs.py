@@ -35,22 +35,20 @@ def relative_frame(axes_a, centers_a, axes_b, centers_b):
     axes_*: (3, 3, m), [component, axis, pair]; centers_*: (3, m)
     returns: relative (3, 3, m) with relative[k, l] = a_k . b_l, offset (3, m) = b's centre
     """
-    relative = (
-        axes_a[0, :, None, :] * axes_b[0, None, :, :]
-        + axes_a[1, :, None, :] * axes_b[1, None, :, :]
-        + axes_a[2, :, None, :] * axes_b[2, None, :, :]
-    )
+    # einsum on the pair axis last: it sums the three products in the same order as the
+    # written-out sum, several times faster than broadcasting (3, 1, m) by (1, 3, m).
+    relative = np.einsum("ckm,clm->klm", axes_a, axes_b)
     return relative, apply_transposed(axes_a, centers_b - centers_a)
 
 
 def apply(matrix: np.ndarray, vectors: np.ndarray) -> np.ndarray:
     """matrix @ vector per pair: (3, 3, m), (3, m) -> (3, m)."""
-    return matrix[:, 0] * vectors[0] + matrix[:, 1] * vectors[1] + matrix[:, 2] * vectors[2]
+    return np.einsum("klm,lm->km", matrix, vectors)
 
 
 def apply_transposed(matrix: np.ndarray, vectors: np.ndarray) -> np.ndarray:
     """matrix^T @ vector per pair: (3, 3, m), (3, m) -> (3, m)."""
-    return matrix[0] * vectors[0] + matrix[1] * vectors[1] + matrix[2] * vectors[2]
+    return np.einsum("klm,km->lm", matrix, vectors)
 
 
 def separations(relative, offset, half_a, half_b):
