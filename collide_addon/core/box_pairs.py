@@ -16,9 +16,9 @@ from .constants import CUBE_CORNER_SIGNS, PARALLEL_CROSS_NORM
 _NEXT = np.array([1, 2, 0])
 _AFTER_NEXT = np.array([2, 0, 1])
 
-# Weights 15..1 of the SAT rows: the largest weight among the rows reaching a maximum
+# Weights 16..1 of up to 16 rows: the largest weight among the rows reaching an extreme
 # is the first of them.
-_FIRST_ROW_WINS = np.arange(15, 0, -1, dtype=np.uint8)[:, None]
+_FIRST_ROW_WINS = np.arange(16, 0, -1, dtype=np.uint8)[:, None]
 
 # Candidate closest points whose gap (an upper bound) is within this, relative to
 # 1 + gap, of a lower bound are exact to it: certified, they skip the exhaustive search.
@@ -133,11 +133,7 @@ def best_axis(relative, offset, separation_rows):
     zeros (a's face axes, and a_k x b_l along a_k), so signs of it pick feature centres.
     """
     separation = separation_rows.max(axis=0)
-    # The first row reaching the maximum, as np.argmax(axis=0) picks it: numpy's argmax
-    # along the first axis runs strided, several times slower than these row passes.
-    reaching = (separation_rows == separation).view(np.uint8)
-    reaching *= _FIRST_ROW_WINS
-    best = len(separation_rows) - reaching.max(axis=0).astype(np.intp)
+    best = _first_row_reaching(separation_rows, separation)
     m = len(separation)
     axis = np.zeros((3, m))
     faces_of_a = np.flatnonzero(best < 3)
@@ -157,6 +153,15 @@ def best_axis(relative, offset, separation_rows):
     towards_b = axis[0] * offset[0] + axis[1] * offset[1] + axis[2] * offset[2]
     axis *= np.where(towards_b < 0, -1.0, 1.0)
     return best, separation, axis
+
+
+def _first_row_reaching(rows, extreme):
+    """Index of the first of up to 16 rows (k, m) equal to extreme (m,), as np.argmax or
+    np.argmin along axis 0 picks it: those run strided, several times slower than these
+    passes over whole rows. returns: (m,) intp"""
+    reaching = (rows == extreme).view(np.uint8)
+    reaching *= _FIRST_ROW_WINS[-len(rows) :]
+    return len(rows) - reaching.max(axis=0).astype(np.intp)
 
 
 def support_b(relative, offset, half_b, best, axis):
@@ -289,9 +294,12 @@ def closest_vertex_pairs(relative, offset, half_a, half_b):
     on_b = np.clip(local_a, -half_b, half_b)
     gaps_a = _squared_lengths(local_a - on_b)
     pairs = np.arange(offset.shape[1])
-    vertex_b = np.argmin(gaps_b, axis=0)
-    vertex_a = np.argmin(gaps_a, axis=0)
-    use_b = gaps_b[vertex_b, pairs] <= gaps_a[vertex_a, pairs]
+    # The closest of b's vertices (rows 0-7) and a's (rows 8-15); b's on ties.
+    gaps = np.concatenate([gaps_b, gaps_a])
+    vertex = _first_row_reaching(gaps, gaps.min(axis=0))
+    use_b = vertex < 8
+    vertex_b = np.where(use_b, vertex, 0)
+    vertex_a = np.where(use_b, 0, vertex - 8)
     x_a = CUBE_CORNER_SIGNS[vertex_a].T * half_a
     y_a = offset + apply(relative, on_b[vertex_a, :, pairs].T)
     x = np.where(use_b, on_a[vertex_b, :, pairs].T, x_a)
