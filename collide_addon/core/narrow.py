@@ -630,24 +630,31 @@ class _Columns:
     """Component-major copies of a batch's arrays, made once per call: gathering pair
     rows from them gives contiguous (3, m) and (3, 3, m) arrays for the box maths."""
 
-    centers: np.ndarray  # (3, n)
-    axes: np.ndarray  # (3, 3, n): [component, axis, shape]
-    half_extents: np.ndarray  # (3, n)
+    # (15, n): rows 0-2 the centres, 3-11 the axes ([component, axis] flattened), 12-14
+    # the half-extents, so that one gather per side fetches all of a pair's box.
+    packed: np.ndarray
 
     @classmethod
     def of(cls, batch: ShapeBatch) -> _Columns:
         return cls(
-            np.ascontiguousarray(batch.centers.T),
-            np.ascontiguousarray(batch.rotations.transpose(1, 2, 0)),
-            np.ascontiguousarray(batch.half_extents.T),
+            np.concatenate(
+                [
+                    batch.centers.T,
+                    batch.rotations.transpose(1, 2, 0).reshape(9, -1),
+                    batch.half_extents.T,
+                ]
+            )
         )
 
+    @property
+    def centers(self) -> np.ndarray:
+        """(3, n)"""
+        return self.packed[0:3]
+
     def take(self, index: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        return (
-            np.take(self.centers, index, axis=1),
-            np.take(self.axes, index, axis=2),
-            np.take(self.half_extents, index, axis=1),
-        )
+        """centers (3, m), axes (3, 3, m), half_extents (3, m) of the shapes at index (m,)."""
+        rows = np.take(self.packed, index, axis=1)
+        return rows[0:3], rows[3:12].reshape(3, 3, -1), rows[12:15]
 
 
 def _gather(array: np.ndarray, index: np.ndarray) -> np.ndarray:
@@ -736,6 +743,9 @@ def _pair_distance(batch: ShapeBatch, columns: _Columns, i, j) -> PairResult:
     if swapped.any():
         normal[swapped] *= -1.0
         x_core[swapped], y_core[swapped] = y_core[swapped], x_core[swapped]
+    if not batch.radii.any():
+        # Boxes only (no swept balls): the radii would add zeros.
+        return PairResult(distance=core_distance, normal=normal, point_i=x_core, point_j=y_core)
     radius_i = np.take(batch.radii, i)
     radius_j = np.take(batch.radii, j)
     # In place: at a million pairs, fresh output arrays cost more in page faults than maths.
