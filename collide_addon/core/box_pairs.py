@@ -235,8 +235,6 @@ def closest_on_sat_features(relative, offset, half_a, half_b, best, axis):
     edges. Where the closest pair of the boxes lies on these features (a vertex over a
     face, or two edges crossing), this is it: `gap_certificates` tells which.
     """
-    m = len(best)
-    pairs = np.arange(m)
     # Supporting vertex (or edge/face centre, on exact zeros of the axis) of a along the
     # axis, and of b against it.
     x = np.sign(axis) * half_a
@@ -257,17 +255,15 @@ def closest_on_sat_features(relative, offset, half_a, half_b, best, axis):
         y[:, faces_of_b] = origin + apply(frame, local)
     if len(crossed):
         # Lines x + s a_k and y + t b_l: minimise |w + s a_k - t b_l|^2, w = x - y.
+        inner = np.arange(len(crossed))
         edge_b = relative[:, column_l, crossed]  # (3, c)
         w = x[:, crossed] - y[:, crossed]
         cosine = relative[face_k, column_l, crossed]
-        along_b = (w * edge_b).sum(axis=0)
+        along_b = _sum_of_rows(w * edge_b)
         # 1 - cosine^2 from the other two components of b_l, accurate for near-parallel
         # edges (the SAT kept only cross axes longer than PARALLEL_CROSS_NORM).
-        sine_squared = (
-            edge_b[_NEXT[face_k], pairs[: len(crossed)]] ** 2
-            + edge_b[_AFTER_NEXT[face_k], pairs[: len(crossed)]] ** 2
-        )
-        s = (cosine * along_b - w[face_k, pairs[: len(crossed)]]) / sine_squared
+        sine_squared = edge_b[_NEXT[face_k], inner] ** 2 + edge_b[_AFTER_NEXT[face_k], inner] ** 2
+        s = (cosine * along_b - w[face_k, inner]) / sine_squared
         t = along_b + s * cosine
         s = np.clip(s, -half_a[face_k, crossed], half_a[face_k, crossed])
         t = np.clip(t, -half_b[column_l, crossed], half_b[column_l, crossed])

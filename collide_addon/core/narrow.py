@@ -13,7 +13,11 @@ segment-box                                   distance: minimum of a convex piec
                                               overlap: SAT on the 6 face normals of
                                               box - segment (3 faces, 3 edge crosses)
 box-box                                       overlap: SAT on 15 axes (exact depth);
-                                              separated: exact closest features
+                                              separated: candidate closest points
+                                              (alternating projections, the features
+                                              on the SAT axis, vertex-to-box pairs),
+                                              each kept only with a certificate of
+                                              optimality; else exact closest features
 
 Conventions: pairs (i, j); the normal points from i towards j (the direction to
 push j out); `point_i` lies on shape i, `point_j` on shape j. For separated shapes
@@ -49,8 +53,8 @@ assert _CORE_OF_KIND[KIND_CAPSULE] == CORE_SEGMENT
 
 
 # Box-box pairs run in chunks of this many: their path makes more numpy calls a chunk
-# than the other pairings, and on dense pairs 8192 measured 10% faster than PAIR_CHUNK
-# (4096) and 6144 no faster (their temporaries outgrow the core's cache either way).
+# than the other pairings, and on dense pairs 8192 (or 6144) measured 10% faster than
+# PAIR_CHUNK (4096); their temporaries outgrow the core's cache either way.
 _BOX_BOX_CHUNK = 8192
 
 # The 12 edges of a box with half-extents e: start = _EDGE_STARTS * e, direction =
@@ -744,7 +748,7 @@ def _pair_distance(batch: ShapeBatch, columns: _Columns, i, j) -> PairResult:
         normal[swapped] *= -1.0
         x_core[swapped], y_core[swapped] = y_core[swapped], x_core[swapped]
     if not batch.radii.any():
-        # Boxes only (no swept balls): the radii would add zeros.
+        # No shape has a radius (boxes, points): the radii would add zeros.
         return PairResult(distance=core_distance, normal=normal, point_i=x_core, point_j=y_core)
     radius_i = np.take(batch.radii, i)
     radius_j = np.take(batch.radii, j)
