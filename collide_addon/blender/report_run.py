@@ -17,10 +17,9 @@ from typing import Any
 
 import bpy
 
-from ..clash.evaluate import ObjectMetadata
+from ..clash.evaluate import FrameMeshes, ObjectMetadata, decides_on_meshes
 from ..clash.tests import ClashTest
-from ..core import ShapeBatch
-from ..report.run import ClashRunError, ReportResult, run_report
+from ..report.run import ClashRunError, FrameSample, ReportResult, run_report
 from .scene import ProxyReader, SceneReadError
 from .thumbnails import render_thumbnails
 
@@ -78,17 +77,20 @@ def _background_progress(done: int, total: int, frame: int, clashes: int) -> Non
 
 class _SceneFrames:
     """`read_frame` for report.run over a Blender scene: sets the (sub)frame, reads the
-    proxies, and keeps each proxy's owner object for the thumbnails."""
+    proxies (and with `meshes` their triangles, prepared when a mesh test first needs
+    them and kept while the geometry stays), and keeps each proxy's owner object for the
+    thumbnails."""
 
-    def __init__(self, context, scene) -> None:
+    def __init__(self, context, scene, meshes: bool) -> None:
         self.context = context
         self.scene = scene
+        self.meshes = meshes
         self.reader = ProxyReader()
         self.owners: dict[str, Any] = {}
         self._names: list[str] | None = None
         self._objects: list[ObjectMetadata] = []
 
-    def __call__(self, time_of_sample: float) -> tuple[ShapeBatch, list[ObjectMetadata]]:
+    def __call__(self, time_of_sample: float) -> FrameSample:
         whole_frame = math.floor(time_of_sample)
         self.scene.frame_set(whole_frame, subframe=time_of_sample - whole_frame)
         # Modifiers, shape keys, armatures, Geometry Nodes and visibility may differ
@@ -106,7 +108,11 @@ class _SceneFrames:
                 for name, owner in zip(self._names, proxies.objects, strict=True)
             ]
             self.owners.update(zip(self._names, proxies.objects, strict=True))
-        return proxies.batch, self._objects
+        if not self.meshes:
+            return FrameSample(proxies.batch, self._objects)
+        keys, triangle_mesh = proxies.geometry_keys, self.reader.triangle_mesh
+        meshes = FrameMeshes(lambda row: triangle_mesh(keys[row]), proxies.matrices)
+        return FrameSample(proxies.batch, self._objects, meshes)
 
 
 def run_clash_report(
@@ -152,7 +158,7 @@ def run_clash_report(
             _background_progress(done, total, frame, rows)
 
     original_frame, original_subframe = scene.frame_current, scene.frame_subframe
-    read_frame = _SceneFrames(context, scene)
+    read_frame = _SceneFrames(context, scene, any(decides_on_meshes(test) for test in tests))
 
     def pictures(clashes: Sequence[Mapping[str, Any]]) -> dict[str, bytes]:
         # Rendered from the frame the user was on, as if the scan had not moved it.

@@ -8,7 +8,10 @@ import numpy as np
 import pytest
 
 from collide_addon.clash.evaluate import (
+    A_INSIDE_B,
+    B_INSIDE_A,
     ObjectMetadata,
+    PairContacts,
     broad_phase_margin,
     concat_hits,
     core_corners,
@@ -240,15 +243,25 @@ def test_hits_from_pairs_orients_and_takes_midpoint_and_bounds():
     table, batch = spheres_scene(["b", "a"], [[0, 0, 0], [1.5, 0, 0]], [1.0, 1.0])
     prepared = prepare_test(ClashTest("t"), table)
     result = pair_distance(batch, [0], [1])
-    hits = hits_from_pairs(
-        prepared, batch, 7, np.array([[0, 1]]), result.distance, result.point_i, result.point_j
+    contacts = PairContacts(
+        pairs=np.array([[0, 1]]),
+        distances=result.distance,
+        points_i=result.point_i,
+        points_j=result.point_j,
+        on_mesh=np.array([True]),
+        relations=np.array([B_INSIDE_A], dtype=np.int8),
     )
+    hits = hits_from_pairs(prepared, batch, 7, contacts)
     assert hits.frames.tolist() == [7]
     assert hits.names.tolist() == [["a", "b"]]
     assert hits.kinds.tolist() == [[1, 1]]
     assert np.allclose(hits.distances, [-0.5])
     assert np.allclose(hits.points, [[0.75, 0, 0]])
     assert np.allclose(hits.bounds, [[[-1, -1, -1], [2.5, 1, 1]]])
+    # "a" is object 1: its witness comes first, and "b inside a" reads "a inside b" now.
+    assert np.allclose(hits.witnesses, [[result.point_j[0], result.point_i[0]]])
+    assert hits.relations.tolist() == [A_INSIDE_B]
+    assert hits.on_mesh.tolist() == [True]
 
 
 @pytest.mark.parametrize("test_type", ["hard", "clearance", "touching"])

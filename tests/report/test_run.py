@@ -20,6 +20,7 @@ from collide_addon.report.bcf_report import object_ifc_guid
 from collide_addon.report.json_report import build_report, read_json_report
 from collide_addon.report.run import (
     ClashRunError,
+    FrameSample,
     check_output_paths,
     object_entries,
     run_report,
@@ -82,7 +83,7 @@ def test_substeps_catch_a_fast_mover_between_frames():
                 ),
             ]
         )
-        return batch, objects
+        return FrameSample(batch, objects)
 
     tests = [ClashTest("hard")]
     assert run_report(tests, (1, 2, 1), read_frame).report["clashes"] == []
@@ -148,10 +149,10 @@ def test_first_frame_checks_and_read_errors():
 
 def test_objects_taking_part_may_change_between_frames():
     def read_frame(time):
-        batch, objects = read_sample_frame(time)
+        batch, objects, _ = read_sample_frame(time)
         if time == 2:
-            return batch.take([0, 1]), objects[:2]
-        return batch, objects
+            return FrameSample(batch.take([0, 1]), objects[:2])
+        return FrameSample(batch, objects)
 
     clashes = run_report(SAMPLE_TESTS, (1, 4, 1), read_frame).report["clashes"]
     frames = {clash["test"]: clash["frames"] for clash in clashes}
