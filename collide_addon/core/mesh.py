@@ -1,0 +1,652 @@
+"""Exact contact of triangle meshes: distance, crossing, containment and penetration depth.
+
+    mesh = prepare_mesh(vertices, triangles)          # once per distinct geometry
+    contacts = mesh_contacts(meshes, matrices, pairs, max_distance)
+
+A `TriangleMesh` holds one mesh in its own frame; `mesh_contacts` poses mesh k by the
+affine matrix k (scale and shear allowed: the vertices are transformed, nothing assumes a
+rigid move) and decides each pair (i, j) on the world triangles. Imports numpy, `contact`
+and `grid` only.
+
+Semantics, for each pair, with the contact epsilon `eps` of `contact.contact_epsilon`
+(1e-6 * max(1, |coordinate|), so float32 rounding of Blender data never makes or hides a
+contact):
+
+- Distance: the exact minimum distance between the two triangle sets, over the
+  vertex-triangle and edge-edge cases of every triangle pair, with the witness points of
+  the minimum; 0 when the surfaces meet. Pairs farther apart than `max_distance` may
+  come out as +inf (triangle pairs are culled by their bounds grown by it).
+- Crossing: two triangles cross when each pokes through the other's plane by more than
+  `eps` on both sides and their cuts of the common line overlap by more than `eps`.
+  Coplanar faces (all vertices within `eps` of the other plane) and faces abutting at an
+  edge or a vertex never cross: they touch.
+- Penetration depth, the larger of
+  (a) over crossing triangle pairs (ta, tb): min(reach(ta, tb), reach(tb, ta)), where
+      reach(t, u) = min(max signed distance, -min signed distance) of t's vertices to u's
+      plane, i.e. how far t pokes through u's plane on its shallower side: the shorter of
+      the two moves along u's normal that would take t off that plane;
+  (b) over vertices of either closed mesh strictly inside the other closed mesh (winding
+      number above 1/2 and farther than `eps` from its surface): their distance to that
+      surface.
+  A depth of at most `eps` is no penetration: the pair touches (distance 0).
+- Relation (module constants): APART, TOUCHING (surfaces within `eps`, nothing crossing
+  deeper than `eps`), CROSSING (some triangles cross), I_INSIDE_J / J_INSIDE_I (no
+  crossing, and a vertex of the closed mesh i (j) lies strictly inside the closed mesh j
+  (i): that mesh or one of its components is wholly inside the other, which is a
+  penetration of the depth (b) although no triangles cross).
+- Open meshes: when either mesh of a pair is not closed (`TriangleMesh.closed`), there is
+  no inside, so no containment and no depth (b); `open_pair` flags those pairs so that a
+  report can warn that a part hidden inside an open shell is not found.
+- Witness points: of the minimum distance when the pair does not penetrate; of the
+  deepest penetration otherwise: the deepest vertex (of the shallower triangle for (a),
+  of the inner mesh for (b)) and its closest point on the other triangle or surface.
+
+Cost: the world triangles of every pair are concatenated and their candidate triangle
+pairs (bounds overlapping when grown by `max_distance`) are evaluated together in
+chunks; only pairs of large meshes go one by one through the bounds grid. The vertices
+tested for (b) are those inside the other mesh's bounds, against all of its triangles.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from .contact import CONTACT_RELATIVE
+from .grid import expand_runs, overlapping_bounds
+
+APART = 0
+TOUCHING = 1
+CROSSING = 2
+I_INSIDE_J = 3
+J_INSIDE_I = 4
+
+# Triangle pairs evaluated at once: each holds about 5 kB of temporaries (the 9 edge pairs
+# and 6 vertex-triangle cases), so a chunk stays under about 200 MB.
+_CHUNK_ROWS = 1 << 15
+# Point-triangle rows of the inside test evaluated at once (about 1 kB each).
+_INSIDE_ROWS = 1 << 16
+# Pairs whose candidate triangle product is at most this are expanded in full; larger
+# ones (big meshes) go through the bounds grid one pair at a time.
+_PRODUCT_LIMIT = 1 << 14
+# Triangles with |cross| at most this times their longest edge squared have zero area.
+_ZERO_AREA = 1e-12
+# Edges closer to parallel than this (sin^2 of their angle) have no interior closest pair
+# that the vertex-triangle cases miss.
+_PARALLEL_SIN2 = 1e-14
+
+
+@dataclass(frozen=True, eq=False)
+class TriangleMesh:
+    """One mesh in its own local frame, prepared once and reused for every frame and pose
+    while its geometry does not change (a rigid move only changes the matrix passed with
+    it).
+
+    vertices: (v, 3) float64, local coordinates
+    triangles: (t, 3) int64 indices into vertices, zero-area triangles removed
+    closed: watertight: after welding coincident vertices every edge is shared by exactly
+        two triangles with opposite orientation (a consistently oriented 2-manifold)
+    """
+
+    vertices: np.ndarray
+    triangles: np.ndarray
+    closed: bool
+
+
+def prepare_mesh(vertices, triangles) -> TriangleMesh:
+    """A `TriangleMesh` of vertices (v, 3) and triangles (t, 3) indices into them.
+
+    Raises ValueError on bad shapes, indices out of range or non-finite coordinates.
+    """
+    vertices = np.array(vertices, dtype=np.float64)
+    triangles = np.asarray(triangles)
+    if vertices.ndim != 2 or vertices.shape[1] != 3:
+        raise ValueError(f"prepare_mesh: vertices must be (v, 3), got {vertices.shape}")
+    if triangles.ndim != 2 or triangles.shape[1] != 3:
+        raise ValueError(f"prepare_mesh: triangles must be (t, 3), got {triangles.shape}")
+    if triangles.size and not np.issubdtype(triangles.dtype, np.integer):
+        raise ValueError("prepare_mesh: triangle indices must be integers")
+    triangles = triangles.astype(np.int64)
+    if not np.isfinite(vertices).all():
+        raise ValueError("prepare_mesh: vertices hold NaN or infinite coordinates")
+    if triangles.size and (triangles.min() < 0 or triangles.max() >= len(vertices)):
+        raise ValueError("prepare_mesh: triangle indices out of range")
+    corners = vertices[triangles]
+    edges = corners[:, [1, 2, 0]] - corners
+    longest = (edges * edges).sum(axis=2).max(axis=1, initial=0.0)
+    cross = np.cross(edges[:, 0], -edges[:, 2])
+    triangles = triangles[np.linalg.norm(cross, axis=1) > _ZERO_AREA * longest]
+    vertices.setflags(write=False)
+    triangles.setflags(write=False)
+    return TriangleMesh(vertices, triangles, _is_closed(vertices, triangles))
+
+
+def _is_closed(vertices: np.ndarray, triangles: np.ndarray) -> bool:
+    """Whether every edge, after welding coincident vertices, is used once in each
+    direction: then each edge has exactly two triangles, oppositely oriented."""
+    if len(triangles) == 0:
+        return False
+    _, welded = np.unique(vertices, axis=0, return_inverse=True)
+    welded = welded.reshape(-1)[triangles]
+    if (welded[:, [1, 2, 0]] == welded).any():
+        return False
+    count = len(vertices)
+    keys = (welded * count + welded[:, [1, 2, 0]]).reshape(-1)
+    reverse = (welded[:, [1, 2, 0]] * count + welded).reshape(-1)
+    keys_sorted = np.sort(keys)
+    if (keys_sorted[1:] == keys_sorted[:-1]).any():
+        return False
+    return bool(np.isin(reverse, keys_sorted).all())
+
+
+@dataclass(frozen=True)
+class MeshContacts:
+    """The contact of m mesh pairs.
+
+    distance: (m,) signed: >= 0 the exact minimum distance between the two triangle sets
+        (+inf where it exceeds max_distance), < 0 is minus the penetration depth
+    point_i, point_j: (m, 3) world witness points on mesh i and mesh j (closest points,
+        or for a penetration the deepest point and its partner on the other surface);
+        their midpoint is the clash point
+    relation: (m,) int8, APART, TOUCHING, CROSSING, I_INSIDE_J or J_INSIDE_I
+    open_pair: (m,) bool, one of the two meshes is not closed: containment not tested
+    """
+
+    distance: np.ndarray
+    point_i: np.ndarray
+    point_j: np.ndarray
+    relation: np.ndarray
+    open_pair: np.ndarray
+
+
+def _dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return (a * b).sum(axis=-1)
+
+
+def _epsilon(magnitude: np.ndarray) -> np.ndarray:
+    """contact_epsilon from the largest |coordinate| involved: (k,)."""
+    return CONTACT_RELATIVE * np.maximum(1.0, magnitude)
+
+
+def _closest_on_segments(points, starts, ends):
+    """Closest points of segments start-end to points, all (..., 3)."""
+    direction = ends - starts
+    length2 = _dot(direction, direction)
+    safe = np.where(length2 > 0, length2, 1.0)
+    t = np.clip(_dot(points - starts, direction) / safe, 0.0, 1.0)
+    return starts + t[..., None] * direction
+
+
+def closest_on_triangles(points: np.ndarray, triangles: np.ndarray) -> np.ndarray:
+    """Closest point of each triangle to each point.
+
+    points: (..., 3); triangles: (..., 3, 3) corners, broadcast against points
+    returns: (..., 3). A flat (zero-area) triangle is its three edges.
+    """
+    a, b, c = triangles[..., 0, :], triangles[..., 1, :], triangles[..., 2, :]
+    normal = np.cross(b - a, c - a)
+    normal2 = _dot(normal, normal)
+    safe = np.where(normal2 > 0, normal2, 1.0)
+    offset = points - a
+    projected = points - (_dot(offset, normal) / safe)[..., None] * normal
+    # Barycentric signs by the sub-triangle normals: all >= 0 inside.
+    inside = np.broadcast_to(normal2 > 0, projected.shape[:-1]).copy()
+    for start, end in ((a, b), (b, c), (c, a)):
+        inside &= _dot(np.cross(end - start, projected - start), normal) >= 0
+    best = projected
+    best2 = np.where(inside, _dot(points - projected, points - projected), np.inf)
+    for start, end in ((a, b), (b, c), (c, a)):
+        candidate = _closest_on_segments(points, start, end)
+        gap2 = _dot(points - candidate, points - candidate)
+        closer = gap2 < best2
+        best = np.where(closer[..., None], candidate, best)
+        best2 = np.where(closer, gap2, best2)
+    return best
+
+
+def _vertex_triangle(first: np.ndarray, second: np.ndarray):
+    """Closest pair among the 6 vertex-triangle cases of triangle pairs (m, 3, 3):
+    returns (distance (m,), point on first (m, 3), point on second (m, 3))."""
+    on_second = closest_on_triangles(first, second[:, None])  # (m, 3, 3)
+    on_first = closest_on_triangles(second, first[:, None])
+    from_first = np.concatenate([first, on_first], axis=1)  # (m, 6, 3)
+    from_second = np.concatenate([on_second, second], axis=1)
+    gap = np.linalg.norm(from_first - from_second, axis=2)
+    best = np.argmin(gap, axis=1)
+    rows = np.arange(len(first))
+    return gap[rows, best], from_first[rows, best], from_second[rows, best]
+
+
+def _edge_edge(first: np.ndarray, second: np.ndarray):
+    """Closest pair among the 9 edge-edge cases of triangle pairs (m, 3, 3), counting only
+    closest points interior to both edges (the others are vertex-triangle cases):
+    returns (distance (m,), +inf where none, point on first (m, 3), on second (m, 3))."""
+    p1 = np.repeat(first, 3, axis=1)  # edge k of first against edge l of second
+    d1 = np.repeat(first[:, [1, 2, 0]] - first, 3, axis=1)
+    p2 = np.tile(second, (1, 3, 1))
+    d2 = np.tile(second[:, [1, 2, 0]] - second, (1, 3, 1))
+    r = p1 - p2
+    a, e, b = _dot(d1, d1), _dot(d2, d2), _dot(d1, d2)
+    c, f = _dot(d1, r), _dot(d2, r)
+    denominator = a * e - b * b
+    skew = denominator > _PARALLEL_SIN2 * a * e
+    safe = np.where(skew, denominator, 1.0)
+    s = (b * f - c * e) / safe
+    t = (a * f - b * c) / safe
+    valid = skew & (s >= 0) & (s <= 1) & (t >= 0) & (t <= 1)
+    x = p1 + s[..., None] * d1
+    y = p2 + t[..., None] * d2
+    gap = np.where(valid, np.linalg.norm(x - y, axis=2), np.inf)
+    best = np.argmin(gap, axis=1)
+    rows = np.arange(len(first))
+    return gap[rows, best], x[rows, best], y[rows, best]
+
+
+def _plane_distances(triangles: np.ndarray, planes_of: np.ndarray):
+    """Signed distances (m, 3) of the corners of `triangles` to the planes of `planes_of`
+    (both (m, 3, 3)), and those planes' unit normals (m, 3) (zero for flat triangles)."""
+    normal = np.cross(planes_of[:, 1] - planes_of[:, 0], planes_of[:, 2] - planes_of[:, 0])
+    length = np.linalg.norm(normal, axis=1)
+    normal = normal / np.where(length > 0, length, 1.0)[:, None]
+    return _dot(triangles - planes_of[:, None, 0], normal[:, None]), normal
+
+
+def _reach(signed: np.ndarray) -> np.ndarray:
+    """How far a triangle pokes through a plane on its shallower side: (m,) from signed
+    corner distances (m, 3); <= 0 when it does not cross the plane."""
+    return np.minimum(signed.max(axis=1), -signed.min(axis=1))
+
+
+def _cut(triangles: np.ndarray, signed: np.ndarray, direction: np.ndarray):
+    """Where triangles (m, 3, 3) cut a plane, given their corners' signed distances to it
+    (m, 3) (crossing it: some > 0, some < 0): the cut's ends as parameters along
+    `direction` (m, 3) (lo, hi (m,)) and as points (m, 3) each."""
+    ends = triangles[:, [1, 2, 0]]
+    signed_ends = signed[:, [1, 2, 0]]
+    crosses = (signed * signed_ends <= 0) & (signed != signed_ends)
+    fraction = signed / np.where(crosses, signed - signed_ends, 1.0)
+    points = triangles + fraction[..., None] * (ends - triangles)
+    along = _dot(points, direction[:, None])
+    lo_index = np.argmin(np.where(crosses, along, np.inf), axis=1)
+    hi_index = np.argmax(np.where(crosses, along, -np.inf), axis=1)
+    rows = np.arange(len(triangles))
+    return (
+        along[rows, lo_index],
+        along[rows, hi_index],
+        points[rows, lo_index],
+        points[rows, hi_index],
+    )
+
+
+@dataclass(frozen=True)
+class _TrianglePairs:
+    """Exact contact of m triangle pairs (first, second).
+
+    distance: (m,) >= 0; point_first, point_second: (m, 3) its witnesses
+    depth: (m,) penetration depth (a) where the pair crosses, else 0
+    deep_first, deep_second: (m, 3) the deepest point and its partner where it crosses
+    """
+
+    distance: np.ndarray
+    point_first: np.ndarray
+    point_second: np.ndarray
+    depth: np.ndarray
+    deep_first: np.ndarray
+    deep_second: np.ndarray
+
+
+def _crossing_depth(first, second, signed_first, signed_second):
+    """Depth (a) of triangle pairs (m, 3, 3) and its witnesses, the shallower triangle's
+    deepest corner and its closest point on the other: (depth (m,), deep_first (m, 3),
+    deep_second (m, 3)). signed_first: (m, 3) first's corners to second's plane and
+    signed_second the other way round."""
+    reach_first, reach_second = _reach(signed_first), _reach(signed_second)
+    rows = np.arange(len(first))
+    # The shallower side's deepest corner: the one whose signed distance is -reach or +reach.
+    corner_first = np.argmin(np.abs(np.abs(signed_first) - reach_first[:, None]), axis=1)
+    corner_second = np.argmin(np.abs(np.abs(signed_second) - reach_second[:, None]), axis=1)
+    deep_first = first[rows, corner_first]
+    deep_second = second[rows, corner_second]
+    first_shallower = reach_first <= reach_second
+    partner_second = closest_on_triangles(deep_first, second)
+    partner_first = closest_on_triangles(deep_second, first)
+    depth = np.minimum(reach_first, reach_second)
+    return (
+        depth,
+        np.where(first_shallower[:, None], deep_first, partner_first),
+        np.where(first_shallower[:, None], partner_second, deep_second),
+    )
+
+
+def _triangle_pairs(first: np.ndarray, second: np.ndarray) -> _TrianglePairs:
+    """Distance, witnesses and crossing depth of triangle pairs first, second (m, 3, 3)."""
+    magnitude = np.maximum(np.abs(first).max(axis=(1, 2)), np.abs(second).max(axis=(1, 2)))
+    epsilon = _epsilon(magnitude)
+    signed_first, normal_second = _plane_distances(first, second)
+    signed_second, normal_first = _plane_distances(second, first)
+    both_pierce = (_reach(signed_first) > epsilon) & (_reach(signed_second) > epsilon)
+    direction = np.cross(normal_first, normal_second)
+    direction /= np.maximum(np.linalg.norm(direction, axis=1), np.finfo(float).tiny)[:, None]
+    lo_first, hi_first, start_first, end_first = _cut(first, signed_first, direction)
+    lo_second, hi_second, _, _ = _cut(second, signed_second, direction)
+    lo, hi = np.maximum(lo_first, lo_second), np.minimum(hi_first, hi_second)
+    meet = both_pierce & (hi >= lo)
+    crossing = both_pierce & (hi - lo > epsilon)
+    span = hi_first - lo_first
+    middle = np.clip(((lo + hi) / 2 - lo_first) / np.where(span > 0, span, 1.0), 0, 1)
+    meeting_point = start_first + middle[:, None] * (end_first - start_first)
+    vertex_gap, vertex_first, vertex_second = _vertex_triangle(first, second)
+    edge_gap, edge_first, edge_second = _edge_edge(first, second)
+    edge_closer = (edge_gap < vertex_gap)[:, None]
+    point_first = np.where(edge_closer, edge_first, vertex_first)
+    point_second = np.where(edge_closer, edge_second, vertex_second)
+    distance = np.where(meet, 0.0, np.minimum(vertex_gap, edge_gap))
+    point_first = np.where(meet[:, None], meeting_point, point_first)
+    point_second = np.where(meet[:, None], meeting_point, point_second)
+    depth, deep_first, deep_second = _crossing_depth(first, second, signed_first, signed_second)
+    depth = np.where(crossing, depth, 0.0)
+    return _TrianglePairs(distance, point_first, point_second, depth, deep_first, deep_second)
+
+
+@dataclass(frozen=True)
+class _World:
+    """The meshes of the pairs posed in the world, concatenated; u posed meshes.
+
+    vertices: (V, 3); vertex_start: (u,) first row of each mesh's vertices
+    corners: (T, 3, 3) triangle corners; triangle_start, triangle_count: (u,) each mesh's
+    rows of them; lo, hi: (T, 3) triangle bounds; mesh_lo, mesh_hi: (u, 3) mesh bounds
+    (+inf, -inf for a mesh without triangles); closed: (u,) bool
+    """
+
+    vertices: np.ndarray
+    vertex_start: np.ndarray
+    vertex_count: np.ndarray
+    corners: np.ndarray
+    triangle_start: np.ndarray
+    triangle_count: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+    mesh_lo: np.ndarray
+    mesh_hi: np.ndarray
+    closed: np.ndarray
+
+
+def _starts(counts: np.ndarray) -> np.ndarray:
+    return np.cumsum(counts) - counts
+
+
+def _pose(meshes: Sequence[TriangleMesh], matrices: np.ndarray, used: np.ndarray) -> _World:
+    """Meshes `used` (u,) posed by their matrices (n, 4, 4) as one `_World`."""
+    posed = [meshes[k] for k in used]
+    vertex_count = np.array([len(mesh.vertices) for mesh in posed], dtype=np.int64)
+    triangle_count = np.array([len(mesh.triangles) for mesh in posed], dtype=np.int64)
+    vertex_start, triangle_start = _starts(vertex_count), _starts(triangle_count)
+    local = np.concatenate([mesh.vertices for mesh in posed] + [np.zeros((0, 3))])
+    owner = np.repeat(np.arange(len(used)), vertex_count)
+    linear = matrices[used, :3, :3][owner]
+    vertices = (linear @ local[:, :, None])[:, :, 0] + matrices[used, :3, 3][owner]
+    triangles = np.concatenate(
+        [mesh.triangles + start for mesh, start in zip(posed, vertex_start, strict=True)]
+        + [np.zeros((0, 3), dtype=np.int64)]
+    )
+    corners = vertices[triangles]
+    lo, hi = corners.min(axis=1), corners.max(axis=1)
+    mesh_lo = np.full((len(used), 3), np.inf)
+    mesh_hi = np.full((len(used), 3), -np.inf)
+    has = triangle_count > 0
+    if len(corners):
+        mesh_lo[has] = np.minimum.reduceat(lo, triangle_start[has], axis=0)
+        mesh_hi[has] = np.maximum.reduceat(hi, triangle_start[has], axis=0)
+    closed = np.array([mesh.closed for mesh in posed], dtype=bool)
+    return _World(
+        vertices,
+        vertex_start,
+        vertex_count,
+        corners,
+        triangle_start,
+        triangle_count,
+        lo,
+        hi,
+        mesh_lo,
+        mesh_hi,
+        closed,
+    )
+
+
+def _boxes_overlap(lo_a, hi_a, lo_b, hi_b, grow) -> np.ndarray:
+    """Whether boxes a and b (k, 3) overlap once a is grown by `grow` (scalar): (k,)."""
+    return ((lo_a - grow <= hi_b) & (lo_b <= hi_a + grow)).all(axis=1)
+
+
+def _chunks(counts: np.ndarray, limit: int):
+    """Slices of consecutive items whose counts (k,) sum to at most `limit` (or one
+    item when it alone exceeds it)."""
+    ends = np.cumsum(counts)
+    start = 0
+    while start < len(counts):
+        base = ends[start - 1] if start else 0
+        stop = max(int(np.searchsorted(ends, base + limit, side="right")), start + 1)
+        yield slice(start, stop)
+        start = stop
+
+
+def _near_triangles(world: _World, mesh: np.ndarray, other: np.ndarray, grow: float):
+    """Triangles of world meshes `mesh` (p,) whose bounds grown by `grow` meet the bounds
+    of meshes `other` (p,): (pair (k,), triangle (k,)) sorted by pair."""
+    found_pairs, found_triangles = [], []
+    counts = world.triangle_count[mesh]
+    for part in _chunks(counts, _CHUNK_ROWS * 8):
+        run, triangle = expand_runs(world.triangle_start[mesh[part]], counts[part])
+        target = other[part][run]
+        keep = _boxes_overlap(
+            world.lo[triangle],
+            world.hi[triangle],
+            world.mesh_lo[target],
+            world.mesh_hi[target],
+            grow,
+        )
+        found_pairs.append(run[keep] + part.start)
+        found_triangles.append(triangle[keep])
+    empty = [np.zeros(0, dtype=np.int64)]
+    return np.concatenate(found_pairs + empty), np.concatenate(found_triangles + empty)
+
+
+def _product(world: _World, pair_a, tri_a, pair_b, tri_b, pairs: np.ndarray, grow: float):
+    """Every triangle of a against every triangle of b of the same pair, bounds grown by
+    `grow` overlapping: (pair, triangle a, triangle b), each (k,)."""
+    count_b = np.bincount(pair_b, minlength=len(pairs))
+    start_b = _starts(count_b)
+    entry, position = expand_runs(start_b[pair_a], count_b[pair_a])
+    first, second = tri_a[entry], tri_b[position]
+    keep = _boxes_overlap(
+        world.lo[first], world.hi[first], world.lo[second], world.hi[second], grow
+    )
+    return pair_a[entry][keep], first[keep], second[keep]
+
+
+def _grid_pairs(world: _World, pair: int, tri_a: np.ndarray, tri_b: np.ndarray, grow: float):
+    """Triangles of a against those of b for one pair of large meshes, by the bounds grid:
+    (pair, triangle a, triangle b), each (k,)."""
+    lo = np.concatenate([world.lo[tri_a], world.lo[tri_b]]) - grow / 2
+    hi = np.concatenate([world.hi[tri_a], world.hi[tri_b]]) + grow / 2
+    found = overlapping_bounds(lo, hi)
+    found = found[(found[:, 0] < len(tri_a)) & (found[:, 1] >= len(tri_a))]
+    return np.full(len(found), pair), tri_a[found[:, 0]], tri_b[found[:, 1] - len(tri_a)]
+
+
+def _candidates(world: _World, slots: np.ndarray, grow: float):
+    """Candidate triangle pairs of the pairs of world meshes `slots` (m, 2): those whose
+    bounds come within `grow`: (pair (k,), triangle of i (k,), triangle of j (k,))."""
+    pair_a, tri_a = _near_triangles(world, slots[:, 0], slots[:, 1], grow)
+    pair_b, tri_b = _near_triangles(world, slots[:, 1], slots[:, 0], grow)
+    count_a = np.bincount(pair_a, minlength=len(slots))
+    count_b = np.bincount(pair_b, minlength=len(slots))
+    small = count_a * count_b <= _PRODUCT_LIMIT
+    found = [
+        _product(world, *_keep(small, pair_a, tri_a), *_keep(small, pair_b, tri_b), slots, grow)
+    ]
+    start_a, start_b = _starts(count_a), _starts(count_b)
+    for pair in np.flatnonzero(~small):
+        found.append(
+            _grid_pairs(
+                world,
+                pair,
+                tri_a[start_a[pair] : start_a[pair] + count_a[pair]],
+                tri_b[start_b[pair] : start_b[pair] + count_b[pair]],
+                grow,
+            )
+        )
+    return tuple(np.concatenate(column) for column in zip(*found, strict=True))
+
+
+def _keep(small: np.ndarray, pair: np.ndarray, triangle: np.ndarray):
+    keep = small[pair]
+    return pair[keep], triangle[keep]
+
+
+class _Best:
+    """Per pair, the smallest value seen so far and its two witness points."""
+
+    def __init__(self, count: int, initial: float):
+        self.value = np.full(count, initial)
+        self.first = np.full((count, 3), np.nan)
+        self.second = np.full((count, 3), np.nan)
+
+    def offer(self, pair, value, first, second) -> None:
+        """Rows (k,) of pairs with their values and witnesses (k, 3)."""
+        order = np.lexsort((value, pair))
+        pair = pair[order]
+        lead = np.ones(len(pair), dtype=bool)
+        lead[1:] = pair[1:] != pair[:-1]
+        rows = order[lead]
+        pair = pair[lead]
+        better = value[rows] < self.value[pair]
+        pair, rows = pair[better], rows[better]
+        self.value[pair] = value[rows]
+        self.first[pair] = first[rows]
+        self.second[pair] = second[rows]
+
+
+def _triangle_stage(world: _World, slots: np.ndarray, grow: float):
+    """Minimum distance and deepest crossing of each pair of world meshes `slots` (m, 2):
+    (`_Best` of the distance, `_Best` of minus the depth (a))."""
+    nearest, deepest = _Best(len(slots), np.inf), _Best(len(slots), 0.0)
+    pair, first, second = _candidates(world, slots, grow)
+    for part in _chunks(np.ones(len(pair), dtype=np.int64), _CHUNK_ROWS):
+        result = _triangle_pairs(world.corners[first[part]], world.corners[second[part]])
+        nearest.offer(pair[part], result.distance, result.point_first, result.point_second)
+        deepest.offer(pair[part], -result.depth, result.deep_first, result.deep_second)
+    return nearest, deepest
+
+
+def _solid_angles(points: np.ndarray, corners: np.ndarray) -> np.ndarray:
+    """Solid angle (k,) of triangles (k, 3, 3) seen from points (k, 3), signed by their
+    orientation (Van Oosterom and Strackee)."""
+    a, b, c = (corners[:, index] - points for index in range(3))
+    la, lb, lc = (np.linalg.norm(v, axis=1) for v in (a, b, c))
+    numerator = _dot(a, np.cross(b, c))
+    denominator = la * lb * lc + _dot(a, b) * lc + _dot(a, c) * lb + _dot(b, c) * la
+    return 2.0 * np.arctan2(numerator, denominator)
+
+
+def _inside_stage(world: _World, inner: np.ndarray, outer: np.ndarray) -> _Best:
+    """Depth (b) of the pairs of closed world meshes (inner, outer) (m,) each: minus the
+    largest distance of an inner vertex strictly inside the outer mesh to its surface
+    (0 where none), with that vertex and its closest point on the outer surface."""
+    deepest = _Best(len(inner), 0.0)
+    pair, vertex = expand_runs(world.vertex_start[inner], world.vertex_count[inner])
+    points = world.vertices[vertex]
+    keep = ((points >= world.mesh_lo[outer[pair]]) & (points <= world.mesh_hi[outer[pair]])).all(
+        axis=1
+    )
+    pair, points = pair[keep], points[keep]
+    counts = world.triangle_count[outer[pair]]
+    for part in _chunks(counts, _INSIDE_ROWS):
+        entry, triangle = expand_runs(world.triangle_start[outer[pair[part]]], counts[part])
+        seen_from = points[part][entry]
+        corners = world.corners[triangle]
+        closest = closest_on_triangles(seen_from, corners)
+        gap = np.linalg.norm(seen_from - closest, axis=1)
+        starts = _starts(counts[part])
+        winding = np.add.reduceat(_solid_angles(seen_from, corners), starts) / (4 * np.pi)
+        nearest = _Best(len(starts), np.inf)
+        nearest.offer(entry, gap, seen_from, closest)
+        epsilon = _epsilon(np.abs(points[part]).max(axis=1))
+        inside = (np.abs(winding) > 0.5) & (nearest.value > epsilon)
+        deepest.offer(
+            pair[part][inside],
+            -nearest.value[inside],
+            nearest.first[inside],
+            nearest.second[inside],
+        )
+    return deepest
+
+
+def _check_input(meshes, matrices, pairs, max_distance):
+    matrices = np.asarray(matrices, dtype=np.float64).reshape(-1, 4, 4)
+    pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+    if len(matrices) != len(meshes):
+        raise ValueError(f"mesh_contacts: {len(meshes)} meshes but {len(matrices)} matrices")
+    if pairs.size and (pairs.min() < 0 or pairs.max() >= len(meshes)):
+        raise ValueError("mesh_contacts: pair indices out of range")
+    if not np.isfinite(matrices).all():
+        raise ValueError("mesh_contacts: matrices hold NaN or infinite values")
+    if not max_distance >= 0:
+        raise ValueError(f"mesh_contacts: max_distance must be >= 0, got {max_distance}")
+    return matrices, pairs, float(max_distance)
+
+
+def mesh_contacts(
+    meshes: Sequence[TriangleMesh], matrices, pairs, max_distance: float
+) -> MeshContacts:
+    """Contact of pairs of posed meshes (see the module docstring for the rules).
+
+    meshes: n `TriangleMesh` (the same object may appear under several indices)
+    matrices: (n, 4, 4) float64 affine world matrices, meshes[k] posed by matrices[k]
+    pairs: (m, 2) int64 indices into meshes
+    max_distance: >= 0; pairs farther apart come out at +inf with NaN witnesses
+    returns: `MeshContacts` of the m pairs
+    """
+    matrices, pairs, max_distance = _check_input(meshes, matrices, pairs, max_distance)
+    used, slots = np.unique(pairs, return_inverse=True)
+    slots = slots.reshape(-1, 2)
+    world = _pose(meshes, matrices, used)
+    reach = np.abs(world.corners).max(initial=0.0)
+    grow = max_distance + float(_epsilon(np.array([reach]))[0])
+    nearest, crossing = _triangle_stage(world, slots, grow)
+    both_closed = world.closed[slots[:, 0]] & world.closed[slots[:, 1]]
+    tested = np.flatnonzero(both_closed)
+    i_in_j = _Best(len(slots), 0.0)
+    j_in_i = _Best(len(slots), 0.0)
+    for best, inner, outer in ((i_in_j, 0, 1), (j_in_i, 1, 0)):
+        found = _inside_stage(world, slots[tested, inner], slots[tested, outer])
+        best.value[tested], best.first[tested], best.second[tested] = (
+            found.value,
+            found.first if inner == 0 else found.second,
+            found.second if inner == 0 else found.first,
+        )
+    return _combine(nearest, crossing, i_in_j, j_in_i, max_distance, ~both_closed)
+
+
+def _combine(nearest, crossing, i_in_j, j_in_i, max_distance, open_pair) -> MeshContacts:
+    """The pairs' `MeshContacts` from the per-pair stages (each a `_Best` whose value is
+    the distance, or minus a depth; witness points on mesh i first)."""
+    depth = -np.minimum(np.minimum(crossing.value, i_in_j.value), j_in_i.value)
+    relation = np.full(len(depth), APART, dtype=np.int8)
+    epsilon = _epsilon(np.abs(np.nan_to_num(nearest.first)).max(axis=1, initial=0.0))
+    relation[nearest.value <= epsilon] = TOUCHING
+    relation[j_in_i.value < 0] = J_INSIDE_I
+    relation[i_in_j.value < 0] = I_INSIDE_J
+    relation[crossing.value < 0] = CROSSING
+    distance = np.where(depth > 0, -depth, nearest.value)
+    far = (depth <= 0) & (nearest.value > np.maximum(max_distance, epsilon))
+    distance[far] = np.inf
+    point_i, point_j = nearest.first.copy(), nearest.second.copy()
+    point_i[far] = np.nan
+    point_j[far] = np.nan
+    for stage in (j_in_i, i_in_j, crossing):
+        deepest = (depth > 0) & (stage.value == -depth)
+        point_i[deepest], point_j[deepest] = stage.first[deepest], stage.second[deepest]
+    return MeshContacts(distance, point_i, point_j, relation, open_pair)
