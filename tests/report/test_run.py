@@ -131,9 +131,9 @@ def test_bad_arguments_fail_before_reading_a_frame(arguments, message):
 def test_first_frame_checks_and_read_errors():
     empty = ShapeBatch.spheres([[0.0, 0.0, 0.0]], [1.0]).take([])
     with pytest.raises(ClashRunError, match=r"^frame 3: no objects take part \(scope 'VISIBLE'\)$"):
-        run_report(SAMPLE_TESTS, (3, 4, 1), lambda time: (empty, []), scope="VISIBLE")
+        run_report(SAMPLE_TESTS, (3, 4, 1), lambda time: FrameSample(empty, []), scope="VISIBLE")
     with pytest.raises(ClashRunError, match=r"^frame 3: no objects take part$"):
-        run_report(SAMPLE_TESTS, (3, 4, 1), lambda time: (empty, []))
+        run_report(SAMPLE_TESTS, (3, 4, 1), lambda time: FrameSample(empty, []))
     typo = [ClashTest("pipes", Selector(name="Pipe*"))]
     with pytest.raises(ClashRunError, match="frame 1: set A of test 'pipes' matches no object"):
         run_report(typo, (1, 4, 1), read_sample_frame)
