@@ -20,6 +20,7 @@ import bpy
 from ..clash.evaluate import FrameMeshes, ObjectMetadata, decides_on_meshes
 from ..clash.tests import ClashTest
 from ..report.run import ClashRunError, FrameSample, ReportResult, run_report
+from .handlers import geometry_updates
 from .scene import ProxyReader, SceneReadError
 from .thumbnails import render_thumbnails
 
@@ -86,6 +87,8 @@ class _SceneFrames:
         self.scene = scene
         self.meshes = meshes
         self.reader = ProxyReader()
+        # Geometry the frame changes updated, gathered by `watch` (frame_change_post).
+        self.updated_geometry: set[tuple[str, str]] = set()
         self.owners: dict[str, Any] = {}
         self._names: list[str] | None = None
         self._objects: list[ObjectMetadata] = []
@@ -94,8 +97,11 @@ class _SceneFrames:
         whole_frame = math.floor(time_of_sample)
         self.scene.frame_set(whole_frame, subframe=time_of_sample - whole_frame)
         # Modifiers, shape keys, armatures, Geometry Nodes and visibility may differ
-        # on this frame; plain meshes keep their cached geometry and fits.
+        # on this frame, and a frame_change_pre handler may have swapped or edited a
+        # plain mesh (stop motion); other plain meshes keep their geometry and fits.
         self.reader.invalidate_changing_geometry()
+        self.reader.geometry_changed(self.updated_geometry)
+        self.updated_geometry = set()
         try:
             proxies = self.reader.read(self.context.evaluated_depsgraph_get(), self.scene)
         except SceneReadError as error:
@@ -113,6 +119,12 @@ class _SceneFrames:
         keys, triangle_mesh = proxies.geometry_keys, self.reader.triangle_mesh
         meshes = FrameMeshes(lambda row: triangle_mesh(keys[row]), proxies.matrices)
         return FrameSample(proxies.batch, self._objects, meshes)
+
+    def watch(self, scene, depsgraph=None) -> None:
+        """frame_change_post handler for the run: note the geometry each frame change
+        updated, read by the next `__call__`."""
+        if depsgraph is not None and scene == self.scene:
+            self.updated_geometry |= geometry_updates(depsgraph)
 
 
 def run_clash_report(
@@ -165,6 +177,7 @@ def run_clash_report(
         scene.frame_set(original_frame, subframe=original_subframe)
         return render_thumbnails(context, scene, clashes, read_frame.owners)
 
+    bpy.app.handlers.frame_change_post.append(read_frame.watch)
     try:
         return run_report(
             tests,
@@ -184,6 +197,7 @@ def run_clash_report(
             scope=scene.collide.scope,
         )
     finally:
+        bpy.app.handlers.frame_change_post.remove(read_frame.watch)
         if ui_progress_started[0]:
             window_manager.progress_end()
         scene.frame_set(original_frame, subframe=original_subframe)

@@ -9,7 +9,14 @@ import jsonschema
 import numpy as np
 import pytest
 
-from tests.cli.test_clash_report import BOX_HELPERS, SCHEMA, build_scene, clash_report
+from tests.cli.test_clash_report import (
+    BOX_HELPERS,
+    SCHEMA,
+    SCRIPT,
+    blender,
+    build_scene,
+    clash_report,
+)
 
 # Each pair is set apart from the others by 10 m along x:
 # - Ring, a torus (major radius 1, minor 0.25), and Pin, a 0.2 m cube in its hole: the
@@ -108,3 +115,38 @@ def test_geometry_proxy_decides_on_the_proxies(mesh_scene, tmp_path):
     assert ("Pin", "Ring") in hard and ("Chip", "Sheet") in hard
     assert all(clash["geometry"] == "proxy" for clash in clashes.values())
     assert report["warnings"] == []
+
+
+# Stop motion: a frame_change_pre handler gives Puppet a bigger mesh from frame 5 on,
+# which then reaches into Wall.
+PUPPET_SCENE = (
+    BOX_HELPERS
+    + """
+scene.frame_start, scene.frame_end = 1, 10
+puppet = box("Puppet", (0, 0, 0), (0.1, 0.1, 0.1))
+box("Wall", (0.6, 0, 0), (0.3, 0.3, 0.3))
+box("Big", (50, 0, 0), (0.5, 0.5, 0.5)).data.name = "big"
+bpy.ops.wm.save_as_mainfile(filepath=out)
+"""
+)
+SWAP_HANDLER = """
+import bpy
+small = bpy.data.objects["Puppet"].data
+def swap(scene, *args):
+    puppet = bpy.data.objects["Puppet"]
+    puppet.data = bpy.data.meshes["big"] if scene.frame_current >= 5 else small
+bpy.app.handlers.frame_change_pre.append(swap)
+"""
+
+
+@pytest.mark.parametrize("geometry", ["mesh", "proxy"])
+def test_a_mesh_swapped_by_a_frame_handler_is_read_again(tmp_path, geometry):
+    blend = build_scene(tmp_path, PUPPET_SCENE, "puppet")
+    out = tmp_path / "report.json"
+    result = blender(
+        str(blend), "--python-expr", SWAP_HANDLER, "--python", str(SCRIPT), "--",
+        "--frames", "1-10", "--geometry", geometry, "--json", str(out),
+    )  # fmt: skip
+    assert result.returncode == 1, result.stderr
+    clashes = json.loads(out.read_text(encoding="utf-8"))["clashes"]
+    assert [(c["a"], c["b"], c["frames"]) for c in clashes] == [("Puppet", "Wall", [[5, 10]])]
