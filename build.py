@@ -7,6 +7,9 @@
     python3 build.py demo      run the main job on the bundled demo and print what it found
     python3 build.py zip       write dist/collide_addon-<version>.zip (legacy add-on + extension)
     python3 build.py bench     benchmarks: the core against coal and python-fcl, live mode in bpy
+    python3 build.py bench-ifc collide against IfcClash 0.9.0 on the real IFC models in
+                               benchmarks/models/ (extra arguments go to bench_ifc.py,
+                               e.g. --models FZK --keep DIR); makes its own .venv-ifc
     python3 build.py lint      ruff format --check and ruff check
     python3 build.py setup     only create/refresh the environments
 
@@ -200,6 +203,15 @@ def cmd_bench(args: list[str]) -> int:
     return 0
 
 
+def cmd_bench_ifc(args: list[str]) -> int:
+    """benchmarks/bench_ifc.py with this interpreter (standard library only); it creates
+    .venv-ifc (ifcopenshell, ifcclash) itself and runs Debian's `blender`."""
+    ensure_blender()
+    command = [sys.executable, ROOT / "benchmarks" / "bench_ifc.py", *args]
+    log("$ " + " ".join(str(part) for part in command))
+    return subprocess.run(command, cwd=ROOT).returncode
+
+
 def cmd_lint(args: list[str]) -> int:
     python = ensure_venv(VENV, REQUIREMENTS)
     paths = [
@@ -275,6 +287,7 @@ COMMANDS = {
     "demo": cmd_demo,
     "zip": cmd_zip,
     "bench": cmd_bench,
+    "bench-ifc": cmd_bench_ifc,
     "lint": cmd_lint,
 }
 
