@@ -66,8 +66,6 @@ J_INSIDE_I = 4
 # Triangle pairs evaluated at once: each holds about 5 kB of temporaries (the 9 edge pairs
 # and 6 vertex-triangle cases), so a chunk stays under about 200 MB.
 _CHUNK_ROWS = 1 << 15
-# Point-triangle rows of the inside test evaluated at once (about 1 kB each).
-_INSIDE_ROWS = 1 << 16
 # Pairs whose candidate triangle product is at most this are expanded in full; larger
 # ones (big meshes) go through the bounds grid one pair at a time.
 _PRODUCT_LIMIT = 1 << 14
@@ -162,7 +160,24 @@ class MeshContacts:
 
 
 def _dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return (a * b).sum(axis=-1)
+    """Row-wise dot products of (..., 3) arrays (faster than a sum over a 3-long axis)."""
+    return a[..., 0] * b[..., 0] + a[..., 1] * b[..., 1] + a[..., 2] * b[..., 2]
+
+
+def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Row-wise cross products of (..., 3) arrays, broadcast."""
+    return np.stack(
+        [
+            a[..., 1] * b[..., 2] - a[..., 2] * b[..., 1],
+            a[..., 2] * b[..., 0] - a[..., 0] * b[..., 2],
+            a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0],
+        ],
+        axis=-1,
+    )
+
+
+def _length(vectors: np.ndarray) -> np.ndarray:
+    return np.sqrt(_dot(vectors, vectors))
 
 
 def _epsilon(magnitude: np.ndarray) -> np.ndarray:
@@ -186,7 +201,7 @@ def closest_on_triangles(points: np.ndarray, triangles: np.ndarray) -> np.ndarra
     returns: (..., 3). A flat (zero-area) triangle is its three edges.
     """
     a, b, c = triangles[..., 0, :], triangles[..., 1, :], triangles[..., 2, :]
-    normal = np.cross(b - a, c - a)
+    normal = _cross(b - a, c - a)
     normal2 = _dot(normal, normal)
     safe = np.where(normal2 > 0, normal2, 1.0)
     offset = points - a
@@ -194,7 +209,7 @@ def closest_on_triangles(points: np.ndarray, triangles: np.ndarray) -> np.ndarra
     # Barycentric signs by the sub-triangle normals: all >= 0 inside.
     inside = np.broadcast_to(normal2 > 0, projected.shape[:-1]).copy()
     for start, end in ((a, b), (b, c), (c, a)):
-        inside &= _dot(np.cross(end - start, projected - start), normal) >= 0
+        inside &= _dot(_cross(end - start, projected - start), normal) >= 0
     best = projected
     best2 = np.where(inside, _dot(points - projected, points - projected), np.inf)
     for start, end in ((a, b), (b, c), (c, a)):
@@ -213,7 +228,7 @@ def _vertex_triangle(first: np.ndarray, second: np.ndarray):
     on_first = closest_on_triangles(second, first[:, None])
     from_first = np.concatenate([first, on_first], axis=1)  # (m, 6, 3)
     from_second = np.concatenate([on_second, second], axis=1)
-    gap = np.linalg.norm(from_first - from_second, axis=2)
+    gap = _length(from_first - from_second)
     best = np.argmin(gap, axis=1)
     rows = np.arange(len(first))
     return gap[rows, best], from_first[rows, best], from_second[rows, best]
@@ -238,7 +253,7 @@ def _edge_edge(first: np.ndarray, second: np.ndarray):
     valid = skew & (s >= 0) & (s <= 1) & (t >= 0) & (t <= 1)
     x = p1 + s[..., None] * d1
     y = p2 + t[..., None] * d2
-    gap = np.where(valid, np.linalg.norm(x - y, axis=2), np.inf)
+    gap = np.where(valid, _length(x - y), np.inf)
     best = np.argmin(gap, axis=1)
     rows = np.arange(len(first))
     return gap[rows, best], x[rows, best], y[rows, best]
@@ -247,8 +262,8 @@ def _edge_edge(first: np.ndarray, second: np.ndarray):
 def _plane_distances(triangles: np.ndarray, planes_of: np.ndarray):
     """Signed distances (m, 3) of the corners of `triangles` to the planes of `planes_of`
     (both (m, 3, 3)), and those planes' unit normals (m, 3) (zero for flat triangles)."""
-    normal = np.cross(planes_of[:, 1] - planes_of[:, 0], planes_of[:, 2] - planes_of[:, 0])
-    length = np.linalg.norm(normal, axis=1)
+    normal = _cross(planes_of[:, 1] - planes_of[:, 0], planes_of[:, 2] - planes_of[:, 0])
+    length = _length(normal)
     normal = normal / np.where(length > 0, length, 1.0)[:, None]
     return _dot(triangles - planes_of[:, None, 0], normal[:, None]), normal
 
@@ -327,8 +342,8 @@ def _triangle_pairs(first: np.ndarray, second: np.ndarray) -> _TrianglePairs:
     signed_first, normal_second = _plane_distances(first, second)
     signed_second, normal_first = _plane_distances(second, first)
     both_pierce = (_reach(signed_first) > epsilon) & (_reach(signed_second) > epsilon)
-    direction = np.cross(normal_first, normal_second)
-    direction /= np.maximum(np.linalg.norm(direction, axis=1), np.finfo(float).tiny)[:, None]
+    direction = _cross(normal_first, normal_second)
+    direction /= np.maximum(_length(direction), np.finfo(float).tiny)[:, None]
     lo_first, hi_first, start_first, end_first = _cut(first, signed_first, direction)
     lo_second, hi_second, _, _ = _cut(second, signed_second, direction)
     lo, hi = np.maximum(lo_first, lo_second), np.minimum(hi_first, hi_second)
@@ -357,7 +372,8 @@ class _World:
     vertices: (V, 3); vertex_start: (u,) first row of each mesh's vertices
     corners: (T, 3, 3) triangle corners; triangle_start, triangle_count: (u,) each mesh's
     rows of them; lo, hi: (T, 3) triangle bounds; mesh_lo, mesh_hi: (u, 3) mesh bounds
-    (+inf, -inf for a mesh without triangles); closed: (u,) bool
+    (+inf, -inf for a mesh without triangles); closed: (u,) bool; owner: (T,) the mesh
+    of each triangle
     """
 
     vertices: np.ndarray
@@ -371,6 +387,7 @@ class _World:
     mesh_lo: np.ndarray
     mesh_hi: np.ndarray
     closed: np.ndarray
+    owner: np.ndarray
 
 
 def _starts(counts: np.ndarray) -> np.ndarray:
@@ -412,6 +429,7 @@ def _pose(meshes: Sequence[TriangleMesh], matrices: np.ndarray, used: np.ndarray
         mesh_lo,
         mesh_hi,
         closed,
+        np.repeat(np.arange(len(used)), triangle_count),
     )
 
 
@@ -466,14 +484,30 @@ def _product(world: _World, pair_a, tri_a, pair_b, tri_b, pairs: np.ndarray, gro
     return pair_a[entry][keep], first[keep], second[keep]
 
 
+def _nearby_gap(world: _World, tri_a: np.ndarray, tri_b: np.ndarray) -> float:
+    """An upper bound of the distance between triangles tri_a (k,) and tri_b (l,): the
+    distance of two centroids found by walking to the nearest one twice each way. It
+    keeps the grid's bounds tight when `max_distance` is large next to the meshes."""
+    centroid_a = world.corners[tri_a].mean(axis=1)
+    centroid_b = world.corners[tri_b].mean(axis=1)
+    best_b = centroid_b[0]
+    for _ in range(2):
+        best_a = centroid_a[np.argmin(_length(centroid_a - best_b))]
+        best_b = centroid_b[np.argmin(_length(centroid_b - best_a))]
+    return float(_length(best_a - best_b))
+
+
 def _grid_pairs(world: _World, pair: int, tri_a: np.ndarray, tri_b: np.ndarray, grow: float):
     """Triangles of a against those of b for one pair of large meshes, by the bounds grid:
     (pair, triangle a, triangle b), each (k,)."""
-    lo = np.concatenate([world.lo[tri_a], world.lo[tri_b]]) - grow / 2
-    hi = np.concatenate([world.hi[tri_a], world.hi[tri_b]]) + grow / 2
-    found = overlapping_bounds(lo, hi)
-    found = found[(found[:, 0] < len(tri_a)) & (found[:, 1] >= len(tri_a))]
-    return np.full(len(found), pair), tri_a[found[:, 0]], tri_b[found[:, 1] - len(tri_a)]
+    grow = min(grow, _nearby_gap(world, tri_a, tri_b))
+    first, second = _cross_pairs(
+        world.lo[tri_a] - grow / 2,
+        world.hi[tri_a] + grow / 2,
+        world.lo[tri_b] - grow / 2,
+        world.hi[tri_b] + grow / 2,
+    )
+    return np.full(len(first), pair), tri_a[first], tri_b[second]
 
 
 def _candidates(world: _World, slots: np.ndarray, grow: float):
@@ -529,11 +563,27 @@ class _Best:
         self.second[pair] = second[rows]
 
 
+def _prune(world: _World, count: int, pair, first, second):
+    """Drop candidate triangle pairs (k,) that cannot hold their pair's minimum: those
+    whose bounds are farther apart than the nearest centroids of any candidate of the
+    same pair (an upper bound of its distance). Crossing triangles have touching bounds
+    and are always kept."""
+    centroids = world.corners.mean(axis=1)
+    upper = np.full(count, np.inf)
+    np.minimum.at(upper, pair, _length(centroids[first] - centroids[second]))
+    gap = np.maximum(
+        np.maximum(world.lo[first] - world.hi[second], world.lo[second] - world.hi[first]), 0.0
+    )
+    keep = _length(gap) <= upper[pair]
+    return pair[keep], first[keep], second[keep]
+
+
 def _triangle_stage(world: _World, slots: np.ndarray, grow: float):
     """Minimum distance and deepest crossing of each pair of world meshes `slots` (m, 2):
     (`_Best` of the distance, `_Best` of minus the depth (a))."""
     nearest, deepest = _Best(len(slots), np.inf), _Best(len(slots), 0.0)
     pair, first, second = _candidates(world, slots, grow)
+    pair, first, second = _prune(world, len(slots), pair, first, second)
     for part in _chunks(np.ones(len(pair), dtype=np.int64), _CHUNK_ROWS):
         result = _triangle_pairs(world.corners[first[part]], world.corners[second[part]])
         nearest.offer(pair[part], result.distance, result.point_first, result.point_second)
@@ -541,46 +591,95 @@ def _triangle_stage(world: _World, slots: np.ndarray, grow: float):
     return nearest, deepest
 
 
-def _solid_angles(points: np.ndarray, corners: np.ndarray) -> np.ndarray:
-    """Solid angle (k,) of triangles (k, 3, 3) seen from points (k, 3), signed by their
-    orientation (Van Oosterom and Strackee)."""
-    a, b, c = (corners[:, index] - points for index in range(3))
-    la, lb, lc = (np.linalg.norm(v, axis=1) for v in (a, b, c))
-    numerator = _dot(a, np.cross(b, c))
-    denominator = la * lb * lc + _dot(a, b) * lc + _dot(a, c) * lb + _dot(b, c) * la
-    return 2.0 * np.arctan2(numerator, denominator)
+def _cross_pairs(lo_a, hi_a, lo_b, hi_b) -> tuple[np.ndarray, np.ndarray]:
+    """Every overlapping pair of a box of set a (k, 3 bounds) and one of set b (l, 3), by
+    the bounds grid: (index into a (p,), index into b (p,))."""
+    found = overlapping_bounds(np.concatenate([lo_a, lo_b]), np.concatenate([hi_a, hi_b]))
+    found = found[(found[:, 0] < len(lo_a)) & (found[:, 1] >= len(lo_a))]
+    return found[:, 0], found[:, 1] - len(lo_a)
+
+
+def _upward_hits(points: np.ndarray, corners: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Whether the ray from each point (k, 3) straight up (+z) crosses its triangle
+    (k, 3, 3), and how far up: (hit (k,) bool, height (k,)).
+
+    A ray through an edge or a vertex in the xy projection is decided as if the point
+    were moved by an infinitesimal (-delta, 1) (delta << 1): an edge is evaluated from
+    its lexicographically smaller end, so the triangles on either side of a shared edge
+    get exactly opposite answers and each crossing of a closed mesh counts once.
+    """
+    same_side = []
+    for start, end in ((0, 1), (1, 2), (2, 0)):
+        u, v = corners[:, start], corners[:, end]
+        canonical = (u[:, 0] < v[:, 0]) | ((u[:, 0] == v[:, 0]) & (u[:, 1] < v[:, 1]))
+        low = np.where(canonical[:, None], u, v)
+        high = np.where(canonical[:, None], v, u)
+        value = (high[:, 0] - low[:, 0]) * (points[:, 1] - low[:, 1]) - (high[:, 1] - low[:, 1]) * (
+            points[:, 0] - low[:, 0]
+        )
+        same_side.append((value >= 0) == canonical)
+    covered = (same_side[0] == same_side[1]) & (same_side[1] == same_side[2])
+    a = corners[:, 0]
+    normal = _cross(corners[:, 1] - a, corners[:, 2] - a)
+    safe = np.where(normal[:, 2] != 0, normal[:, 2], 1.0)
+    height = (
+        a[:, 2]
+        - (normal[:, 0] * (points[:, 0] - a[:, 0]) + normal[:, 1] * (points[:, 1] - a[:, 1])) / safe
+        - points[:, 2]
+    )
+    return covered & (normal[:, 2] != 0) & (height > 0), height
+
+
+def _parity_inside(world: _World, points, target, triangles) -> tuple[np.ndarray, np.ndarray]:
+    """Ray parity of points (k, 3) in world meshes `target` (k,), whose triangles are
+    among `triangles`: (inside (k,) bool, height of the nearest crossing above (k,), an
+    upper bound of the distance to the surface where inside)."""
+    flat_points = points * [1.0, 1.0, 0.0]
+    flat_lo, flat_hi = world.lo[triangles] * [1.0, 1.0, 0.0], world.hi[triangles] * [1.0, 1.0, 0.0]
+    ray, triangle = _cross_pairs(flat_points, flat_points, flat_lo, flat_hi)
+    triangle = triangles[triangle]
+    keep = (world.owner[triangle] == target[ray]) & (world.hi[triangle, 2] >= points[ray, 2])
+    ray, triangle = ray[keep], triangle[keep]
+    hit, height = _upward_hits(points[ray], world.corners[triangle])
+    inside = np.bincount(ray[hit], minlength=len(points)) % 2 == 1
+    nearest = np.full(len(points), np.inf)
+    np.minimum.at(nearest, ray[hit], height[hit])
+    return inside, nearest
 
 
 def _inside_stage(world: _World, inner: np.ndarray, outer: np.ndarray) -> _Best:
     """Depth (b) of the pairs of closed world meshes (inner, outer) (m,) each: minus the
     largest distance of an inner vertex strictly inside the outer mesh to its surface
-    (0 where none), with that vertex and its closest point on the outer surface."""
+    (0 where none), with that vertex and its closest point on the outer surface.
+
+    Inside by ray parity, the triangles met found by the bounds grid in the xy plane;
+    the distance of an inside vertex is the nearest of the triangles within its ray's
+    first crossing, found by the grid again."""
     deepest = _Best(len(inner), 0.0)
     pair, vertex = expand_runs(world.vertex_start[inner], world.vertex_count[inner])
-    points = world.vertices[vertex]
-    keep = ((points >= world.mesh_lo[outer[pair]]) & (points <= world.mesh_hi[outer[pair]])).all(
-        axis=1
+    points, target = world.vertices[vertex], outer[pair]
+    keep = ((points >= world.mesh_lo[target]) & (points <= world.mesh_hi[target])).all(axis=1)
+    pair, points, target = pair[keep], points[keep], target[keep]
+    triangles = np.flatnonzero(np.isin(world.owner, target))
+    if len(pair) == 0:
+        return deepest
+    inside, upper = _parity_inside(world, points, target, triangles)
+    pair, points, target, upper = pair[inside], points[inside], target[inside], upper[inside]
+    point, triangle = _cross_pairs(
+        points - upper[:, None], points + upper[:, None], world.lo[triangles], world.hi[triangles]
     )
-    pair, points = pair[keep], points[keep]
-    counts = world.triangle_count[outer[pair]]
-    for part in _chunks(counts, _INSIDE_ROWS):
-        entry, triangle = expand_runs(world.triangle_start[outer[pair[part]]], counts[part])
-        seen_from = points[part][entry]
-        corners = world.corners[triangle]
-        closest = closest_on_triangles(seen_from, corners)
-        gap = np.linalg.norm(seen_from - closest, axis=1)
-        starts = _starts(counts[part])
-        winding = np.add.reduceat(_solid_angles(seen_from, corners), starts) / (4 * np.pi)
-        nearest = _Best(len(starts), np.inf)
-        nearest.offer(entry, gap, seen_from, closest)
-        epsilon = _epsilon(np.abs(points[part]).max(axis=1))
-        inside = (np.abs(winding) > 0.5) & (nearest.value > epsilon)
-        deepest.offer(
-            pair[part][inside],
-            -nearest.value[inside],
-            nearest.first[inside],
-            nearest.second[inside],
-        )
+    triangle = triangles[triangle]
+    keep = world.owner[triangle] == target[point]
+    point, triangle = point[keep], triangle[keep]
+    nearest = _Best(len(points), np.inf)
+    for part in _chunks(np.ones(len(point), dtype=np.int64), _CHUNK_ROWS * 4):
+        seen_from = points[point[part]]
+        closest = closest_on_triangles(seen_from, world.corners[triangle[part]])
+        nearest.offer(point[part], _length(seen_from - closest), seen_from, closest)
+    strictly = nearest.value > _epsilon(np.abs(points).max(axis=1, initial=0.0))
+    deepest.offer(
+        pair[strictly], -nearest.value[strictly], nearest.first[strictly], nearest.second[strictly]
+    )
     return deepest
 
 
