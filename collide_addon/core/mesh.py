@@ -69,6 +69,9 @@ _CHUNK_ROWS = 1 << 15
 # Pairs whose candidate triangle product is at most this are expanded in full; larger
 # ones (big meshes) go through the bounds grid one pair at a time.
 _PRODUCT_LIMIT = 1 << 14
+# Points tested against a mesh of at most this many triangles meet each of them; against
+# larger ones, only those the bounds grid finds.
+_SMALL_MESH = 64
 # Triangles with |cross| at most this times their longest edge squared have zero area.
 _ZERO_AREA = 1e-12
 # Edges closer to parallel than this (sin^2 of their angle) have no interior closest pair
@@ -630,16 +633,36 @@ def _upward_hits(points: np.ndarray, corners: np.ndarray) -> tuple[np.ndarray, n
     return covered & (normal[:, 2] != 0) & (height > 0), height
 
 
-def _parity_inside(world: _World, points, target, triangles) -> tuple[np.ndarray, np.ndarray]:
-    """Ray parity of points (k, 3) in world meshes `target` (k,), whose triangles are
-    among `triangles`: (inside (k,) bool, height of the nearest crossing above (k,), an
-    upper bound of the distance to the surface where inside)."""
-    flat_points = points * [1.0, 1.0, 0.0]
-    flat_lo, flat_hi = world.lo[triangles] * [1.0, 1.0, 0.0], world.hi[triangles] * [1.0, 1.0, 0.0]
-    ray, triangle = _cross_pairs(flat_points, flat_points, flat_lo, flat_hi)
-    triangle = triangles[triangle]
-    keep = (world.owner[triangle] == target[ray]) & (world.hi[triangle, 2] >= points[ray, 2])
-    ray, triangle = ray[keep], triangle[keep]
+def _point_candidates(world: _World, lo, hi, target) -> tuple[np.ndarray, np.ndarray]:
+    """Triangles of world meshes `target` (k,) whose bounds meet boxes lo, hi (k, 3):
+    (box (p,), triangle (p,)). Boxes in small meshes meet each of their triangles in
+    turn; the others go through the bounds grid."""
+    small = world.triangle_count[target] <= _SMALL_MESH
+    boxes = np.flatnonzero(small)
+    run, triangle = expand_runs(
+        world.triangle_start[target[boxes]], world.triangle_count[target[boxes]]
+    )
+    found_boxes, found_triangles = [boxes[run]], [triangle]
+    large = np.flatnonzero(~small)
+    if len(large):
+        triangles = np.flatnonzero(np.isin(world.owner, target[large]))
+        box, triangle = _cross_pairs(lo[large], hi[large], world.lo[triangles], world.hi[triangles])
+        found_boxes.append(large[box])
+        found_triangles.append(triangles[triangle])
+    box, triangle = np.concatenate(found_boxes), np.concatenate(found_triangles)
+    keep = (world.owner[triangle] == target[box]) & _boxes_overlap(
+        lo[box], hi[box], world.lo[triangle], world.hi[triangle], 0.0
+    )
+    return box[keep], triangle[keep]
+
+
+def _parity_inside(world: _World, points, target) -> tuple[np.ndarray, np.ndarray]:
+    """Ray parity of points (k, 3) in world meshes `target` (k,): (inside (k,) bool,
+    height of the nearest crossing above (k,), an upper bound of the distance to the
+    surface where inside)."""
+    top = points.copy()
+    top[:, 2] = world.mesh_hi[target, 2]
+    ray, triangle = _point_candidates(world, points, top, target)
     hit, height = _upward_hits(points[ray], world.corners[triangle])
     inside = np.bincount(ray[hit], minlength=len(points)) % 2 == 1
     nearest = np.full(len(points), np.inf)
@@ -652,25 +675,18 @@ def _inside_stage(world: _World, inner: np.ndarray, outer: np.ndarray) -> _Best:
     largest distance of an inner vertex strictly inside the outer mesh to its surface
     (0 where none), with that vertex and its closest point on the outer surface.
 
-    Inside by ray parity, the triangles met found by the bounds grid in the xy plane;
-    the distance of an inside vertex is the nearest of the triangles within its ray's
-    first crossing, found by the grid again."""
+    Inside by the parity of a ray straight up; the distance of an inside vertex is the
+    nearest of the triangles within its ray's first crossing."""
     deepest = _Best(len(inner), 0.0)
     pair, vertex = expand_runs(world.vertex_start[inner], world.vertex_count[inner])
     points, target = world.vertices[vertex], outer[pair]
     keep = ((points >= world.mesh_lo[target]) & (points <= world.mesh_hi[target])).all(axis=1)
     pair, points, target = pair[keep], points[keep], target[keep]
-    triangles = np.flatnonzero(np.isin(world.owner, target))
-    if len(pair) == 0:
-        return deepest
-    inside, upper = _parity_inside(world, points, target, triangles)
+    inside, upper = _parity_inside(world, points, target)
     pair, points, target, upper = pair[inside], points[inside], target[inside], upper[inside]
-    point, triangle = _cross_pairs(
-        points - upper[:, None], points + upper[:, None], world.lo[triangles], world.hi[triangles]
+    point, triangle = _point_candidates(
+        world, points - upper[:, None], points + upper[:, None], target
     )
-    triangle = triangles[triangle]
-    keep = world.owner[triangle] == target[point]
-    point, triangle = point[keep], triangle[keep]
     nearest = _Best(len(points), np.inf)
     for part in _chunks(np.ones(len(point), dtype=np.int64), _CHUNK_ROWS * 4):
         seen_from = points[point[part]]
