@@ -55,7 +55,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .contact import CONTACT_RELATIVE
-from .grid import expand_runs, overlapping_bounds
+from .grid import expand_runs
 
 APART = 0
 TOUCHING = 1
@@ -594,12 +594,53 @@ def _triangle_stage(world: _World, slots: np.ndarray, grow: float):
     return nearest, deepest
 
 
+def _covered_cells(low: np.ndarray, high: np.ndarray, counts: np.ndarray):
+    """Every cell of the boxes spanning cells low..high (k, 3) int64: (box (c,), cell
+    (c, 3), key (c,) packing the cell by `counts` (3,) cells per axis)."""
+    spans = high - low + 1
+    box, index = expand_runs(np.zeros(len(low), dtype=np.int64), spans.prod(axis=1))
+    span_y, span_z = spans[box, 1], spans[box, 2]
+    offset = np.stack([index // (span_y * span_z), (index // span_z) % span_y, index % span_z], 1)
+    cell = low[box] + offset
+    return box, cell, (cell[:, 0] * counts[1] + cell[:, 1]) * counts[2] + cell[:, 2]
+
+
 def _cross_pairs(lo_a, hi_a, lo_b, hi_b) -> tuple[np.ndarray, np.ndarray]:
-    """Every overlapping pair of a box of set a (k, 3 bounds) and one of set b (l, 3), by
-    the bounds grid: (index into a (p,), index into b (p,))."""
-    found = overlapping_bounds(np.concatenate([lo_a, lo_b]), np.concatenate([hi_a, hi_b]))
-    found = found[(found[:, 0] < len(lo_a)) & (found[:, 1] >= len(lo_a))]
-    return found[:, 0], found[:, 1] - len(lo_a)
+    """Every overlapping pair of a box of set a (k, 3 bounds) and one of set b (l, 3):
+    (index into a (p,), index into b (p,)).
+
+    A uniform grid of both sets' 90th-percentile box size, doubled until the cells the
+    boxes cover stay few: b's boxes are stored in every cell they cover, a's look them
+    up, and a pair is kept only in the cell holding the low corner of the two boxes'
+    intersection, so it comes once. Unlike the shared grid, pairs within a set (the
+    neighbouring triangles of one mesh) cost nothing."""
+    empty = np.zeros(0, dtype=np.int64)
+    if len(lo_a) == 0 or len(lo_b) == 0:
+        return empty, empty
+    origin = np.minimum(lo_a.min(axis=0), lo_b.min(axis=0))
+    extents = np.concatenate([hi_a - lo_a, hi_b - lo_b])
+    size = max(float(np.quantile(extents.max(axis=1), 0.9)), np.finfo(float).tiny)
+    while True:
+        low_a, high_a = ((bound - origin) // size for bound in (lo_a, hi_a))
+        low_b, high_b = ((bound - origin) // size for bound in (lo_b, hi_b))
+        covered = (high_a - low_a + 1).prod(axis=1).sum() + (high_b - low_b + 1).prod(axis=1).sum()
+        counts = np.maximum(high_a.max(axis=0), high_b.max(axis=0)) + 1
+        if covered <= 16 * (len(lo_a) + len(lo_b)) and counts.prod() < 2**62:
+            break
+        size *= 2.0
+    low_a, high_a, low_b, high_b = (x.astype(np.int64) for x in (low_a, high_a, low_b, high_b))
+    counts = counts.astype(np.int64)
+    box_b, _, keys_b = _covered_cells(low_b, high_b, counts)
+    order = np.argsort(keys_b, kind="stable")
+    box_b, keys_b = box_b[order], keys_b[order]
+    box_a, cell_a, keys_a = _covered_cells(low_a, high_a, counts)
+    first = np.searchsorted(keys_b, keys_a, side="left")
+    entry, position = expand_runs(first, np.searchsorted(keys_b, keys_a, side="right") - first)
+    a, b = box_a[entry], box_b[position]
+    keep = (cell_a[entry] == np.maximum(low_a[a], low_b[b])).all(axis=1)
+    a, b = a[keep], b[keep]
+    keep = _boxes_overlap(lo_a[a], hi_a[a], lo_b[b], hi_b[b], 0.0)
+    return a[keep], b[keep]
 
 
 def _upward_hits(points: np.ndarray, corners: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -633,10 +674,13 @@ def _upward_hits(points: np.ndarray, corners: np.ndarray) -> tuple[np.ndarray, n
     return covered & (normal[:, 2] != 0) & (height > 0), height
 
 
-def _point_candidates(world: _World, lo, hi, target) -> tuple[np.ndarray, np.ndarray]:
+def _point_candidates(
+    world: _World, lo, hi, target, vertical_rays: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
     """Triangles of world meshes `target` (k,) whose bounds meet boxes lo, hi (k, 3):
     (box (p,), triangle (p,)). Boxes in small meshes meet each of their triangles in
-    turn; the others go through the bounds grid."""
+    turn; the others go through the bounds grid, in the xy plane for `vertical_rays`
+    (boxes flat in x and y, long in z, which would cover many cells)."""
     small = world.triangle_count[target] <= _SMALL_MESH
     boxes = np.flatnonzero(small)
     run, triangle = expand_runs(
@@ -646,7 +690,13 @@ def _point_candidates(world: _World, lo, hi, target) -> tuple[np.ndarray, np.nda
     large = np.flatnonzero(~small)
     if len(large):
         triangles = np.flatnonzero(np.isin(world.owner, target[large]))
-        box, triangle = _cross_pairs(lo[large], hi[large], world.lo[triangles], world.hi[triangles])
+        keep_axes = np.array([1.0, 1.0, 0.0 if vertical_rays else 1.0])
+        box, triangle = _cross_pairs(
+            lo[large] * keep_axes,
+            hi[large] * keep_axes,
+            world.lo[triangles] * keep_axes,
+            world.hi[triangles] * keep_axes,
+        )
         found_boxes.append(large[box])
         found_triangles.append(triangles[triangle])
     box, triangle = np.concatenate(found_boxes), np.concatenate(found_triangles)
@@ -662,7 +712,7 @@ def _parity_inside(world: _World, points, target) -> tuple[np.ndarray, np.ndarra
     surface where inside)."""
     top = points.copy()
     top[:, 2] = world.mesh_hi[target, 2]
-    ray, triangle = _point_candidates(world, points, top, target)
+    ray, triangle = _point_candidates(world, points, top, target, vertical_rays=True)
     hit, height = _upward_hits(points[ray], world.corners[triangle])
     inside = np.bincount(ray[hit], minlength=len(points)) % 2 == 1
     nearest = np.full(len(points), np.inf)
