@@ -298,23 +298,6 @@ def _cut(triangles: np.ndarray, signed: np.ndarray, direction: np.ndarray):
     )
 
 
-@dataclass(frozen=True)
-class _TrianglePairs:
-    """Exact contact of m triangle pairs (first, second).
-
-    distance: (m,) >= 0; point_first, point_second: (m, 3) its witnesses
-    depth: (m,) penetration depth (a) where the pair crosses, else 0
-    deep_first, deep_second: (m, 3) the deepest point and its partner where it crosses
-    """
-
-    distance: np.ndarray
-    point_first: np.ndarray
-    point_second: np.ndarray
-    depth: np.ndarray
-    deep_first: np.ndarray
-    deep_second: np.ndarray
-
-
 def _crossing_depth(first, second, signed_first, signed_second):
     """Depth (a) of triangle pairs (m, 3, 3) and its witnesses, the shallower triangle's
     deepest corner and its closest point on the other: (depth (m,), deep_first (m, 3),
@@ -338,8 +321,27 @@ def _crossing_depth(first, second, signed_first, signed_second):
     )
 
 
-def _triangle_pairs(first: np.ndarray, second: np.ndarray) -> _TrianglePairs:
-    """Distance, witnesses and crossing depth of triangle pairs first, second (m, 3, 3)."""
+@dataclass(frozen=True)
+class _PlaneTests:
+    """What the triangles' planes tell of m triangle pairs (first, second).
+
+    meet: (m,) the two cross each other's planes by more than eps and their cuts overlap,
+    so their distance is 0; meeting_point: (m, 3) a point of both there
+    crossing: (m,) they meet and cross (the cuts overlap by more than eps)
+    lower: (m,) a lower bound of their distance (their separation along either normal)
+    signed_first, signed_second: (m, 3) each one's corners to the other's plane
+    """
+
+    meet: np.ndarray
+    meeting_point: np.ndarray
+    crossing: np.ndarray
+    lower: np.ndarray
+    signed_first: np.ndarray
+    signed_second: np.ndarray
+
+
+def _plane_tests(first: np.ndarray, second: np.ndarray) -> _PlaneTests:
+    """`_PlaneTests` of triangle pairs first, second (m, 3, 3)."""
     magnitude = np.maximum(np.abs(first).max(axis=(1, 2)), np.abs(second).max(axis=(1, 2)))
     epsilon = _epsilon(magnitude)
     signed_first, normal_second = _plane_distances(first, second)
@@ -350,22 +352,31 @@ def _triangle_pairs(first: np.ndarray, second: np.ndarray) -> _TrianglePairs:
     lo_first, hi_first, start_first, end_first = _cut(first, signed_first, direction)
     lo_second, hi_second, _, _ = _cut(second, signed_second, direction)
     lo, hi = np.maximum(lo_first, lo_second), np.minimum(hi_first, hi_second)
-    meet = both_pierce & (hi >= lo)
-    crossing = both_pierce & (hi - lo > epsilon)
     span = hi_first - lo_first
     middle = np.clip(((lo + hi) / 2 - lo_first) / np.where(span > 0, span, 1.0), 0, 1)
-    meeting_point = start_first + middle[:, None] * (end_first - start_first)
+    lower = np.maximum(-_reach(signed_first), -_reach(signed_second))
+    return _PlaneTests(
+        both_pierce & (hi >= lo),
+        start_first + middle[:, None] * (end_first - start_first),
+        both_pierce & (hi - lo > epsilon),
+        np.maximum(lower, 0.0),
+        signed_first,
+        signed_second,
+    )
+
+
+def _triangle_distance(first: np.ndarray, second: np.ndarray):
+    """Distance of triangle pairs first, second (m, 3, 3) that do not cross, over the
+    vertex-triangle and edge-edge cases: (distance (m,), point on first (m, 3), point
+    on second (m, 3))."""
     vertex_gap, vertex_first, vertex_second = _vertex_triangle(first, second)
     edge_gap, edge_first, edge_second = _edge_edge(first, second)
     edge_closer = (edge_gap < vertex_gap)[:, None]
-    point_first = np.where(edge_closer, edge_first, vertex_first)
-    point_second = np.where(edge_closer, edge_second, vertex_second)
-    distance = np.where(meet, 0.0, np.minimum(vertex_gap, edge_gap))
-    point_first = np.where(meet[:, None], meeting_point, point_first)
-    point_second = np.where(meet[:, None], meeting_point, point_second)
-    depth, deep_first, deep_second = _crossing_depth(first, second, signed_first, signed_second)
-    depth = np.where(crossing, depth, 0.0)
-    return _TrianglePairs(distance, point_first, point_second, depth, deep_first, deep_second)
+    return (
+        np.minimum(vertex_gap, edge_gap),
+        np.where(edge_closer, edge_first, vertex_first),
+        np.where(edge_closer, edge_second, vertex_second),
+    )
 
 
 @dataclass(frozen=True)
@@ -566,31 +577,50 @@ class _Best:
         self.second[pair] = second[rows]
 
 
-def _prune(world: _World, count: int, pair, first, second):
-    """Drop candidate triangle pairs (k,) that cannot hold their pair's minimum: those
-    whose bounds are farther apart than the nearest centroids of any candidate of the
-    same pair (an upper bound of its distance). Crossing triangles have touching bounds
-    and are always kept."""
+def _upper_bounds(world: _World, count: int, pair, first, second) -> np.ndarray:
+    """An upper bound of each pair's distance (count,): its candidates' nearest
+    centroids (+inf for a pair without candidates)."""
     centroids = world.corners.mean(axis=1)
     upper = np.full(count, np.inf)
     np.minimum.at(upper, pair, _length(centroids[first] - centroids[second]))
-    gap = np.maximum(
-        np.maximum(world.lo[first] - world.hi[second], world.lo[second] - world.hi[first]), 0.0
-    )
-    keep = _length(gap) <= upper[pair]
-    return pair[keep], first[keep], second[keep]
+    return upper
 
 
 def _triangle_stage(world: _World, slots: np.ndarray, grow: float):
     """Minimum distance and deepest crossing of each pair of world meshes `slots` (m, 2):
-    (`_Best` of the distance, `_Best` of minus the depth (a))."""
+    (`_Best` of the distance, `_Best` of minus the depth (a)).
+
+    First the plane tests of every candidate: pairs where some triangles meet are at
+    distance 0 and need nothing more. The exact distance is then computed only for the
+    other pairs' candidates that the planes and bounds do not put beyond an upper bound
+    of the pair's distance."""
     nearest, deepest = _Best(len(slots), np.inf), _Best(len(slots), 0.0)
     pair, first, second = _candidates(world, slots, grow)
-    pair, first, second = _prune(world, len(slots), pair, first, second)
-    for part in _chunks(np.ones(len(pair), dtype=np.int64), _CHUNK_ROWS):
-        result = _triangle_pairs(world.corners[first[part]], world.corners[second[part]])
-        nearest.offer(pair[part], result.distance, result.point_first, result.point_second)
-        deepest.offer(pair[part], -result.depth, result.deep_first, result.deep_second)
+    upper = _upper_bounds(world, len(slots), pair, first, second)
+    gap = np.maximum(
+        np.maximum(world.lo[first] - world.hi[second], world.lo[second] - world.hi[first]), 0.0
+    )
+    lower = _length(gap)
+    for part in _chunks(np.ones(len(pair), dtype=np.int64), _CHUNK_ROWS * 4):
+        a, b, rows = world.corners[first[part]], world.corners[second[part]], pair[part]
+        tests = _plane_tests(a, b)
+        lower[part] = np.maximum(lower[part], tests.lower)
+        zero = np.zeros(int(tests.meet.sum()))
+        nearest.offer(
+            rows[tests.meet], zero, tests.meeting_point[tests.meet], tests.meeting_point[tests.meet]
+        )
+        cross = tests.crossing
+        depth, deep_a, deep_b = _crossing_depth(
+            a[cross], b[cross], tests.signed_first[cross], tests.signed_second[cross]
+        )
+        deepest.offer(rows[cross], -depth, deep_a, deep_b)
+    rest = np.flatnonzero((nearest.value[pair] > 0) & (lower <= upper[pair]))
+    for part in _chunks(np.ones(len(rest), dtype=np.int64), _CHUNK_ROWS):
+        rows = rest[part]
+        distance, point_a, point_b = _triangle_distance(
+            world.corners[first[rows]], world.corners[second[rows]]
+        )
+        nearest.offer(pair[rows], distance, point_a, point_b)
     return nearest, deepest
 
 
