@@ -55,7 +55,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .contact import CONTACT_RELATIVE
-from .grid import expand_runs, overlapping_bounds
+from .grid import expand_runs
 
 APART = 0
 TOUCHING = 1
@@ -66,11 +66,12 @@ J_INSIDE_I = 4
 # Triangle pairs evaluated at once: each holds about 5 kB of temporaries (the 9 edge pairs
 # and 6 vertex-triangle cases), so a chunk stays under about 200 MB.
 _CHUNK_ROWS = 1 << 15
-# Point-triangle rows of the inside test evaluated at once (about 1 kB each).
-_INSIDE_ROWS = 1 << 16
 # Pairs whose candidate triangle product is at most this are expanded in full; larger
 # ones (big meshes) go through the bounds grid one pair at a time.
 _PRODUCT_LIMIT = 1 << 14
+# Points tested against a mesh of at most this many triangles meet each of them; against
+# larger ones, only those the bounds grid finds.
+_SMALL_MESH = 64
 # Triangles with |cross| at most this times their longest edge squared have zero area.
 _ZERO_AREA = 1e-12
 # Edges closer to parallel than this (sin^2 of their angle) have no interior closest pair
@@ -162,7 +163,24 @@ class MeshContacts:
 
 
 def _dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return (a * b).sum(axis=-1)
+    """Row-wise dot products of (..., 3) arrays (faster than a sum over a 3-long axis)."""
+    return a[..., 0] * b[..., 0] + a[..., 1] * b[..., 1] + a[..., 2] * b[..., 2]
+
+
+def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Row-wise cross products of (..., 3) arrays, broadcast."""
+    return np.stack(
+        [
+            a[..., 1] * b[..., 2] - a[..., 2] * b[..., 1],
+            a[..., 2] * b[..., 0] - a[..., 0] * b[..., 2],
+            a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0],
+        ],
+        axis=-1,
+    )
+
+
+def _length(vectors: np.ndarray) -> np.ndarray:
+    return np.sqrt(_dot(vectors, vectors))
 
 
 def _epsilon(magnitude: np.ndarray) -> np.ndarray:
@@ -186,7 +204,7 @@ def closest_on_triangles(points: np.ndarray, triangles: np.ndarray) -> np.ndarra
     returns: (..., 3). A flat (zero-area) triangle is its three edges.
     """
     a, b, c = triangles[..., 0, :], triangles[..., 1, :], triangles[..., 2, :]
-    normal = np.cross(b - a, c - a)
+    normal = _cross(b - a, c - a)
     normal2 = _dot(normal, normal)
     safe = np.where(normal2 > 0, normal2, 1.0)
     offset = points - a
@@ -194,7 +212,7 @@ def closest_on_triangles(points: np.ndarray, triangles: np.ndarray) -> np.ndarra
     # Barycentric signs by the sub-triangle normals: all >= 0 inside.
     inside = np.broadcast_to(normal2 > 0, projected.shape[:-1]).copy()
     for start, end in ((a, b), (b, c), (c, a)):
-        inside &= _dot(np.cross(end - start, projected - start), normal) >= 0
+        inside &= _dot(_cross(end - start, projected - start), normal) >= 0
     best = projected
     best2 = np.where(inside, _dot(points - projected, points - projected), np.inf)
     for start, end in ((a, b), (b, c), (c, a)):
@@ -213,7 +231,7 @@ def _vertex_triangle(first: np.ndarray, second: np.ndarray):
     on_first = closest_on_triangles(second, first[:, None])
     from_first = np.concatenate([first, on_first], axis=1)  # (m, 6, 3)
     from_second = np.concatenate([on_second, second], axis=1)
-    gap = np.linalg.norm(from_first - from_second, axis=2)
+    gap = _length(from_first - from_second)
     best = np.argmin(gap, axis=1)
     rows = np.arange(len(first))
     return gap[rows, best], from_first[rows, best], from_second[rows, best]
@@ -238,7 +256,7 @@ def _edge_edge(first: np.ndarray, second: np.ndarray):
     valid = skew & (s >= 0) & (s <= 1) & (t >= 0) & (t <= 1)
     x = p1 + s[..., None] * d1
     y = p2 + t[..., None] * d2
-    gap = np.where(valid, np.linalg.norm(x - y, axis=2), np.inf)
+    gap = np.where(valid, _length(x - y), np.inf)
     best = np.argmin(gap, axis=1)
     rows = np.arange(len(first))
     return gap[rows, best], x[rows, best], y[rows, best]
@@ -247,8 +265,8 @@ def _edge_edge(first: np.ndarray, second: np.ndarray):
 def _plane_distances(triangles: np.ndarray, planes_of: np.ndarray):
     """Signed distances (m, 3) of the corners of `triangles` to the planes of `planes_of`
     (both (m, 3, 3)), and those planes' unit normals (m, 3) (zero for flat triangles)."""
-    normal = np.cross(planes_of[:, 1] - planes_of[:, 0], planes_of[:, 2] - planes_of[:, 0])
-    length = np.linalg.norm(normal, axis=1)
+    normal = _cross(planes_of[:, 1] - planes_of[:, 0], planes_of[:, 2] - planes_of[:, 0])
+    length = _length(normal)
     normal = normal / np.where(length > 0, length, 1.0)[:, None]
     return _dot(triangles - planes_of[:, None, 0], normal[:, None]), normal
 
@@ -280,23 +298,6 @@ def _cut(triangles: np.ndarray, signed: np.ndarray, direction: np.ndarray):
     )
 
 
-@dataclass(frozen=True)
-class _TrianglePairs:
-    """Exact contact of m triangle pairs (first, second).
-
-    distance: (m,) >= 0; point_first, point_second: (m, 3) its witnesses
-    depth: (m,) penetration depth (a) where the pair crosses, else 0
-    deep_first, deep_second: (m, 3) the deepest point and its partner where it crosses
-    """
-
-    distance: np.ndarray
-    point_first: np.ndarray
-    point_second: np.ndarray
-    depth: np.ndarray
-    deep_first: np.ndarray
-    deep_second: np.ndarray
-
-
 def _crossing_depth(first, second, signed_first, signed_second):
     """Depth (a) of triangle pairs (m, 3, 3) and its witnesses, the shallower triangle's
     deepest corner and its closest point on the other: (depth (m,), deep_first (m, 3),
@@ -320,34 +321,62 @@ def _crossing_depth(first, second, signed_first, signed_second):
     )
 
 
-def _triangle_pairs(first: np.ndarray, second: np.ndarray) -> _TrianglePairs:
-    """Distance, witnesses and crossing depth of triangle pairs first, second (m, 3, 3)."""
+@dataclass(frozen=True)
+class _PlaneTests:
+    """What the triangles' planes tell of m triangle pairs (first, second).
+
+    meet: (m,) the two cross each other's planes by more than eps and their cuts overlap,
+    so their distance is 0; meeting_point: (m, 3) a point of both there
+    crossing: (m,) they meet and cross (the cuts overlap by more than eps)
+    lower: (m,) a lower bound of their distance (their separation along either normal)
+    signed_first, signed_second: (m, 3) each one's corners to the other's plane
+    """
+
+    meet: np.ndarray
+    meeting_point: np.ndarray
+    crossing: np.ndarray
+    lower: np.ndarray
+    signed_first: np.ndarray
+    signed_second: np.ndarray
+
+
+def _plane_tests(first: np.ndarray, second: np.ndarray) -> _PlaneTests:
+    """`_PlaneTests` of triangle pairs first, second (m, 3, 3)."""
     magnitude = np.maximum(np.abs(first).max(axis=(1, 2)), np.abs(second).max(axis=(1, 2)))
     epsilon = _epsilon(magnitude)
     signed_first, normal_second = _plane_distances(first, second)
     signed_second, normal_first = _plane_distances(second, first)
     both_pierce = (_reach(signed_first) > epsilon) & (_reach(signed_second) > epsilon)
-    direction = np.cross(normal_first, normal_second)
-    direction /= np.maximum(np.linalg.norm(direction, axis=1), np.finfo(float).tiny)[:, None]
+    direction = _cross(normal_first, normal_second)
+    direction /= np.maximum(_length(direction), np.finfo(float).tiny)[:, None]
     lo_first, hi_first, start_first, end_first = _cut(first, signed_first, direction)
     lo_second, hi_second, _, _ = _cut(second, signed_second, direction)
     lo, hi = np.maximum(lo_first, lo_second), np.minimum(hi_first, hi_second)
-    meet = both_pierce & (hi >= lo)
-    crossing = both_pierce & (hi - lo > epsilon)
     span = hi_first - lo_first
     middle = np.clip(((lo + hi) / 2 - lo_first) / np.where(span > 0, span, 1.0), 0, 1)
-    meeting_point = start_first + middle[:, None] * (end_first - start_first)
+    lower = np.maximum(-_reach(signed_first), -_reach(signed_second))
+    return _PlaneTests(
+        both_pierce & (hi >= lo),
+        start_first + middle[:, None] * (end_first - start_first),
+        both_pierce & (hi - lo > epsilon),
+        np.maximum(lower, 0.0),
+        signed_first,
+        signed_second,
+    )
+
+
+def _triangle_distance(first: np.ndarray, second: np.ndarray):
+    """Distance of triangle pairs first, second (m, 3, 3) that do not cross, over the
+    vertex-triangle and edge-edge cases: (distance (m,), point on first (m, 3), point
+    on second (m, 3))."""
     vertex_gap, vertex_first, vertex_second = _vertex_triangle(first, second)
     edge_gap, edge_first, edge_second = _edge_edge(first, second)
     edge_closer = (edge_gap < vertex_gap)[:, None]
-    point_first = np.where(edge_closer, edge_first, vertex_first)
-    point_second = np.where(edge_closer, edge_second, vertex_second)
-    distance = np.where(meet, 0.0, np.minimum(vertex_gap, edge_gap))
-    point_first = np.where(meet[:, None], meeting_point, point_first)
-    point_second = np.where(meet[:, None], meeting_point, point_second)
-    depth, deep_first, deep_second = _crossing_depth(first, second, signed_first, signed_second)
-    depth = np.where(crossing, depth, 0.0)
-    return _TrianglePairs(distance, point_first, point_second, depth, deep_first, deep_second)
+    return (
+        np.minimum(vertex_gap, edge_gap),
+        np.where(edge_closer, edge_first, vertex_first),
+        np.where(edge_closer, edge_second, vertex_second),
+    )
 
 
 @dataclass(frozen=True)
@@ -357,7 +386,8 @@ class _World:
     vertices: (V, 3); vertex_start: (u,) first row of each mesh's vertices
     corners: (T, 3, 3) triangle corners; triangle_start, triangle_count: (u,) each mesh's
     rows of them; lo, hi: (T, 3) triangle bounds; mesh_lo, mesh_hi: (u, 3) mesh bounds
-    (+inf, -inf for a mesh without triangles); closed: (u,) bool
+    (+inf, -inf for a mesh without triangles); closed: (u,) bool; owner: (T,) the mesh
+    of each triangle
     """
 
     vertices: np.ndarray
@@ -371,6 +401,7 @@ class _World:
     mesh_lo: np.ndarray
     mesh_hi: np.ndarray
     closed: np.ndarray
+    owner: np.ndarray
 
 
 def _starts(counts: np.ndarray) -> np.ndarray:
@@ -412,6 +443,7 @@ def _pose(meshes: Sequence[TriangleMesh], matrices: np.ndarray, used: np.ndarray
         mesh_lo,
         mesh_hi,
         closed,
+        np.repeat(np.arange(len(used)), triangle_count),
     )
 
 
@@ -466,14 +498,30 @@ def _product(world: _World, pair_a, tri_a, pair_b, tri_b, pairs: np.ndarray, gro
     return pair_a[entry][keep], first[keep], second[keep]
 
 
+def _nearby_gap(world: _World, tri_a: np.ndarray, tri_b: np.ndarray) -> float:
+    """An upper bound of the distance between triangles tri_a (k,) and tri_b (l,): the
+    distance of two centroids found by walking to the nearest one twice each way. It
+    keeps the grid's bounds tight when `max_distance` is large next to the meshes."""
+    centroid_a = world.corners[tri_a].mean(axis=1)
+    centroid_b = world.corners[tri_b].mean(axis=1)
+    best_b = centroid_b[0]
+    for _ in range(2):
+        best_a = centroid_a[np.argmin(_length(centroid_a - best_b))]
+        best_b = centroid_b[np.argmin(_length(centroid_b - best_a))]
+    return float(_length(best_a - best_b))
+
+
 def _grid_pairs(world: _World, pair: int, tri_a: np.ndarray, tri_b: np.ndarray, grow: float):
     """Triangles of a against those of b for one pair of large meshes, by the bounds grid:
     (pair, triangle a, triangle b), each (k,)."""
-    lo = np.concatenate([world.lo[tri_a], world.lo[tri_b]]) - grow / 2
-    hi = np.concatenate([world.hi[tri_a], world.hi[tri_b]]) + grow / 2
-    found = overlapping_bounds(lo, hi)
-    found = found[(found[:, 0] < len(tri_a)) & (found[:, 1] >= len(tri_a))]
-    return np.full(len(found), pair), tri_a[found[:, 0]], tri_b[found[:, 1] - len(tri_a)]
+    grow = min(grow, _nearby_gap(world, tri_a, tri_b))
+    first, second = _cross_pairs(
+        world.lo[tri_a] - grow / 2,
+        world.hi[tri_a] + grow / 2,
+        world.lo[tri_b] - grow / 2,
+        world.hi[tri_b] + grow / 2,
+    )
+    return np.full(len(first), pair), tri_a[first], tri_b[second]
 
 
 def _candidates(world: _World, slots: np.ndarray, grow: float):
@@ -529,58 +577,205 @@ class _Best:
         self.second[pair] = second[rows]
 
 
+def _upper_bounds(world: _World, count: int, pair, first, second) -> np.ndarray:
+    """An upper bound of each pair's distance (count,): its candidates' nearest
+    centroids (+inf for a pair without candidates)."""
+    centroids = world.corners.mean(axis=1)
+    upper = np.full(count, np.inf)
+    np.minimum.at(upper, pair, _length(centroids[first] - centroids[second]))
+    return upper
+
+
 def _triangle_stage(world: _World, slots: np.ndarray, grow: float):
     """Minimum distance and deepest crossing of each pair of world meshes `slots` (m, 2):
-    (`_Best` of the distance, `_Best` of minus the depth (a))."""
+    (`_Best` of the distance, `_Best` of minus the depth (a)).
+
+    First the plane tests of every candidate: pairs where some triangles meet are at
+    distance 0 and need nothing more. The exact distance is then computed only for the
+    other pairs' candidates that the planes and bounds do not put beyond an upper bound
+    of the pair's distance."""
     nearest, deepest = _Best(len(slots), np.inf), _Best(len(slots), 0.0)
     pair, first, second = _candidates(world, slots, grow)
-    for part in _chunks(np.ones(len(pair), dtype=np.int64), _CHUNK_ROWS):
-        result = _triangle_pairs(world.corners[first[part]], world.corners[second[part]])
-        nearest.offer(pair[part], result.distance, result.point_first, result.point_second)
-        deepest.offer(pair[part], -result.depth, result.deep_first, result.deep_second)
+    upper = _upper_bounds(world, len(slots), pair, first, second)
+    gap = np.maximum(
+        np.maximum(world.lo[first] - world.hi[second], world.lo[second] - world.hi[first]), 0.0
+    )
+    lower = _length(gap)
+    for part in _chunks(np.ones(len(pair), dtype=np.int64), _CHUNK_ROWS * 4):
+        a, b, rows = world.corners[first[part]], world.corners[second[part]], pair[part]
+        tests = _plane_tests(a, b)
+        lower[part] = np.maximum(lower[part], tests.lower)
+        zero = np.zeros(int(tests.meet.sum()))
+        nearest.offer(
+            rows[tests.meet], zero, tests.meeting_point[tests.meet], tests.meeting_point[tests.meet]
+        )
+        cross = tests.crossing
+        depth, deep_a, deep_b = _crossing_depth(
+            a[cross], b[cross], tests.signed_first[cross], tests.signed_second[cross]
+        )
+        deepest.offer(rows[cross], -depth, deep_a, deep_b)
+    rest = np.flatnonzero((nearest.value[pair] > 0) & (lower <= upper[pair]))
+    for part in _chunks(np.ones(len(rest), dtype=np.int64), _CHUNK_ROWS):
+        rows = rest[part]
+        distance, point_a, point_b = _triangle_distance(
+            world.corners[first[rows]], world.corners[second[rows]]
+        )
+        nearest.offer(pair[rows], distance, point_a, point_b)
     return nearest, deepest
 
 
-def _solid_angles(points: np.ndarray, corners: np.ndarray) -> np.ndarray:
-    """Solid angle (k,) of triangles (k, 3, 3) seen from points (k, 3), signed by their
-    orientation (Van Oosterom and Strackee)."""
-    a, b, c = (corners[:, index] - points for index in range(3))
-    la, lb, lc = (np.linalg.norm(v, axis=1) for v in (a, b, c))
-    numerator = _dot(a, np.cross(b, c))
-    denominator = la * lb * lc + _dot(a, b) * lc + _dot(a, c) * lb + _dot(b, c) * la
-    return 2.0 * np.arctan2(numerator, denominator)
+def _covered_cells(low: np.ndarray, high: np.ndarray, counts: np.ndarray):
+    """Every cell of the boxes spanning cells low..high (k, 3) int64: (box (c,), cell
+    (c, 3), key (c,) packing the cell by `counts` (3,) cells per axis)."""
+    spans = high - low + 1
+    box, index = expand_runs(np.zeros(len(low), dtype=np.int64), spans.prod(axis=1))
+    span_y, span_z = spans[box, 1], spans[box, 2]
+    offset = np.stack([index // (span_y * span_z), (index // span_z) % span_y, index % span_z], 1)
+    cell = low[box] + offset
+    return box, cell, (cell[:, 0] * counts[1] + cell[:, 1]) * counts[2] + cell[:, 2]
+
+
+def _cross_pairs(lo_a, hi_a, lo_b, hi_b) -> tuple[np.ndarray, np.ndarray]:
+    """Every overlapping pair of a box of set a (k, 3 bounds) and one of set b (l, 3):
+    (index into a (p,), index into b (p,)).
+
+    A uniform grid of both sets' 90th-percentile box size, doubled until the cells the
+    boxes cover stay few: b's boxes are stored in every cell they cover, a's look them
+    up, and a pair is kept only in the cell holding the low corner of the two boxes'
+    intersection, so it comes once. Unlike the shared grid, pairs within a set (the
+    neighbouring triangles of one mesh) cost nothing."""
+    empty = np.zeros(0, dtype=np.int64)
+    if len(lo_a) == 0 or len(lo_b) == 0:
+        return empty, empty
+    origin = np.minimum(lo_a.min(axis=0), lo_b.min(axis=0))
+    extents = np.concatenate([hi_a - lo_a, hi_b - lo_b])
+    size = max(float(np.quantile(extents.max(axis=1), 0.9)), np.finfo(float).tiny)
+    while True:
+        low_a, high_a = ((bound - origin) // size for bound in (lo_a, hi_a))
+        low_b, high_b = ((bound - origin) // size for bound in (lo_b, hi_b))
+        covered = (high_a - low_a + 1).prod(axis=1).sum() + (high_b - low_b + 1).prod(axis=1).sum()
+        counts = np.maximum(high_a.max(axis=0), high_b.max(axis=0)) + 1
+        if covered <= 16 * (len(lo_a) + len(lo_b)) and counts.prod() < 2**62:
+            break
+        size *= 2.0
+    low_a, high_a, low_b, high_b = (x.astype(np.int64) for x in (low_a, high_a, low_b, high_b))
+    counts = counts.astype(np.int64)
+    box_b, _, keys_b = _covered_cells(low_b, high_b, counts)
+    order = np.argsort(keys_b, kind="stable")
+    box_b, keys_b = box_b[order], keys_b[order]
+    box_a, cell_a, keys_a = _covered_cells(low_a, high_a, counts)
+    first = np.searchsorted(keys_b, keys_a, side="left")
+    entry, position = expand_runs(first, np.searchsorted(keys_b, keys_a, side="right") - first)
+    a, b = box_a[entry], box_b[position]
+    keep = (cell_a[entry] == np.maximum(low_a[a], low_b[b])).all(axis=1)
+    a, b = a[keep], b[keep]
+    keep = _boxes_overlap(lo_a[a], hi_a[a], lo_b[b], hi_b[b], 0.0)
+    return a[keep], b[keep]
+
+
+def _upward_hits(points: np.ndarray, corners: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Whether the ray from each point (k, 3) straight up (+z) crosses its triangle
+    (k, 3, 3), and how far up: (hit (k,) bool, height (k,)).
+
+    A ray through an edge or a vertex in the xy projection is decided as if the point
+    were moved by an infinitesimal (-delta, 1) (delta << 1): an edge is evaluated from
+    its lexicographically smaller end, so the triangles on either side of a shared edge
+    get exactly opposite answers and each crossing of a closed mesh counts once.
+    """
+    same_side = []
+    for start, end in ((0, 1), (1, 2), (2, 0)):
+        u, v = corners[:, start], corners[:, end]
+        canonical = (u[:, 0] < v[:, 0]) | ((u[:, 0] == v[:, 0]) & (u[:, 1] < v[:, 1]))
+        low = np.where(canonical[:, None], u, v)
+        high = np.where(canonical[:, None], v, u)
+        value = (high[:, 0] - low[:, 0]) * (points[:, 1] - low[:, 1]) - (high[:, 1] - low[:, 1]) * (
+            points[:, 0] - low[:, 0]
+        )
+        same_side.append((value >= 0) == canonical)
+    covered = (same_side[0] == same_side[1]) & (same_side[1] == same_side[2])
+    a = corners[:, 0]
+    normal = _cross(corners[:, 1] - a, corners[:, 2] - a)
+    safe = np.where(normal[:, 2] != 0, normal[:, 2], 1.0)
+    height = (
+        a[:, 2]
+        - (normal[:, 0] * (points[:, 0] - a[:, 0]) + normal[:, 1] * (points[:, 1] - a[:, 1])) / safe
+        - points[:, 2]
+    )
+    return covered & (normal[:, 2] != 0) & (height > 0), height
+
+
+def _point_candidates(
+    world: _World, lo, hi, target, vertical_rays: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
+    """Triangles of world meshes `target` (k,) whose bounds meet boxes lo, hi (k, 3):
+    (box (p,), triangle (p,)). Boxes in small meshes meet each of their triangles in
+    turn; the others go through the bounds grid, in the xy plane for `vertical_rays`
+    (boxes flat in x and y, long in z, which would cover many cells)."""
+    small = world.triangle_count[target] <= _SMALL_MESH
+    boxes = np.flatnonzero(small)
+    run, triangle = expand_runs(
+        world.triangle_start[target[boxes]], world.triangle_count[target[boxes]]
+    )
+    found_boxes, found_triangles = [boxes[run]], [triangle]
+    large = np.flatnonzero(~small)
+    if len(large):
+        triangles = np.flatnonzero(np.isin(world.owner, target[large]))
+        keep_axes = np.array([1.0, 1.0, 0.0 if vertical_rays else 1.0])
+        box, triangle = _cross_pairs(
+            lo[large] * keep_axes,
+            hi[large] * keep_axes,
+            world.lo[triangles] * keep_axes,
+            world.hi[triangles] * keep_axes,
+        )
+        found_boxes.append(large[box])
+        found_triangles.append(triangles[triangle])
+    box, triangle = np.concatenate(found_boxes), np.concatenate(found_triangles)
+    keep = (world.owner[triangle] == target[box]) & _boxes_overlap(
+        lo[box], hi[box], world.lo[triangle], world.hi[triangle], 0.0
+    )
+    return box[keep], triangle[keep]
+
+
+def _parity_inside(world: _World, points, target) -> tuple[np.ndarray, np.ndarray]:
+    """Ray parity of points (k, 3) in world meshes `target` (k,): (inside (k,) bool,
+    height of the nearest crossing above (k,), an upper bound of the distance to the
+    surface where inside)."""
+    top = points.copy()
+    top[:, 2] = world.mesh_hi[target, 2]
+    ray, triangle = _point_candidates(world, points, top, target, vertical_rays=True)
+    hit, height = _upward_hits(points[ray], world.corners[triangle])
+    inside = np.bincount(ray[hit], minlength=len(points)) % 2 == 1
+    nearest = np.full(len(points), np.inf)
+    np.minimum.at(nearest, ray[hit], height[hit])
+    return inside, nearest
 
 
 def _inside_stage(world: _World, inner: np.ndarray, outer: np.ndarray) -> _Best:
     """Depth (b) of the pairs of closed world meshes (inner, outer) (m,) each: minus the
     largest distance of an inner vertex strictly inside the outer mesh to its surface
-    (0 where none), with that vertex and its closest point on the outer surface."""
+    (0 where none), with that vertex and its closest point on the outer surface.
+
+    Inside by the parity of a ray straight up; the distance of an inside vertex is the
+    nearest of the triangles within its ray's first crossing."""
     deepest = _Best(len(inner), 0.0)
     pair, vertex = expand_runs(world.vertex_start[inner], world.vertex_count[inner])
-    points = world.vertices[vertex]
-    keep = ((points >= world.mesh_lo[outer[pair]]) & (points <= world.mesh_hi[outer[pair]])).all(
-        axis=1
+    points, target = world.vertices[vertex], outer[pair]
+    keep = ((points >= world.mesh_lo[target]) & (points <= world.mesh_hi[target])).all(axis=1)
+    pair, points, target = pair[keep], points[keep], target[keep]
+    inside, upper = _parity_inside(world, points, target)
+    pair, points, target, upper = pair[inside], points[inside], target[inside], upper[inside]
+    point, triangle = _point_candidates(
+        world, points - upper[:, None], points + upper[:, None], target
     )
-    pair, points = pair[keep], points[keep]
-    counts = world.triangle_count[outer[pair]]
-    for part in _chunks(counts, _INSIDE_ROWS):
-        entry, triangle = expand_runs(world.triangle_start[outer[pair[part]]], counts[part])
-        seen_from = points[part][entry]
-        corners = world.corners[triangle]
-        closest = closest_on_triangles(seen_from, corners)
-        gap = np.linalg.norm(seen_from - closest, axis=1)
-        starts = _starts(counts[part])
-        winding = np.add.reduceat(_solid_angles(seen_from, corners), starts) / (4 * np.pi)
-        nearest = _Best(len(starts), np.inf)
-        nearest.offer(entry, gap, seen_from, closest)
-        epsilon = _epsilon(np.abs(points[part]).max(axis=1))
-        inside = (np.abs(winding) > 0.5) & (nearest.value > epsilon)
-        deepest.offer(
-            pair[part][inside],
-            -nearest.value[inside],
-            nearest.first[inside],
-            nearest.second[inside],
-        )
+    nearest = _Best(len(points), np.inf)
+    for part in _chunks(np.ones(len(point), dtype=np.int64), _CHUNK_ROWS * 4):
+        seen_from = points[point[part]]
+        closest = closest_on_triangles(seen_from, world.corners[triangle[part]])
+        nearest.offer(point[part], _length(seen_from - closest), seen_from, closest)
+    strictly = nearest.value > _epsilon(np.abs(points).max(axis=1, initial=0.0))
+    deepest.offer(
+        pair[strictly], -nearest.value[strictly], nearest.first[strictly], nearest.second[strictly]
+    )
     return deepest
 
 
