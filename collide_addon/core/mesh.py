@@ -25,26 +25,30 @@ contact):
       reach(t, u) = min(max signed distance, -min signed distance) of t's vertices to u's
       plane, i.e. how far t pokes through u's plane on its shallower side: the shorter of
       the two moves along u's normal that would take t off that plane;
-  (b) over vertices of either closed mesh strictly inside the other closed mesh (winding
-      number above 1/2 and farther than `eps` from its surface): their distance to that
-      surface.
+  (b) over vertices and face centres of either closed mesh strictly inside the other
+      closed mesh (inside by ray parity and farther than `eps` from its surface): their
+      distance to that surface. Face centres find overlaps whose surfaces meet only along
+      edges (two boxes of one height overlapping end to end: every vertex lies on the
+      other's surface, but each end face lies inside the other).
   A depth of at most `eps` is no penetration: the pair touches (distance 0).
 - Relation (module constants): APART, TOUCHING (surfaces within `eps`, nothing crossing
-  deeper than `eps`), CROSSING (some triangles cross), I_INSIDE_J / J_INSIDE_I (no
-  crossing, and a vertex of the closed mesh i (j) lies strictly inside the closed mesh j
-  (i): that mesh or one of its components is wholly inside the other, which is a
+  deeper than `eps`), CROSSING (some triangles cross, or the surfaces meet and a point of
+  (b) lies inside: the volumes overlap through the surfaces), I_INSIDE_J / J_INSIDE_I
+  (the surfaces are apart and a point of the closed mesh i (j) lies strictly inside the
+  closed mesh j (i): that mesh or one of its components is wholly inside the other, a
   penetration of the depth (b) although no triangles cross).
-- Open meshes: when either mesh of a pair is not closed (`TriangleMesh.closed`), there is
-  no inside, so no containment and no depth (b); `open_pair` flags those pairs so that a
+- Open meshes: a mesh that is not closed (`TriangleMesh.closed`) has no inside: nothing is
+  found inside it (no containment in it, no depth (b) into it), while its own points are
+  tested against a closed partner. `open_pair` flags pairs with an open mesh so that a
   report can warn that a part hidden inside an open shell is not found.
 - Witness points: of the minimum distance when the pair does not penetrate; of the
-  deepest penetration otherwise: the deepest vertex (of the shallower triangle for (a),
-  of the inner mesh for (b)) and its closest point on the other triangle or surface.
+  deepest penetration otherwise: the deepest vertex of the shallower triangle for (a), or
+  the deepest point of (b), and its closest point on the other triangle or surface.
 
 Cost: the world triangles of every pair are concatenated and their candidate triangle
 pairs (bounds overlapping when grown by `max_distance`) are evaluated together in
-chunks; only pairs of large meshes go one by one through the bounds grid. The vertices
-tested for (b) are those inside the other mesh's bounds, against all of its triangles.
+chunks; only pairs of large meshes go one by one through the bounds grid. The points
+tested for (b) are those inside the other mesh's bounds.
 """
 
 from __future__ import annotations
@@ -152,7 +156,8 @@ class MeshContacts:
         or for a penetration the deepest point and its partner on the other surface);
         their midpoint is the clash point
     relation: (m,) int8, APART, TOUCHING, CROSSING, I_INSIDE_J or J_INSIDE_I
-    open_pair: (m,) bool, one of the two meshes is not closed: containment not tested
+    open_pair: (m,) bool, one of the two meshes is not closed: nothing was looked for
+        inside it (points of either inside a closed other are)
     """
 
     distance: np.ndarray
@@ -752,14 +757,21 @@ def _parity_inside(world: _World, points, target) -> tuple[np.ndarray, np.ndarra
 
 def _inside_stage(world: _World, inner: np.ndarray, outer: np.ndarray) -> _Best:
     """Depth (b) of the pairs of closed world meshes (inner, outer) (m,) each: minus the
-    largest distance of an inner vertex strictly inside the outer mesh to its surface
-    (0 where none), with that vertex and its closest point on the outer surface.
+    largest distance of an inner vertex or face centre strictly inside the outer mesh to
+    its surface (0 where none), with that point and its closest point on the outer
+    surface.
 
     Inside by the parity of a ray straight up; the distance of an inside vertex is the
     nearest of the triangles within its ray's first crossing."""
     deepest = _Best(len(inner), 0.0)
-    pair, vertex = expand_runs(world.vertex_start[inner], world.vertex_count[inner])
-    points, target = world.vertices[vertex], outer[pair]
+    # Face centres besides vertices: two boxes of one height overlapping end to end meet
+    # only along edges, every vertex of each on the other's surface, while the end face of
+    # each lies inside the other.
+    vertex_pair, vertex = expand_runs(world.vertex_start[inner], world.vertex_count[inner])
+    face_pair, face = expand_runs(world.triangle_start[inner], world.triangle_count[inner])
+    pair = np.concatenate([vertex_pair, face_pair])
+    points = np.concatenate([world.vertices[vertex], world.corners[face].mean(axis=1)])
+    target = outer[pair]
     keep = ((points >= world.mesh_lo[target]) & (points <= world.mesh_hi[target])).all(axis=1)
     pair, points, target = pair[keep], points[keep], target[keep]
     inside, upper = _parity_inside(world, points, target)
@@ -811,18 +823,20 @@ def mesh_contacts(
     reach = np.abs(world.corners).max(initial=0.0)
     grow = max_distance + float(_epsilon(np.array([reach]))[0])
     nearest, crossing = _triangle_stage(world, slots, grow)
-    both_closed = world.closed[slots[:, 0]] & world.closed[slots[:, 1]]
-    tested = np.flatnonzero(both_closed)
+    closed = world.closed[slots]
     i_in_j = _Best(len(slots), 0.0)
     j_in_i = _Best(len(slots), 0.0)
     for best, inner, outer in ((i_in_j, 0, 1), (j_in_i, 1, 0)):
+        # Only a closed mesh has an inside; what lies in it may be open (a window's
+        # shell in a wall).
+        tested = np.flatnonzero(closed[:, outer])
         found = _inside_stage(world, slots[tested, inner], slots[tested, outer])
         best.value[tested], best.first[tested], best.second[tested] = (
             found.value,
             found.first if inner == 0 else found.second,
             found.second if inner == 0 else found.first,
         )
-    return _combine(nearest, crossing, i_in_j, j_in_i, max_distance, ~both_closed)
+    return _combine(nearest, crossing, i_in_j, j_in_i, max_distance, ~closed.all(axis=1))
 
 
 def _combine(nearest, crossing, i_in_j, j_in_i, max_distance, open_pair) -> MeshContacts:
@@ -832,9 +846,12 @@ def _combine(nearest, crossing, i_in_j, j_in_i, max_distance, open_pair) -> Mesh
     relation = np.full(len(depth), APART, dtype=np.int8)
     epsilon = _epsilon(np.abs(np.nan_to_num(nearest.first)).max(axis=1, initial=0.0))
     relation[nearest.value <= epsilon] = TOUCHING
-    relation[j_in_i.value < 0] = J_INSIDE_I
-    relation[i_in_j.value < 0] = I_INSIDE_J
-    relation[crossing.value < 0] = CROSSING
+    # Inside without the surfaces meeting is containment; with them meeting (along edges,
+    # or crossing) the volumes overlap through the surfaces.
+    apart = nearest.value > epsilon
+    relation[(j_in_i.value < 0) & apart] = J_INSIDE_I
+    relation[(i_in_j.value < 0) & apart] = I_INSIDE_J
+    relation[(crossing.value < 0) | (((i_in_j.value < 0) | (j_in_i.value < 0)) & ~apart)] = CROSSING
     distance = np.where(depth > 0, -depth, nearest.value)
     far = (depth <= 0) & (nearest.value > np.maximum(max_distance, epsilon))
     distance[far] = np.inf
