@@ -704,13 +704,30 @@ def _upward_hits(points: np.ndarray, corners: np.ndarray) -> tuple[np.ndarray, n
     return covered & (normal[:, 2] != 0) & (height > 0), height
 
 
+def _triangles_near(world: _World, lo, hi, target) -> np.ndarray:
+    """Triangles of world meshes `target` (k,) that meet the bounds of all boxes lo, hi
+    (k, 3) of their mesh together: (p,) indices, a cheap first cut for the grid."""
+    meshes = np.unique(target)
+    union_lo = np.full((len(world.triangle_count), 3), np.inf)
+    union_hi = np.full((len(world.triangle_count), 3), -np.inf)
+    np.minimum.at(union_lo, target, lo)
+    np.maximum.at(union_hi, target, hi)
+    _, triangles = expand_runs(world.triangle_start[meshes], world.triangle_count[meshes])
+    owner = world.owner[triangles]
+    keep = _boxes_overlap(
+        world.lo[triangles], world.hi[triangles], union_lo[owner], union_hi[owner], 0.0
+    )
+    return triangles[keep]
+
+
 def _point_candidates(
     world: _World, lo, hi, target, vertical_rays: bool = False
 ) -> tuple[np.ndarray, np.ndarray]:
     """Triangles of world meshes `target` (k,) whose bounds meet boxes lo, hi (k, 3):
     (box (p,), triangle (p,)). Boxes in small meshes meet each of their triangles in
-    turn; the others go through the bounds grid, in the xy plane for `vertical_rays`
-    (boxes flat in x and y, long in z, which would cover many cells)."""
+    turn; the others go through the bounds grid. For `vertical_rays` (boxes flat in x
+    and y, long in z) the grid works in the xy plane with the mesh as third coordinate,
+    so that rays never meet the triangles of meshes elsewhere above or below."""
     small = world.triangle_count[target] <= _SMALL_MESH
     boxes = np.flatnonzero(small)
     run, triangle = expand_runs(
@@ -719,14 +736,16 @@ def _point_candidates(
     found_boxes, found_triangles = [boxes[run]], [triangle]
     large = np.flatnonzero(~small)
     if len(large):
-        triangles = np.flatnonzero(np.isin(world.owner, target[large]))
-        keep_axes = np.array([1.0, 1.0, 0.0 if vertical_rays else 1.0])
-        box, triangle = _cross_pairs(
-            lo[large] * keep_axes,
-            hi[large] * keep_axes,
-            world.lo[triangles] * keep_axes,
-            world.hi[triangles] * keep_axes,
-        )
+        triangles = _triangles_near(world, lo[large], hi[large], target[large])
+        query_lo, query_hi = lo[large], hi[large]
+        stored_lo, stored_hi = world.lo[triangles], world.hi[triangles]
+        if vertical_rays:
+            query_lo, query_hi, stored_lo, stored_hi = (
+                x.copy() for x in (query_lo, query_hi, stored_lo, stored_hi)
+            )
+            query_lo[:, 2] = query_hi[:, 2] = target[large]
+            stored_lo[:, 2] = stored_hi[:, 2] = world.owner[triangles]
+        box, triangle = _cross_pairs(query_lo, query_hi, stored_lo, stored_hi)
         found_boxes.append(large[box])
         found_triangles.append(triangles[triangle])
     box, triangle = np.concatenate(found_boxes), np.concatenate(found_triangles)
@@ -734,6 +753,35 @@ def _point_candidates(
         lo[box], hi[box], world.lo[triangle], world.hi[triangle], 0.0
     )
     return box[keep], triangle[keep]
+
+
+def _nearest_on_meshes(world: _World, points, target, upper) -> _Best:
+    """Closest point of world meshes `target` (k,) to points (k, 3), each known to be
+    at most `upper` (k,) away: `_Best` per point (distance, the point, the closest point).
+
+    Searched within a radius growing from the meshes' typical triangle size, so that a
+    deep point does not meet every triangle within its (loose) upper bound: a triangle
+    at most r away has bounds within r of the point, so a point whose nearest found
+    triangle is within the radius searched is done."""
+    nearest = _Best(len(points), np.inf)
+    sizes = (world.hi - world.lo).max(axis=1)[np.isin(world.owner, target)]
+    radius = np.minimum(upper, float(np.median(sizes)) if len(sizes) else 0.0)
+    todo = np.arange(len(points))
+    while len(todo):
+        point, triangle = _point_candidates(
+            world,
+            points[todo] - radius[todo, None],
+            points[todo] + radius[todo, None],
+            target[todo],
+        )
+        for part in _chunks(np.ones(len(point), dtype=np.int64), _CHUNK_ROWS * 4):
+            seen_from = points[todo[point[part]]]
+            closest = closest_on_triangles(seen_from, world.corners[triangle[part]])
+            nearest.offer(todo[point[part]], _length(seen_from - closest), seen_from, closest)
+        done = (nearest.value[todo] <= radius[todo]) | (radius[todo] >= upper[todo])
+        todo = todo[~done]
+        radius[todo] = np.minimum(4.0 * radius[todo], upper[todo])
+    return nearest
 
 
 def _parity_inside(world: _World, points, target) -> tuple[np.ndarray, np.ndarray]:
@@ -750,32 +798,39 @@ def _parity_inside(world: _World, points, target) -> tuple[np.ndarray, np.ndarra
     return inside, nearest
 
 
-def _inside_stage(world: _World, inner: np.ndarray, outer: np.ndarray) -> _Best:
+def _inside_stage(world: _World, inner: np.ndarray, outer: np.ndarray, known) -> _Best:
     """Depth (b) of the pairs of closed world meshes (inner, outer) (m,) each: minus the
     largest distance of an inner vertex strictly inside the outer mesh to its surface
-    (0 where none), with that vertex and its closest point on the outer surface.
+    (0 where none), with that vertex and its closest point on the outer surface; where
+    it would not exceed `known` (m,), a depth found already, it may be left at 0.
 
-    Inside by the parity of a ray straight up; the distance of an inside vertex is the
-    nearest of the triangles within its ray's first crossing."""
+    Inside by the parity of a ray straight up; the ray's first crossing bounds the
+    distance of an inside vertex to the surface from above, so vertices are measured in
+    rounds, deepest bound first, and those whose bound cannot beat the depth found so
+    far are dropped."""
     deepest = _Best(len(inner), 0.0)
     pair, vertex = expand_runs(world.vertex_start[inner], world.vertex_count[inner])
     points, target = world.vertices[vertex], outer[pair]
     keep = ((points >= world.mesh_lo[target]) & (points <= world.mesh_hi[target])).all(axis=1)
     pair, points, target = pair[keep], points[keep], target[keep]
     inside, upper = _parity_inside(world, points, target)
-    pair, points, target, upper = pair[inside], points[inside], target[inside], upper[inside]
-    point, triangle = _point_candidates(
-        world, points - upper[:, None], points + upper[:, None], target
-    )
-    nearest = _Best(len(points), np.inf)
-    for part in _chunks(np.ones(len(point), dtype=np.int64), _CHUNK_ROWS * 4):
-        seen_from = points[point[part]]
-        closest = closest_on_triangles(seen_from, world.corners[triangle[part]])
-        nearest.offer(point[part], _length(seen_from - closest), seen_from, closest)
-    strictly = nearest.value > _epsilon(np.abs(points).max(axis=1, initial=0.0))
-    deepest.offer(
-        pair[strictly], -nearest.value[strictly], nearest.first[strictly], nearest.second[strictly]
-    )
+    order = np.lexsort((-upper[inside], pair[inside]))
+    todo = np.flatnonzero(inside)[order]
+    batch = 64
+    while len(todo):
+        rank = np.arange(len(todo)) - np.searchsorted(pair[todo], pair[todo])
+        now, todo = todo[rank < batch], todo[rank >= batch]
+        nearest = _nearest_on_meshes(world, points[now], target[now], upper[now])
+        strictly = nearest.value > _epsilon(np.abs(points[now]).max(axis=1, initial=0.0))
+        deepest.offer(
+            pair[now][strictly],
+            -nearest.value[strictly],
+            nearest.first[strictly],
+            nearest.second[strictly],
+        )
+        best = np.maximum(known, -deepest.value)
+        todo = todo[upper[todo] > best[pair[todo]]]
+        batch *= 8
     return deepest
 
 
@@ -816,7 +871,9 @@ def mesh_contacts(
     i_in_j = _Best(len(slots), 0.0)
     j_in_i = _Best(len(slots), 0.0)
     for best, inner, outer in ((i_in_j, 0, 1), (j_in_i, 1, 0)):
-        found = _inside_stage(world, slots[tested, inner], slots[tested, outer])
+        found = _inside_stage(
+            world, slots[tested, inner], slots[tested, outer], -crossing.value[tested]
+        )
         best.value[tested], best.first[tested], best.second[tested] = (
             found.value,
             found.first if inner == 0 else found.second,
