@@ -41,10 +41,17 @@ contact):
   deepest penetration otherwise: the deepest vertex (of the shallower triangle for (a),
   of the inner mesh for (b)) and its closest point on the other triangle or surface.
 
-Cost: the world triangles of every pair are concatenated and their candidate triangle
-pairs (bounds overlapping when grown by `max_distance`) are evaluated together in
-chunks; only pairs of large meshes go one by one through the bounds grid. The vertices
-tested for (b) are those inside the other mesh's bounds, against all of its triangles.
+Cost: the meshes of all pairs are posed and concatenated once per call and their
+triangle pairs decided together in chunks (memory stays within a few hundred MB): each
+pair's triangles near the other mesh's bounds (grown by `max_distance`) are paired in
+full for small meshes and through a uniform grid of both sets for large ones. Plane
+tests run on every candidate; the exact distance only on pairs whose triangles do not
+meet, and there only on candidates that planes and bounds cannot rule out. The inside
+test casts a ray straight up from each vertex inside the other mesh's bounds and counts
+crossings (ray parity, exact on shared edges and vertices by a consistent tie rule); a
+vertex's depth search is bounded by its ray's first crossing and skipped when that bound
+cannot beat the depth already found. The pair's distance is exact also when pairs of
+large meshes lie farther apart than their triangles, but the cost grows with the gap.
 """
 
 from __future__ import annotations
@@ -531,12 +538,20 @@ def _candidates(world: _World, slots: np.ndarray, grow: float):
     pair_b, tri_b = _near_triangles(world, slots[:, 1], slots[:, 0], grow)
     count_a = np.bincount(pair_a, minlength=len(slots))
     count_b = np.bincount(pair_b, minlength=len(slots))
-    small = count_a * count_b <= _PRODUCT_LIMIT
-    found = [
-        _product(world, *_keep(small, pair_a, tri_a), *_keep(small, pair_b, tri_b), slots, grow)
-    ]
+    products = count_a * count_b
+    small = np.flatnonzero(products <= _PRODUCT_LIMIT)
+    found = [(np.zeros(0, dtype=np.int64),) * 3]
+    # Pairs are expanded a group at a time so that the product rows stay bounded.
+    for part in _chunks(products[small], _CHUNK_ROWS * 32):
+        chosen = np.zeros(len(slots), dtype=bool)
+        chosen[small[part]] = True
+        found.append(
+            _product(
+                world, *_keep(chosen, pair_a, tri_a), *_keep(chosen, pair_b, tri_b), slots, grow
+            )
+        )
     start_a, start_b = _starts(count_a), _starts(count_b)
-    for pair in np.flatnonzero(~small):
+    for pair in np.flatnonzero(products > _PRODUCT_LIMIT):
         found.append(
             _grid_pairs(
                 world,

@@ -233,6 +233,12 @@ def test_open_shell_never_contains():
     assert not closed.open_pair[0]
 
 
+def test_no_pairs_give_empty_arrays():
+    result = mesh_contacts([FLOOR], [np.eye(4)], np.zeros((0, 2), dtype=np.int64), 0.0)
+    assert result.distance.shape == (0,) and result.point_i.shape == (0, 3)
+    assert result.relation.dtype == np.int8 and result.open_pair.shape == (0,)
+
+
 def test_pairs_beyond_max_distance_may_be_infinite():
     result = mesh_contacts([FLOOR, box([0, 0, 2], [1, 1, 3])], [np.eye(4)] * 2, [[0, 1]], 1.0)
     assert result.distance[0] == np.inf
