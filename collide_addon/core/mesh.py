@@ -28,7 +28,10 @@ contact):
   (b) over vertices of either closed mesh strictly inside the other closed mesh (winding
       number above 1/2 and farther than `eps` from its surface): their distance to that
       surface.
-  A depth of at most `eps` is no penetration: the pair touches (distance 0).
+  A depth of at most `eps` is no penetration: the pair touches, and its distance is
+  the vertex-triangle and edge-edge minimum, within about `eps` of 0 (0 where triangles
+  cut through each other by more than `eps`). Near-coplanar triangles are never taken
+  to meet from their planes alone, whose rounding could join faces a gap apart.
 - Relation (module constants): APART, TOUCHING (surfaces within `eps`, nothing crossing
   deeper than `eps`), CROSSING (some triangles cross), I_INSIDE_J / J_INSIDE_I (no
   crossing, and a vertex of the closed mesh i (j) lies strictly inside the closed mesh j
@@ -423,8 +426,9 @@ def _pose(meshes: Sequence[TriangleMesh], matrices: np.ndarray, used: np.ndarray
     vertex_start, triangle_start = _starts(vertex_count), _starts(triangle_count)
     local = np.concatenate([mesh.vertices for mesh in posed] + [np.zeros((0, 3))])
     owner = np.repeat(np.arange(len(used)), vertex_count)
-    linear = matrices[used, :3, :3][owner]
-    vertices = (linear @ local[:, :, None])[:, :, 0] + matrices[used, :3, 3][owner]
+    vertices = matrices[used, :3, 3][owner]
+    for axis in range(3):
+        vertices += local[:, axis, None] * matrices[used, :3, axis][owner]
     triangles = np.concatenate(
         [mesh.triangles + start for mesh, start in zip(posed, vertex_start, strict=True)]
         + [np.zeros((0, 3), dtype=np.int64)]
