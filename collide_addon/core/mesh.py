@@ -692,9 +692,10 @@ def _cross_pairs(lo_a, hi_a, lo_b, hi_b) -> tuple[np.ndarray, np.ndarray]:
     return a[keep], b[keep]
 
 
-def _upward_hits(points: np.ndarray, corners: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Whether the ray from each point (k, 3) straight up (+z) crosses its triangle
-    (k, 3, 3), and how far up: (hit (k,) bool, height (k,)).
+def _vertical_hits(points: np.ndarray, corners: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Whether the vertical line through each point (k, 3) crosses its triangle
+    (k, 3, 3), and how far above the point (below where negative): (hit (k,) bool,
+    height (k,)).
 
     A ray through an edge or a vertex in the xy projection is decided as if the point
     were moved by an infinitesimal (-delta, 1) (delta << 1): an edge is evaluated from
@@ -720,7 +721,7 @@ def _upward_hits(points: np.ndarray, corners: np.ndarray) -> tuple[np.ndarray, n
         - (normal[:, 0] * (points[:, 0] - a[:, 0]) + normal[:, 1] * (points[:, 1] - a[:, 1])) / safe
         - points[:, 2]
     )
-    return covered & (normal[:, 2] != 0) & (height > 0), height
+    return covered & (normal[:, 2] != 0), height
 
 
 def _triangles_near(world: _World, lo, hi, target) -> np.ndarray:
@@ -804,16 +805,18 @@ def _nearest_on_meshes(world: _World, points, target, upper) -> _Best:
 
 
 def _parity_inside(world: _World, points, target) -> tuple[np.ndarray, np.ndarray]:
-    """Ray parity of points (k, 3) in world meshes `target` (k,): (inside (k,) bool,
-    height of the nearest crossing above (k,), an upper bound of the distance to the
-    surface where inside)."""
-    top = points.copy()
+    """Ray parity of points (k, 3) in world meshes `target` (k,), with the ray straight
+    up: (inside (k,) bool, distance to the nearest crossing of the vertical line through
+    the point, up or down (k,), an upper bound of its distance to the surface)."""
+    bottom, top = points.copy(), points.copy()
+    bottom[:, 2] = world.mesh_lo[target, 2]
     top[:, 2] = world.mesh_hi[target, 2]
-    ray, triangle = _point_candidates(world, points, top, target, vertical_rays=True)
-    hit, height = _upward_hits(points[ray], world.corners[triangle])
-    inside = np.bincount(ray[hit], minlength=len(points)) % 2 == 1
+    ray, triangle = _point_candidates(world, bottom, top, target, vertical_rays=True)
+    hit, height = _vertical_hits(points[ray], world.corners[triangle])
+    above = hit & (height > 0)
+    inside = np.bincount(ray[above], minlength=len(points)) % 2 == 1
     nearest = np.full(len(points), np.inf)
-    np.minimum.at(nearest, ray[hit], height[hit])
+    np.minimum.at(nearest, ray[hit], np.abs(height[hit]))
     return inside, nearest
 
 
