@@ -397,3 +397,14 @@ def test_one_component_inside_is_containment_and_a_cavity_is_outside():
     distance, relation, _, _ = one_pair(box([-0.1] * 3, [0.1] * 3), hollow)
     assert relation == APART
     assert distance == pytest.approx(0.9, abs=1e-12)
+
+
+def test_mirroring_matrix_keeps_containment_and_crossing():
+    mirror = affine(np.diag([-1.0, 1.0, 1.0]))
+    inner, outer = box([-0.1, -0.1, -0.1], [0.1, 0.1, 0.3]), box([-1.0] * 3, [1.0] * 3)
+    distance, relation, _, _ = one_pair(inner, outer, mirror, mirror)
+    assert relation == I_INSIDE_J
+    assert distance == pytest.approx(-0.9, abs=1e-12)
+    distance, relation, _, _ = one_pair(box([0, 0, -0.5], [1, 1, 0.5]), FLOOR, mirror)
+    assert relation == CROSSING
+    assert distance == pytest.approx(-0.5, abs=1e-12)
