@@ -30,7 +30,10 @@ contact):
       distance to that surface. Face centres find overlaps whose surfaces meet only along
       edges (two boxes of one height overlapping end to end: every vertex lies on the
       other's surface, but each end face lies inside the other).
-  A depth of at most `eps` is no penetration: the pair touches (distance 0).
+  A depth of at most `eps` is no penetration: the pair touches, and its distance is
+  the vertex-triangle and edge-edge minimum, within about `eps` of 0 (0 where triangles
+  cut through each other by more than `eps`). Near-coplanar triangles are never taken
+  to meet from their planes alone, whose rounding could join faces a gap apart.
 - Relation (module constants): APART, TOUCHING (surfaces within `eps`, nothing crossing
   deeper than `eps`), CROSSING (some triangles cross, or the surfaces meet and a point of
   (b) lies inside: the volumes overlap through the surfaces), I_INSIDE_J / J_INSIDE_I
@@ -45,10 +48,17 @@ contact):
   deepest penetration otherwise: the deepest vertex of the shallower triangle for (a), or
   the deepest point of (b), and its closest point on the other triangle or surface.
 
-Cost: the world triangles of every pair are concatenated and their candidate triangle
-pairs (bounds overlapping when grown by `max_distance`) are evaluated together in
-chunks; only pairs of large meshes go one by one through the bounds grid. The points
-tested for (b) are those inside the other mesh's bounds.
+Cost: the meshes of all pairs are posed and concatenated once per call and their
+triangle pairs decided together in chunks (memory stays within a few hundred MB): each
+pair's triangles near the other mesh's bounds (grown by `max_distance`) are paired in
+full for small meshes and through a uniform grid of both sets for large ones. Plane
+tests run on every candidate; the exact distance only on pairs whose triangles do not
+meet, and there only on candidates that planes and bounds cannot rule out. The inside
+test casts a ray straight up from each vertex and face centre inside the other mesh's
+bounds and counts crossings (ray parity, exact on shared edges and vertices by a
+consistent tie rule); a point's depth search is bounded by its ray's first crossing and skipped when that bound
+cannot beat the depth already found. Pairs of large meshes far apart next to the size
+of their triangles cost more: the grid's boxes grow with the gap.
 """
 
 from __future__ import annotations
@@ -421,8 +431,9 @@ def _pose(meshes: Sequence[TriangleMesh], matrices: np.ndarray, used: np.ndarray
     vertex_start, triangle_start = _starts(vertex_count), _starts(triangle_count)
     local = np.concatenate([mesh.vertices for mesh in posed] + [np.zeros((0, 3))])
     owner = np.repeat(np.arange(len(used)), vertex_count)
-    linear = matrices[used, :3, :3][owner]
-    vertices = (linear @ local[:, :, None])[:, :, 0] + matrices[used, :3, 3][owner]
+    vertices = matrices[used, :3, 3][owner]
+    for axis in range(3):
+        vertices += local[:, axis, None] * matrices[used, :3, axis][owner]
     triangles = np.concatenate(
         [mesh.triangles + start for mesh, start in zip(posed, vertex_start, strict=True)]
         + [np.zeros((0, 3), dtype=np.int64)]
@@ -536,12 +547,20 @@ def _candidates(world: _World, slots: np.ndarray, grow: float):
     pair_b, tri_b = _near_triangles(world, slots[:, 1], slots[:, 0], grow)
     count_a = np.bincount(pair_a, minlength=len(slots))
     count_b = np.bincount(pair_b, minlength=len(slots))
-    small = count_a * count_b <= _PRODUCT_LIMIT
-    found = [
-        _product(world, *_keep(small, pair_a, tri_a), *_keep(small, pair_b, tri_b), slots, grow)
-    ]
+    products = count_a * count_b
+    small = np.flatnonzero(products <= _PRODUCT_LIMIT)
+    found = [(np.zeros(0, dtype=np.int64),) * 3]
+    # Pairs are expanded a group at a time so that the product rows stay bounded.
+    for part in _chunks(products[small], _CHUNK_ROWS * 32):
+        chosen = np.zeros(len(slots), dtype=bool)
+        chosen[small[part]] = True
+        found.append(
+            _product(
+                world, *_keep(chosen, pair_a, tri_a), *_keep(chosen, pair_b, tri_b), slots, grow
+            )
+        )
     start_a, start_b = _starts(count_a), _starts(count_b)
-    for pair in np.flatnonzero(~small):
+    for pair in np.flatnonzero(products > _PRODUCT_LIMIT):
         found.append(
             _grid_pairs(
                 world,
@@ -678,9 +697,10 @@ def _cross_pairs(lo_a, hi_a, lo_b, hi_b) -> tuple[np.ndarray, np.ndarray]:
     return a[keep], b[keep]
 
 
-def _upward_hits(points: np.ndarray, corners: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Whether the ray from each point (k, 3) straight up (+z) crosses its triangle
-    (k, 3, 3), and how far up: (hit (k,) bool, height (k,)).
+def _vertical_hits(points: np.ndarray, corners: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Whether the vertical line through each point (k, 3) crosses its triangle
+    (k, 3, 3), and how far above the point (below where negative): (hit (k,) bool,
+    height (k,)).
 
     A ray through an edge or a vertex in the xy projection is decided as if the point
     were moved by an infinitesimal (-delta, 1) (delta << 1): an edge is evaluated from
@@ -706,7 +726,23 @@ def _upward_hits(points: np.ndarray, corners: np.ndarray) -> tuple[np.ndarray, n
         - (normal[:, 0] * (points[:, 0] - a[:, 0]) + normal[:, 1] * (points[:, 1] - a[:, 1])) / safe
         - points[:, 2]
     )
-    return covered & (normal[:, 2] != 0) & (height > 0), height
+    return covered & (normal[:, 2] != 0), height
+
+
+def _triangles_near(world: _World, lo, hi, target) -> np.ndarray:
+    """Triangles of world meshes `target` (k,) that meet the bounds of all boxes lo, hi
+    (k, 3) of their mesh together: (p,) indices, a cheap first cut for the grid."""
+    meshes = np.unique(target)
+    union_lo = np.full((len(world.triangle_count), 3), np.inf)
+    union_hi = np.full((len(world.triangle_count), 3), -np.inf)
+    np.minimum.at(union_lo, target, lo)
+    np.maximum.at(union_hi, target, hi)
+    _, triangles = expand_runs(world.triangle_start[meshes], world.triangle_count[meshes])
+    owner = world.owner[triangles]
+    keep = _boxes_overlap(
+        world.lo[triangles], world.hi[triangles], union_lo[owner], union_hi[owner], 0.0
+    )
+    return triangles[keep]
 
 
 def _point_candidates(
@@ -714,8 +750,9 @@ def _point_candidates(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Triangles of world meshes `target` (k,) whose bounds meet boxes lo, hi (k, 3):
     (box (p,), triangle (p,)). Boxes in small meshes meet each of their triangles in
-    turn; the others go through the bounds grid, in the xy plane for `vertical_rays`
-    (boxes flat in x and y, long in z, which would cover many cells)."""
+    turn; the others go through the bounds grid. For `vertical_rays` (boxes flat in x
+    and y, long in z) the grid works in the xy plane with the mesh as third coordinate,
+    so that rays never meet the triangles of meshes elsewhere above or below."""
     small = world.triangle_count[target] <= _SMALL_MESH
     boxes = np.flatnonzero(small)
     run, triangle = expand_runs(
@@ -724,14 +761,16 @@ def _point_candidates(
     found_boxes, found_triangles = [boxes[run]], [triangle]
     large = np.flatnonzero(~small)
     if len(large):
-        triangles = np.flatnonzero(np.isin(world.owner, target[large]))
-        keep_axes = np.array([1.0, 1.0, 0.0 if vertical_rays else 1.0])
-        box, triangle = _cross_pairs(
-            lo[large] * keep_axes,
-            hi[large] * keep_axes,
-            world.lo[triangles] * keep_axes,
-            world.hi[triangles] * keep_axes,
-        )
+        triangles = _triangles_near(world, lo[large], hi[large], target[large])
+        query_lo, query_hi = lo[large], hi[large]
+        stored_lo, stored_hi = world.lo[triangles], world.hi[triangles]
+        if vertical_rays:
+            query_lo, query_hi, stored_lo, stored_hi = (
+                x.copy() for x in (query_lo, query_hi, stored_lo, stored_hi)
+            )
+            query_lo[:, 2] = query_hi[:, 2] = target[large]
+            stored_lo[:, 2] = stored_hi[:, 2] = world.owner[triangles]
+        box, triangle = _cross_pairs(query_lo, query_hi, stored_lo, stored_hi)
         found_boxes.append(large[box])
         found_triangles.append(triangles[triangle])
     box, triangle = np.concatenate(found_boxes), np.concatenate(found_triangles)
@@ -741,28 +780,62 @@ def _point_candidates(
     return box[keep], triangle[keep]
 
 
+def _nearest_on_meshes(world: _World, points, target, upper) -> _Best:
+    """Closest point of world meshes `target` (k,) to points (k, 3), each known to be
+    at most `upper` (k,) away: `_Best` per point (distance, the point, the closest point).
+
+    Searched within a radius growing from the meshes' typical triangle size, so that a
+    deep point does not meet every triangle within its (loose) upper bound: a triangle
+    at most r away has bounds within r of the point, so a point whose nearest found
+    triangle is within the radius searched is done."""
+    nearest = _Best(len(points), np.inf)
+    sizes = (world.hi - world.lo).max(axis=1)[np.isin(world.owner, target)]
+    radius = np.minimum(upper, float(np.median(sizes)) if len(sizes) else 0.0)
+    todo = np.arange(len(points))
+    while len(todo):
+        point, triangle = _point_candidates(
+            world,
+            points[todo] - radius[todo, None],
+            points[todo] + radius[todo, None],
+            target[todo],
+        )
+        for part in _chunks(np.ones(len(point), dtype=np.int64), _CHUNK_ROWS * 4):
+            seen_from = points[todo[point[part]]]
+            closest = closest_on_triangles(seen_from, world.corners[triangle[part]])
+            nearest.offer(todo[point[part]], _length(seen_from - closest), seen_from, closest)
+        done = (nearest.value[todo] <= radius[todo]) | (radius[todo] >= upper[todo])
+        todo = todo[~done]
+        radius[todo] = np.minimum(4.0 * radius[todo], upper[todo])
+    return nearest
+
+
 def _parity_inside(world: _World, points, target) -> tuple[np.ndarray, np.ndarray]:
-    """Ray parity of points (k, 3) in world meshes `target` (k,): (inside (k,) bool,
-    height of the nearest crossing above (k,), an upper bound of the distance to the
-    surface where inside)."""
-    top = points.copy()
+    """Ray parity of points (k, 3) in world meshes `target` (k,), with the ray straight
+    up: (inside (k,) bool, distance to the nearest crossing of the vertical line through
+    the point, up or down (k,), an upper bound of its distance to the surface)."""
+    bottom, top = points.copy(), points.copy()
+    bottom[:, 2] = world.mesh_lo[target, 2]
     top[:, 2] = world.mesh_hi[target, 2]
-    ray, triangle = _point_candidates(world, points, top, target, vertical_rays=True)
-    hit, height = _upward_hits(points[ray], world.corners[triangle])
-    inside = np.bincount(ray[hit], minlength=len(points)) % 2 == 1
+    ray, triangle = _point_candidates(world, bottom, top, target, vertical_rays=True)
+    hit, height = _vertical_hits(points[ray], world.corners[triangle])
+    above = hit & (height > 0)
+    inside = np.bincount(ray[above], minlength=len(points)) % 2 == 1
     nearest = np.full(len(points), np.inf)
-    np.minimum.at(nearest, ray[hit], height[hit])
+    np.minimum.at(nearest, ray[hit], np.abs(height[hit]))
     return inside, nearest
 
 
-def _inside_stage(world: _World, inner: np.ndarray, outer: np.ndarray) -> _Best:
-    """Depth (b) of the pairs of closed world meshes (inner, outer) (m,) each: minus the
-    largest distance of an inner vertex or face centre strictly inside the outer mesh to
-    its surface (0 where none), with that point and its closest point on the outer
-    surface.
+def _inside_stage(world: _World, inner: np.ndarray, outer: np.ndarray, known) -> _Best:
+    """Depth (b) of the pairs of world meshes (inner, outer) (m,) each, the outer ones
+    closed: minus the largest distance of an inner vertex or face centre strictly inside
+    the outer mesh to its surface (0 where none), with that point and its closest point
+    on the outer surface; where it would not exceed `known` (m,), a depth found already,
+    it may be left at 0.
 
-    Inside by the parity of a ray straight up; the distance of an inside vertex is the
-    nearest of the triangles within its ray's first crossing."""
+    Inside by the parity of a ray straight up; the ray's first crossing bounds the
+    distance of an inside vertex to the surface from above, so vertices are measured in
+    rounds, deepest bound first, and those whose bound cannot beat the depth found so
+    far are dropped."""
     deepest = _Best(len(inner), 0.0)
     # Face centres besides vertices: two boxes of one height overlapping end to end meet
     # only along edges, every vertex of each on the other's surface, while the end face of
@@ -775,19 +848,23 @@ def _inside_stage(world: _World, inner: np.ndarray, outer: np.ndarray) -> _Best:
     keep = ((points >= world.mesh_lo[target]) & (points <= world.mesh_hi[target])).all(axis=1)
     pair, points, target = pair[keep], points[keep], target[keep]
     inside, upper = _parity_inside(world, points, target)
-    pair, points, target, upper = pair[inside], points[inside], target[inside], upper[inside]
-    point, triangle = _point_candidates(
-        world, points - upper[:, None], points + upper[:, None], target
-    )
-    nearest = _Best(len(points), np.inf)
-    for part in _chunks(np.ones(len(point), dtype=np.int64), _CHUNK_ROWS * 4):
-        seen_from = points[point[part]]
-        closest = closest_on_triangles(seen_from, world.corners[triangle[part]])
-        nearest.offer(point[part], _length(seen_from - closest), seen_from, closest)
-    strictly = nearest.value > _epsilon(np.abs(points).max(axis=1, initial=0.0))
-    deepest.offer(
-        pair[strictly], -nearest.value[strictly], nearest.first[strictly], nearest.second[strictly]
-    )
+    order = np.lexsort((-upper[inside], pair[inside]))
+    todo = np.flatnonzero(inside)[order]
+    batch = 64
+    while len(todo):
+        rank = np.arange(len(todo)) - np.searchsorted(pair[todo], pair[todo])
+        now, todo = todo[rank < batch], todo[rank >= batch]
+        nearest = _nearest_on_meshes(world, points[now], target[now], upper[now])
+        strictly = nearest.value > _epsilon(np.abs(points[now]).max(axis=1, initial=0.0))
+        deepest.offer(
+            pair[now][strictly],
+            -nearest.value[strictly],
+            nearest.first[strictly],
+            nearest.second[strictly],
+        )
+        best = np.maximum(known, -deepest.value)
+        todo = todo[upper[todo] > best[pair[todo]]]
+        batch *= 8
     return deepest
 
 
@@ -830,7 +907,9 @@ def mesh_contacts(
         # Only a closed mesh has an inside; what lies in it may be open (a window's
         # shell in a wall).
         tested = np.flatnonzero(closed[:, outer])
-        found = _inside_stage(world, slots[tested, inner], slots[tested, outer])
+        found = _inside_stage(
+            world, slots[tested, inner], slots[tested, outer], -crossing.value[tested]
+        )
         best.value[tested], best.first[tested], best.second[tested] = (
             found.value,
             found.first if inner == 0 else found.second,

@@ -233,6 +233,12 @@ def test_open_shell_never_contains():
     assert not closed.open_pair[0]
 
 
+def test_no_pairs_give_empty_arrays():
+    result = mesh_contacts([FLOOR], [np.eye(4)], np.zeros((0, 2), dtype=np.int64), 0.0)
+    assert result.distance.shape == (0,) and result.point_i.shape == (0, 3)
+    assert result.relation.dtype == np.int8 and result.open_pair.shape == (0,)
+
+
 def test_pairs_beyond_max_distance_may_be_infinite():
     result = mesh_contacts([FLOOR, box([0, 0, 2], [1, 1, 3])], [np.eye(4)] * 2, [[0, 1]], 1.0)
     assert result.distance[0] == np.inf
@@ -391,3 +397,34 @@ def test_one_component_inside_is_containment_and_a_cavity_is_outside():
     distance, relation, _, _ = one_pair(box([-0.1] * 3, [0.1] * 3), hollow)
     assert relation == APART
     assert distance == pytest.approx(0.9, abs=1e-12)
+
+
+def test_mirroring_matrix_keeps_containment_and_crossing():
+    mirror = affine(np.diag([-1.0, 1.0, 1.0]))
+    inner, outer = box([-0.1, -0.1, -0.1], [0.1, 0.1, 0.3]), box([-1.0] * 3, [1.0] * 3)
+    distance, relation, _, _ = one_pair(inner, outer, mirror, mirror)
+    assert relation == I_INSIDE_J
+    assert distance == pytest.approx(-0.9, abs=1e-12)
+    distance, relation, _, _ = one_pair(box([0, 0, -0.5], [1, 1, 0.5]), FLOOR, mirror)
+    assert relation == CROSSING
+    assert distance == pytest.approx(-0.5, abs=1e-12)
+
+
+def test_boxes_of_one_height_overlapping_end_to_end_penetrate():
+    # Every vertex of each lies on the other's surface and no two faces cross: only
+    # the end faces, lying inside the other box, show the 0.2 overlap.
+    first, second = box([-0.3] * 3, [0.3] * 3), box([0.1, -0.3, -0.3], [0.7, 0.3, 0.3])
+    distance, relation, point_i, point_j = one_pair(first, second)
+    assert relation == CROSSING
+    assert distance == pytest.approx(-0.2, abs=1e-12)
+    # An end face centre of the first box, 0.2 from the second's faces (several tie).
+    assert point_i[0] == pytest.approx(0.3)
+    assert np.linalg.norm(point_i - point_j) == pytest.approx(0.2)
+
+
+def test_an_open_shell_inside_a_closed_mesh_is_found():
+    vertices, triangles = box_mesh([-0.1] * 3, [0.1] * 3)
+    shell = prepare_mesh(vertices, triangles[2:])  # a box without one face
+    result = mesh_contacts([shell, box([-1.0] * 3, [1.0] * 3)], [np.eye(4)] * 2, [[0, 1]], 0.0)
+    assert result.relation[0] == I_INSIDE_J and result.open_pair[0]
+    assert result.distance[0] == pytest.approx(-0.9, abs=1e-12)
