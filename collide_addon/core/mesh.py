@@ -57,8 +57,9 @@ meet, and there only on candidates that planes and bounds cannot rule out. The i
 test casts a ray straight up from each vertex and face centre inside the other mesh's
 bounds and counts crossings (ray parity, exact on shared edges and vertices by a
 consistent tie rule); a point's depth search is bounded by its ray's first crossing
-and skipped when that bound cannot beat the depth already found. Pairs of large meshes far apart next to the size
-of their triangles cost more: the grid's boxes grow with the gap.
+and skipped when that bound cannot beat the depth already found. Pairs of large meshes
+far apart next to the size of their triangles cost more: the grid's boxes grow with the
+gap.
 """
 
 from __future__ import annotations
