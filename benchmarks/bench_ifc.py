@@ -85,7 +85,7 @@ MODES = {
     ),
 }
 # Arguments of every collide run after --tests and --json; the geometry mode goes here.
-COLLIDE_ARGUMENTS = ("--frames", "1-1", "--fail-on", "never")
+COLLIDE_ARGUMENTS = ("--frames", "1-1", "--fail-on", "never", "--geometry", "mesh")
 
 
 # Header schema names ifcopenshell 0.9.0 cannot read -> the schema read instead. Allplan's

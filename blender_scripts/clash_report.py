@@ -3,7 +3,7 @@
     blender -b scene.blend --python blender_scripts/clash_report.py -- \\
         [--tests tests.json] [--frames 1-250[:step]] [--json out.json] [--html out.html] \\
         [--csv out.csv] [--bcf out.bcf] [--baseline previous.json] \\
-        [--fail-on new|any|never] [--substeps N] [--thumbnails]
+        [--fail-on new|any|never] [--substeps N] [--geometry mesh|proxy] [--thumbnails]
 
 Without --tests the clash tests stored on the scene run (set up in the panel's Clash
 Tests); a scene without any runs one hard test of every proxy against every other.
@@ -20,6 +20,7 @@ installed as a legacy add-on or as an extension.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib
 import re
 import sys
@@ -131,6 +132,13 @@ def make_parser() -> argparse.ArgumentParser:
         "any without; approved clashes never count)",
     )
     parser.add_argument(
+        "--geometry",
+        choices=("mesh", "proxy"),
+        help="decide every test's clashes on the evaluated triangles (mesh) or on the "
+        "proxies (proxy), whatever the tests say (default: each test's own setting, "
+        "mesh unless set otherwise)",
+    )
+    parser.add_argument(
         "--thumbnails",
         action="store_true",
         help="render a Workbench thumbnail per clash into the HTML and BCF reports",
@@ -195,6 +203,8 @@ def run_report(addon, arguments: argparse.Namespace) -> int:
         baseline = json_report.read_json_report(arguments.baseline) if arguments.baseline else None
     except (clash_tests.ClashTestError, json_report.ReportError) as error:
         return fail(str(error))
+    if arguments.geometry:
+        tests = [dataclasses.replace(test, geometry=arguments.geometry) for test in tests]
     try:
         result = report_run.run_clash_report(
             tests,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import coal
+import numpy as np
 
 from collide_addon.core import KIND_BOX, KIND_SPHERE, ShapeBatch
 
@@ -29,3 +30,35 @@ def coal_signed_distance(batch: ShapeBatch, i: int, j: int) -> float:
     result = coal.DistanceResult()
     coal.distance(coal_object(batch, i), coal_object(batch, j), request, result)
     return float(result.min_distance)
+
+
+def coal_mesh(vertices, triangles, matrix) -> coal.CollisionObject:
+    """A coal BVHModelOBBRSS of a mesh posed by an affine (4, 4) matrix: the vertices
+    (v, 3) are moved into the world here, since coal's transforms are rigid."""
+    world = np.asarray(vertices, dtype=np.float64) @ matrix[:3, :3].T + matrix[:3, 3]
+    model = coal.BVHModelOBBRSS()
+    model.beginModel(len(triangles), len(world))
+    model.addVertices(world)
+    model.addTriangles(np.asarray(triangles, dtype=np.int64))
+    model.endModel()
+    return coal.CollisionObject(model, coal.Transform3s())
+
+
+def coal_mesh_distance(first: coal.CollisionObject, second: coal.CollisionObject):
+    """coal's minimum distance of two mesh objects and its witness points:
+    (distance, (3,) point on first, (3,) point on second)."""
+    request = coal.DistanceRequest()
+    result = coal.DistanceResult()
+    coal.distance(first, second, request, result)
+    return (
+        float(result.min_distance),
+        np.array(result.getNearestPoint1()),
+        np.array(result.getNearestPoint2()),
+    )
+
+
+def coal_mesh_collide(first: coal.CollisionObject, second: coal.CollisionObject) -> bool:
+    """Whether coal finds any pair of intersecting triangles of two mesh objects."""
+    result = coal.CollisionResult()
+    coal.collide(first, second, coal.CollisionRequest(), result)
+    return bool(result.isCollision())

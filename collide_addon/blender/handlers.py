@@ -163,3 +163,10 @@ def unregister():
     # The tint gives colours back in its own unregister, which runs first.
     app_handlers.remove(_HANDLERS)
     session.forget_sessions()
+
+
+def geometry_updates(depsgraph) -> set[tuple[str, str]]:
+    """(name, "object" or "data") of the objects, meshes and curves whose geometry the
+    depsgraph's last evaluation updated: on a frame change, those a handler swapped or
+    edited as well as those animated."""
+    return _changes(depsgraph, "", edits=False).geometry

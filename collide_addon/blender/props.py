@@ -13,7 +13,7 @@ from bpy.props import (
     StringProperty,
 )
 
-from ..clash.tests import TEST_TYPE_DESCRIPTIONS
+from ..clash.tests import DEFAULT_GEOMETRY, GEOMETRY_DESCRIPTIONS, TEST_TYPE_DESCRIPTIONS
 from ..core.constants import KIND_NAMES
 from . import draw, session
 
@@ -44,6 +44,10 @@ SHAPE_ITEMS = (
 TEST_TYPE_ITEMS = tuple(
     (test_type, test_type.capitalize(), description)
     for test_type, description in TEST_TYPE_DESCRIPTIONS.items()
+)
+GEOMETRY_ITEMS = tuple(
+    (geometry, geometry.capitalize(), description)
+    for geometry, description in GEOMETRY_DESCRIPTIONS.items()
 )
 SET_B_ITEMS = (
     ("SAME_AS_A", "Same as A", "Check set A against itself"),
@@ -169,6 +173,7 @@ class CollideClashTest(bpy.types.PropertyGroup):
         subtype="DISTANCE",
         unit="LENGTH",
     )
+    geometry: EnumProperty(name="Geometry", items=GEOMETRY_ITEMS, default=DEFAULT_GEOMETRY)
     set_a: PointerProperty(type=CollideSelector)
     set_b_mode: EnumProperty(name="Set B", items=SET_B_ITEMS, default="SAME_AS_A")
     set_b: PointerProperty(type=CollideSelector)

@@ -17,10 +17,10 @@ from typing import Any
 
 import bpy
 
-from ..clash.evaluate import ObjectMetadata
+from ..clash.evaluate import FrameMeshes, ObjectMetadata, decides_on_meshes
 from ..clash.tests import ClashTest
-from ..core import ShapeBatch
-from ..report.run import ClashRunError, ReportResult, run_report
+from ..report.run import ClashRunError, FrameSample, ReportResult, run_report
+from .handlers import geometry_updates
 from .scene import ProxyReader, SceneReadError
 from .thumbnails import render_thumbnails
 
@@ -78,22 +78,30 @@ def _background_progress(done: int, total: int, frame: int, clashes: int) -> Non
 
 class _SceneFrames:
     """`read_frame` for report.run over a Blender scene: sets the (sub)frame, reads the
-    proxies, and keeps each proxy's owner object for the thumbnails."""
+    proxies (and with `meshes` their triangles, prepared when a mesh test first needs
+    them and kept while the geometry stays), and keeps each proxy's owner object for the
+    thumbnails."""
 
-    def __init__(self, context, scene) -> None:
+    def __init__(self, context, scene, meshes: bool) -> None:
         self.context = context
         self.scene = scene
+        self.meshes = meshes
         self.reader = ProxyReader()
+        # Geometry the frame changes updated, gathered by `watch` (frame_change_post).
+        self.updated_geometry: set[tuple[str, str]] = set()
         self.owners: dict[str, Any] = {}
         self._names: list[str] | None = None
         self._objects: list[ObjectMetadata] = []
 
-    def __call__(self, time_of_sample: float) -> tuple[ShapeBatch, list[ObjectMetadata]]:
+    def __call__(self, time_of_sample: float) -> FrameSample:
         whole_frame = math.floor(time_of_sample)
         self.scene.frame_set(whole_frame, subframe=time_of_sample - whole_frame)
         # Modifiers, shape keys, armatures, Geometry Nodes and visibility may differ
-        # on this frame; plain meshes keep their cached geometry and fits.
+        # on this frame, and a frame_change_pre handler may have swapped or edited a
+        # plain mesh (stop motion); other plain meshes keep their geometry and fits.
         self.reader.invalidate_changing_geometry()
+        self.reader.geometry_changed(self.updated_geometry)
+        self.updated_geometry = set()
         try:
             proxies = self.reader.read(self.context.evaluated_depsgraph_get(), self.scene)
         except SceneReadError as error:
@@ -106,7 +114,17 @@ class _SceneFrames:
                 for name, owner in zip(self._names, proxies.objects, strict=True)
             ]
             self.owners.update(zip(self._names, proxies.objects, strict=True))
-        return proxies.batch, self._objects
+        if not self.meshes:
+            return FrameSample(proxies.batch, self._objects)
+        keys, triangle_mesh = proxies.geometry_keys, self.reader.triangle_mesh
+        meshes = FrameMeshes(lambda row: triangle_mesh(keys[row]), proxies.matrices)
+        return FrameSample(proxies.batch, self._objects, meshes)
+
+    def watch(self, scene, depsgraph=None) -> None:
+        """frame_change_post handler for the run: note the geometry each frame change
+        updated, read by the next `__call__`."""
+        if depsgraph is not None and scene == self.scene:
+            self.updated_geometry |= geometry_updates(depsgraph)
 
 
 def run_clash_report(
@@ -152,13 +170,14 @@ def run_clash_report(
             _background_progress(done, total, frame, rows)
 
     original_frame, original_subframe = scene.frame_current, scene.frame_subframe
-    read_frame = _SceneFrames(context, scene)
+    read_frame = _SceneFrames(context, scene, any(decides_on_meshes(test) for test in tests))
 
     def pictures(clashes: Sequence[Mapping[str, Any]]) -> dict[str, bytes]:
         # Rendered from the frame the user was on, as if the scan had not moved it.
         scene.frame_set(original_frame, subframe=original_subframe)
         return render_thumbnails(context, scene, clashes, read_frame.owners)
 
+    bpy.app.handlers.frame_change_post.append(read_frame.watch)
     try:
         return run_report(
             tests,
@@ -178,6 +197,7 @@ def run_clash_report(
             scope=scene.collide.scope,
         )
     finally:
+        bpy.app.handlers.frame_change_post.remove(read_frame.watch)
         if ui_progress_started[0]:
             window_manager.progress_end()
         scene.frame_set(original_frame, subframe=original_subframe)

@@ -16,6 +16,7 @@ import numpy as np
 
 from ..core import ShapeBatch
 from ..core.fit import ProxyFit, fit_shapes, stack_fits
+from ..core.mesh import TriangleMesh, prepare_mesh
 from ..core.place import (
     fit_looseness,
     mesh_volume,
@@ -47,6 +48,9 @@ class Proxies:
     looseness: (n,) proxy volume / mesh volume (0 where the mesh encloses no volume)
     instances: (n,) bool, whether proxy k is an instance (objects[k] is its instancer)
     refitted: (r,) int64 proxies whose fit was (re)made in this read, ascending
+    matrices: (n, 4, 4) float64 world matrices of the proxies' geometry (object space to
+        world), which place `ProxyReader.triangle_mesh(geometry_keys[k])`
+    geometry_keys: n keys of the proxies' evaluated geometry (shared by linked duplicates)
     """
 
     batch: ShapeBatch
@@ -57,13 +61,17 @@ class Proxies:
     looseness: np.ndarray
     instances: np.ndarray
     refitted: np.ndarray
+    matrices: np.ndarray
+    geometry_keys: list[tuple]
 
 
 @dataclass
 class _Geometry:
-    """Evaluated vertices (v, 3) float64 in object space and the mesh's volume."""
+    """Evaluated vertices (v, 3) float64 in object space, triangles (t, 3) int32 indices
+    into them, and the mesh's volume."""
 
     points: np.ndarray
+    triangles: np.ndarray
     volume: float
 
 
@@ -146,7 +154,8 @@ def read_geometry(evaluated, name: str) -> _Geometry | None:
             mesh.calc_loop_triangles()
         triangles = np.empty(len(mesh.loop_triangles) * 3, np.int32)
         mesh.loop_triangles.foreach_get("vertices", triangles)
-        return _Geometry(points, mesh_volume(points, triangles.reshape(-1, 3)))
+        triangles = triangles.reshape(-1, 3)
+        return _Geometry(points, triangles, mesh_volume(points, triangles))
     finally:
         if temporary:
             evaluated.to_mesh_clear()
@@ -205,6 +214,7 @@ class ProxyReader:
     def __init__(self) -> None:
         self._geometry: dict[tuple, _Geometry | None] = {}
         self._fits: dict[tuple, ProxyFit] = {}
+        self._meshes: dict[tuple, TriangleMesh | None] = {}
         self._structure: _Structure | None = None
         # Set by `invalidate`, cleared by the next read:
         self._rebuild = True  # find who takes part again
@@ -239,6 +249,20 @@ class ProxyReader:
             self._stale_keys.add(key)
         for key in [key for key in self._fits if _updated_by(key) in geometry_names]:
             del self._fits[key]
+        for key in [key for key in self._meshes if _updated_by(key) in geometry_names]:
+            del self._meshes[key]
+
+    def triangle_mesh(self, geometry_key: tuple) -> TriangleMesh | None:
+        """The TriangleMesh of a geometry key of the last read (`Proxies.geometry_keys`),
+        prepared on first use and kept until its geometry changes; None without
+        triangles (a curve without bevel, a point cloud)."""
+        if geometry_key not in self._meshes:
+            geometry = self._geometry[geometry_key]
+            has_triangles = geometry is not None and len(geometry.triangles)
+            self._meshes[geometry_key] = (
+                prepare_mesh(geometry.points, geometry.triangles) if has_triangles else None
+            )
+        return self._meshes[geometry_key]
 
     def recheck_participants(self) -> None:
         """At the next read, find who takes part and rebuild only if that changed: for
@@ -339,6 +363,8 @@ class ProxyReader:
             looseness=structure.looseness,
             instances=structure.instances,
             refitted=refitted,
+            matrices=structure.matrices,
+            geometry_keys=structure.geometry_keys,
         )
 
     def _reread_changed(self, structure: _Structure, depsgraph) -> bool:

@@ -4,7 +4,13 @@ PreparedTest, a PreparedTest and the shapes of one frame -> FrameHits.
     [ObjectMetadata] -> ObjectTable                       once per run (or when the
                                                           objects taking part change)
     ClashTest + ObjectTable -> PreparedTest               selectors and ignore rules
-    PreparedTest + ShapeBatch at a frame -> FrameHits     `evaluate_frame`
+    PreparedTest + ShapeBatch (+ FrameMeshes) at a frame -> FrameHits   `evaluate_frame`
+
+Tests with geometry "proxy" decide on the proxies' exact distances. Tests with geometry
+"mesh" take the proxies' candidate pairs (a proxy encloses its mesh, so every pair whose
+meshes meet has proxies that meet) and decide each on the triangles
+(`core.mesh.mesh_contacts`); a pair where an object has no triangles is decided on its
+proxies and says so.
 """
 
 from __future__ import annotations
@@ -12,7 +18,7 @@ from __future__ import annotations
 import fnmatch
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,6 +28,7 @@ from ..core import CoherentBounds, ShapeBatch, find_contacts
 from ..core.columns import concatenate_fields
 from ..core.constants import CUBE_CORNER_SIGNS
 from ..core.contact import clash_mask, contact_epsilon, contact_margin
+from ..core.mesh import TriangleMesh, mesh_contacts
 from .tests import ClashTest, Selector
 
 
@@ -215,12 +222,20 @@ def orient_pairs(prepared: PreparedTest, pairs: np.ndarray) -> np.ndarray:
 # --- Criteria ---------------------------------------------------------------------------
 
 
+def decides_on_meshes(test: ClashTest) -> bool:
+    """Whether the test decides its pairs on triangles (duplicates compare proxies)."""
+    return test.geometry == "mesh" and test.test_type != "duplicates"
+
+
 def broad_phase_margin(test: ClashTest, batch: ShapeBatch) -> float:
     """Margin for `find_contacts` that keeps every pair the test can report: the contact
     rule's margin for hard, touching and clearance tests (`core.contact.contact_margin`);
-    duplicates overlap."""
+    duplicates overlap. A mesh test keeps every pair whose proxies meet, since meshes
+    inside them may penetrate while their proxies only touch."""
     if test.test_type == "duplicates":
         return 0.0
+    if decides_on_meshes(test) and test.test_type == "hard":
+        return contact_margin("touching", 0.0, batch)
     return contact_margin(test.test_type, test.tolerance, batch)
 
 
@@ -261,6 +276,28 @@ def duplicate_mask(batch: ShapeBatch, pairs: np.ndarray, tolerance: float) -> np
 
 # --- Hits over frames -------------------------------------------------------------------
 
+# How the two objects of a hit relate, as the report names it (`RELATIONS[code]`):
+# proxies penetrate, touch or are apart; meshes cross, touch, are apart, or one lies
+# wholly inside the other without crossing.
+RELATIONS = ("apart", "touching", "penetrating", "crossing", "a_inside_b", "b_inside_a")
+APART, TOUCHING, PENETRATING, CROSSING, A_INSIDE_B, B_INSIDE_A = range(len(RELATIONS))
+# core.mesh relation codes -> RELATIONS codes, for pairs in (i, j) order.
+_MESH_RELATION = np.array([APART, TOUCHING, CROSSING, A_INSIDE_B, B_INSIDE_A], dtype=np.int8)
+
+
+@dataclass(frozen=True)
+class FrameMeshes:
+    """The triangle meshes of one frame's objects, for tests with geometry "mesh".
+
+    mesh_of: row k of the object table -> the object's TriangleMesh in its own space, or
+        None when it has no triangles; called only for objects in candidate pairs, so a
+        reader may prepare meshes lazily and keep them while the geometry stays
+    matrices: (n, 4, 4) float64 world matrices placing each object's mesh
+    """
+
+    mesh_of: Callable[[int], TriangleMesh | None]
+    matrices: np.ndarray
+
 
 @dataclass(frozen=True)
 class FrameHits:
@@ -272,7 +309,13 @@ class FrameHits:
     kinds: (m, 2) int8 proxy kinds of a and b
     distances: (m,) float64 signed distance, < 0 is penetration
     points: (m, 3) clash points
+    witnesses: (m, 2, 3) the closest (or, penetrating, the deepest) points on a and on b
     bounds: (m, 2, 3) [lo, hi] world bounds of both shapes together
+    on_mesh: (m,) bool, decided on the triangles (else on the proxies)
+    relations: (m,) int8 index into RELATIONS
+    open_mesh_names: (o,) object array, not rows: names of the objects in this test's
+        mesh candidate pairs whose meshes are open or non-manifold, so that containment
+        was not tested for them (repeats allowed)
     """
 
     frames: np.ndarray
@@ -280,41 +323,115 @@ class FrameHits:
     kinds: np.ndarray
     distances: np.ndarray
     points: np.ndarray
+    witnesses: np.ndarray
     bounds: np.ndarray
+    on_mesh: np.ndarray
+    relations: np.ndarray
+    open_mesh_names: np.ndarray
 
     def __len__(self) -> int:
         return len(self.frames)
+
+
+@dataclass(frozen=True)
+class PairContacts:
+    """Candidate pairs with their decided contact, k rows, pairs in (i, j) order.
+
+    pairs: (k, 2) int64 object indices; distances: (k,); points_i, points_j: (k, 3)
+    on_mesh: (k,) bool; relations: (k,) int8 RELATIONS codes for (i, j)
+    """
+
+    pairs: np.ndarray
+    distances: np.ndarray
+    points_i: np.ndarray
+    points_j: np.ndarray
+    on_mesh: np.ndarray
+    relations: np.ndarray
+
+    def take(self, rows: np.ndarray) -> PairContacts:
+        return PairContacts(
+            **{name: getattr(self, name)[rows] for name in self.__dataclass_fields__}
+        )
+
+
+def proxy_relations(distances: np.ndarray, epsilon: np.ndarray) -> np.ndarray:
+    """RELATIONS codes of proxy pairs from their signed distances: (k,) int8."""
+    distances = np.asarray(distances, dtype=np.float64)
+    relations = np.full(len(distances), APART, dtype=np.int8)
+    relations[np.abs(distances) <= epsilon] = TOUCHING
+    relations[distances < -epsilon] = PENETRATING
+    return relations
 
 
 def hits_from_pairs(
     prepared: PreparedTest,
     batch: ShapeBatch,
     frame: int,
-    pairs: np.ndarray,
-    distances: np.ndarray,
-    points_i: np.ndarray,
-    points_j: np.ndarray,
+    contacts: PairContacts,
+    open_mesh_names: np.ndarray | None = None,
 ) -> FrameHits:
     """FrameHits for pairs that clash at `frame` (the test's criterion already applied).
 
-    pairs: (m, 2) int64 shape indices in `batch`, which is in `prepared.table` order
-    distances: (m,); points_i, points_j: (m, 3) closest (or deepest) points on each shape
-    The clash point is the midpoint of the two points: on the contact for touching
-    shapes, inside both for penetrating ones.
+    batch: in `prepared.table` order; contacts: the clashing pairs
+    The clash point is the midpoint of the two witness points: on the contact for
+    touching shapes, between the deepest points for penetrating ones.
     """
-    pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+    pairs = np.asarray(contacts.pairs, dtype=np.int64).reshape(-1, 2)
     oriented = orient_pairs(prepared, pairs)
+    swapped = oriented[:, 0] != pairs[:, 0]
     lo, hi = batch.take(pairs.reshape(-1)).aabbs()
     lo, hi = lo.reshape(-1, 2, 3), hi.reshape(-1, 2, 3)
     bounds = np.stack([lo.min(axis=1), hi.max(axis=1)], axis=1)
-    midpoints = 0.5 * (np.asarray(points_i, dtype=np.float64) + np.asarray(points_j))
+    witnesses = np.stack([contacts.points_i, contacts.points_j], axis=1).astype(np.float64)
+    witnesses[swapped] = witnesses[swapped][:, ::-1]
+    relations = contacts.relations.astype(np.int8)
+    inside = np.array([A_INSIDE_B, B_INSIDE_A], dtype=np.int8)
+    flips = swapped & np.isin(relations, inside)
+    relations[flips] = A_INSIDE_B + B_INSIDE_A - relations[flips]
     return FrameHits(
         frames=np.full(len(pairs), frame, dtype=np.int64),
         names=prepared.table.names[oriented].reshape(-1, 2),
         kinds=batch.kinds[oriented].reshape(-1, 2),
-        distances=np.asarray(distances, dtype=np.float64).reshape(-1),
-        points=midpoints.reshape(-1, 3),
+        distances=np.asarray(contacts.distances, dtype=np.float64).reshape(-1),
+        points=witnesses.mean(axis=1).reshape(-1, 3),
+        witnesses=witnesses.reshape(-1, 2, 3),
         bounds=bounds.reshape(-1, 2, 3),
+        on_mesh=np.asarray(contacts.on_mesh, dtype=bool).reshape(-1),
+        relations=relations.reshape(-1),
+        open_mesh_names=(np.zeros(0, dtype=object) if open_mesh_names is None else open_mesh_names),
+    )
+
+
+def mesh_pair_contacts(
+    contacts: PairContacts, meshes: FrameMeshes, max_distance: float
+) -> tuple[PairContacts, np.ndarray]:
+    """Decide proxy candidate pairs on their triangles where both objects have some.
+
+    contacts: the candidates with their proxy contacts (kept for pairs without meshes)
+    max_distance: beyond it a pair's mesh distance may come out as +inf
+    returns: (the contacts, decided on meshes where possible; (o,) int64 the objects of
+              the candidates whose meshes are open or non-manifold)
+    """
+    rows = np.unique(contacts.pairs)
+    by_row = {int(row): meshes.mesh_of(int(row)) for row in rows}
+    with_mesh = np.array([by_row[int(row)] is not None for row in rows], dtype=bool)
+    rows = rows[with_mesh]
+    if not len(rows):
+        return contacts, np.zeros(0, dtype=np.int64)
+    local = np.searchsorted(rows, contacts.pairs)
+    decided = np.isin(contacts.pairs, rows).all(axis=1)
+    mesh_list = [by_row[int(row)] for row in rows]
+    result = mesh_contacts(mesh_list, meshes.matrices[rows], local[decided], max(max_distance, 0.0))
+    distances = contacts.distances.copy()
+    points_i, points_j = contacts.points_i.copy(), contacts.points_j.copy()
+    relations = contacts.relations.copy()
+    distances[decided] = result.distance
+    points_i[decided], points_j[decided] = result.point_i, result.point_j
+    relations[decided] = _MESH_RELATION[result.relation]
+    open_rows = rows[[not mesh.closed for mesh in mesh_list]]
+    return (
+        PairContacts(contacts.pairs, distances, points_i, points_j, decided, relations),
+        open_rows,
     )
 
 
@@ -323,14 +440,18 @@ def evaluate_frame(
     batch: ShapeBatch,
     frame: int,
     coherent: CoherentBounds | None = None,
+    meshes: FrameMeshes | None = None,
 ) -> FrameHits:
     """The clashes of one test in one frame.
 
     batch: the shapes at `frame`, row k = object k of `prepared.table`
     coherent: kept by the caller for this test from frame to frame, so that the broad
         phase builds on the last frame's work (same result without it)
+    meshes: the objects' triangles, for a test with geometry "mesh"; without them such a
+        test decides on the proxies
     Only objects in set A or B enter the broad phase; candidate pairs then go through the
-    ignore rules, the narrow phase and the test type's criterion.
+    ignore rules, the narrow phase (proxies, then triangles for a mesh test) and the test
+    type's criterion.
     """
     if len(batch) != len(prepared.table.names):
         raise ValueError(
@@ -341,21 +462,27 @@ def evaluate_frame(
     involved_batch = batch.take(involved)
     margin = broad_phase_margin(test, involved_batch)
     pairs, result = find_contacts(involved_batch, margin, coherent)
-    candidates = involved[pairs]
-    keep = eligible_pair_mask(prepared, candidates)
+    keep = eligible_pair_mask(prepared, involved[pairs])
+    epsilon = contact_epsilon(0.5 * (result.point_i + result.point_j))
+    contacts = PairContacts(
+        pairs=involved[pairs],
+        distances=result.distance,
+        points_i=result.point_i,
+        points_j=result.point_j,
+        on_mesh=np.zeros(len(pairs), dtype=bool),
+        relations=proxy_relations(result.distance, epsilon),
+    ).take(np.flatnonzero(keep))
+    open_names = None
     if test.test_type == "duplicates":
-        keep &= duplicate_mask(batch, candidates, test.tolerance)
+        clashing = duplicate_mask(batch, contacts.pairs, test.tolerance)
     else:
-        epsilon = contact_epsilon(0.5 * (result.point_i + result.point_j))
-        keep &= clash_mask(test.test_type, test.tolerance, result.distance, epsilon)
+        if meshes is not None and decides_on_meshes(test):
+            contacts, open_rows = mesh_pair_contacts(contacts, meshes, margin)
+            open_names = prepared.table.names[open_rows]
+        epsilon = contact_epsilon(0.5 * (contacts.points_i + contacts.points_j))
+        clashing = clash_mask(test.test_type, test.tolerance, contacts.distances, epsilon)
     return hits_from_pairs(
-        prepared,
-        batch,
-        frame,
-        candidates[keep],
-        result.distance[keep],
-        result.point_i[keep],
-        result.point_j[keep],
+        prepared, batch, frame, contacts.take(np.flatnonzero(clashing)), open_names
     )
 
 
@@ -369,6 +496,10 @@ def concat_hits(hits: Iterable[FrameHits]) -> FrameHits:
             kinds=np.zeros((0, 2), dtype=np.int8),
             distances=np.zeros(0),
             points=np.zeros((0, 3)),
+            witnesses=np.zeros((0, 2, 3)),
             bounds=np.zeros((0, 2, 3)),
+            on_mesh=np.zeros(0, dtype=bool),
+            relations=np.zeros(0, dtype=np.int8),
+            open_mesh_names=np.zeros(0, dtype=object),
         )
     return concatenate_fields(FrameHits, hits)

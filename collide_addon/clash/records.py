@@ -16,7 +16,7 @@ from typing import Any, TypedDict
 import numpy as np
 
 from ..core import KIND_NAMES
-from .evaluate import FrameHits
+from .evaluate import RELATIONS, FrameHits
 from .tests import ClashTest
 
 STATUSES = ("new", "active", "reviewed", "approved", "resolved")
@@ -35,6 +35,11 @@ class ClashRecord(TypedDict):
     kinds        [kind of a, kind of b]: "box", "sphere" or "capsule"
     distance     signed distance at the worst frame (< 0: penetration depth)
     point        [x, y, z] clash point at the worst frame
+    witnesses    [[x, y, z], [x, y, z]] at the worst frame, the points on a and on b
+                 whose midpoint is `point`: closest points, or the deepest point and
+                 its partner on the other surface
+    geometry     "mesh" when the triangles decided the clash, "proxy" when the proxies did
+    relation     how a and b relate at the worst frame, one of evaluate.RELATIONS
     bounds       [[x, y, z], [x, y, z]] bounds of both shapes at the worst frame
     frames       [[first, last], ...] frames where the clash exists, merged intervals
     worst_frame  frame of the smallest distance (the earliest one on a tie)
@@ -49,6 +54,9 @@ class ClashRecord(TypedDict):
     kinds: list[str]
     distance: float
     point: list[float]
+    witnesses: list[list[float]]
+    geometry: str
+    relation: str
     bounds: list[list[float]]
     frames: list[list[int]]
     worst_frame: int
@@ -135,6 +143,9 @@ def clash_records(test: ClashTest, hits: FrameHits, step: int = 1) -> list[Clash
                 "kinds": [KIND_NAMES[kind] for kind in hits.kinds[row].tolist()],
                 "distance": float(hits.distances[row]),
                 "point": hits.points[row].tolist(),
+                "witnesses": hits.witnesses[row].tolist(),
+                "geometry": "mesh" if hits.on_mesh[row] else "proxy",
+                "relation": RELATIONS[hits.relations[row]],
                 "bounds": hits.bounds[row].tolist(),
                 "frames": intervals_of_group[pair],
                 "worst_frame": int(hits.frames[row]),

@@ -31,12 +31,22 @@ TEST_TYPE_DESCRIPTIONS = {
 }
 TEST_TYPES = tuple(TEST_TYPE_DESCRIPTIONS)
 
+# Geometry a test decides clashes on -> what that means, as the panel describes it. Proxies
+# always find the candidate pairs (they enclose the mesh, so no mesh clash is missed);
+# "mesh" then decides each candidate on the evaluated triangles.
+GEOMETRY_DESCRIPTIONS = {
+    "mesh": "Exact: decide on the evaluated triangles (slower, no false alarms from proxies)",
+    "proxy": "Fast: decide on the fitted boxes, spheres and capsules",
+}
+GEOMETRIES = tuple(GEOMETRY_DESCRIPTIONS)
+DEFAULT_GEOMETRY = "mesh"
+
 TESTS_FORMAT = "collide-tests"
 TESTS_VERSION = 1
 
 _SELECTOR_KEYS = {"collections", "name", "types", "properties"}
 _IGNORE_KEYS = {"same_parent", "same_collection", "same_instance_source", "pairs"}
-_TEST_KEYS = {"name", "a", "b", "type", "tolerance", "ignore"}
+_TEST_KEYS = {"name", "a", "b", "type", "tolerance", "geometry", "ignore"}
 
 
 class ClashTestError(ValueError):
@@ -87,6 +97,8 @@ class ClashTest:
                "duplicates" same kind and same geometry within `tolerance` (see
                             `duplicate_mask`)
     tolerance: metres, finite, >= 0
+    geometry: "mesh" (decide on the evaluated triangles) or "proxy" (on the proxies);
+        duplicates compare proxies in either
     """
 
     name: str
@@ -95,9 +107,12 @@ class ClashTest:
     test_type: str = "hard"
     tolerance: float = 0.0
     ignore: IgnoreRules = field(default_factory=IgnoreRules)
+    geometry: str = DEFAULT_GEOMETRY
 
     def __post_init__(self) -> None:
-        _validate_fields(self.name, self.test_type, self.tolerance, f"clash test {self.name!r}")
+        where = f"clash test {self.name!r}"
+        _validate_fields(self.name, self.test_type, self.tolerance, where)
+        _validate_geometry(self.geometry, where)
 
 
 def _validate_fields(name: Any, test_type: Any, tolerance: Any, where: str) -> None:
@@ -113,6 +128,13 @@ def _validate_fields(name: Any, test_type: Any, tolerance: Any, where: str) -> N
         raise ClashTestError(f"{where}: tolerance must be finite and >= 0, got {tolerance!r}")
     if test_type == "clearance" and tolerance <= 0:
         raise ClashTestError(f"{where}: a clearance test needs a required gap (tolerance) > 0")
+
+
+def _validate_geometry(geometry: Any, where: str) -> None:
+    if geometry not in GEOMETRIES:
+        raise ClashTestError(
+            f"{where}: geometry must be one of {', '.join(GEOMETRIES)}, got {geometry!r}"
+        )
 
 
 # --- JSON form -------------------------------------------------------------------------
@@ -176,7 +198,8 @@ def clash_test_from_dict(data: Any, where: str = "test") -> ClashTest:
     """ClashTest from its JSON form:
 
     {"name": str, "a": selector, "b": selector | null (optional), "type": str,
-     "tolerance": number (optional, 0), "ignore": {"same_parent": bool,
+     "tolerance": number (optional, 0), "geometry": "mesh" | "proxy" (optional,
+     "mesh"), "ignore": {"same_parent": bool,
      "same_collection": bool, "same_instance_source": bool,
      "pairs": [[name, name], ...]} (optional)}
     """
@@ -205,6 +228,8 @@ def clash_test_from_dict(data: Any, where: str = "test") -> ClashTest:
     set_b = data.get("b")
     tolerance = data.get("tolerance", 0.0)
     _validate_fields(data["name"], data["type"], tolerance, where)
+    geometry = data.get("geometry", DEFAULT_GEOMETRY)
+    _validate_geometry(geometry, where)
     return ClashTest(
         name=data["name"],
         set_a=selector_from_dict(data["a"], f"{where}.a"),
@@ -212,6 +237,7 @@ def clash_test_from_dict(data: Any, where: str = "test") -> ClashTest:
         test_type=data["type"],
         tolerance=float(tolerance),
         ignore=IgnoreRules(**flags, pairs=tuple((first, second) for first, second in pairs)),
+        geometry=geometry,
     )
 
 
@@ -223,6 +249,7 @@ def clash_test_to_dict(test: ClashTest) -> dict[str, Any]:
         "b": None if test.set_b is None else selector_to_dict(test.set_b),
         "type": test.test_type,
         "tolerance": test.tolerance,
+        "geometry": test.geometry,
         "ignore": {
             "same_parent": test.ignore.same_parent,
             "same_collection": test.ignore.same_collection,

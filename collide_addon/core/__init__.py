@@ -19,25 +19,46 @@ One layer per module; each imports only modules listed before it:
 - `fit`: proxies fitted to vertices; `place`: fits placed in the world by an object's
   matrix; `wireframe`: line segments that draw shapes
 - `synthetic`: random scenes for tests and benchmarks
+- `mesh`: `prepare_mesh` and `mesh_contacts`, exact contact of triangle meshes
 """
 
 from .broad import find_contacts, find_pairs
 from .coherent import CoherentBounds
 from .constants import KIND_BOX, KIND_CAPSULE, KIND_NAMES, KIND_SPHERE
+from .mesh import (
+    APART,
+    CROSSING,
+    I_INSIDE_J,
+    J_INSIDE_I,
+    TOUCHING,
+    MeshContacts,
+    TriangleMesh,
+    mesh_contacts,
+    prepare_mesh,
+)
 from .narrow import PairResult, distances_within, pair_distance, pair_intersects
 from .shapes import ShapeBatch
 
 __all__ = [
+    "APART",
+    "CROSSING",
+    "I_INSIDE_J",
+    "J_INSIDE_I",
     "KIND_BOX",
     "KIND_CAPSULE",
     "KIND_NAMES",
     "KIND_SPHERE",
+    "TOUCHING",
     "CoherentBounds",
+    "MeshContacts",
     "PairResult",
     "ShapeBatch",
+    "TriangleMesh",
     "distances_within",
     "find_contacts",
     "find_pairs",
+    "mesh_contacts",
     "pair_distance",
     "pair_intersects",
+    "prepare_mesh",
 ]

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from ..clash.atomic import write_bytes_atomic
-from .common import PNG_SIGNATURE, format_intervals
+from .common import PNG_SIGNATURE, checked_on, format_intervals
 from .viewpoint import FIELD_OF_VIEW_DEGREES, camera_for_clash
 
 # Fixed namespace for every uuid5 this module derives; changing it changes every guid.
@@ -107,10 +107,10 @@ def _describe(clash: Mapping[str, Any]) -> str:
     distance = clash["distance"]
     depth = f"penetration {-distance:.4g} m" if distance < 0 else f"distance {distance:.4g} m"
     frames = format_intervals(clash["frames"], ", ")
-    kind_a, kind_b = clash["kinds"]
     return (
-        f"{clash['type']} clash of test {clash['test']!r}: {clash['a']!r} ({kind_a}) and "
-        f"{clash['b']!r} ({kind_b}); {depth} at frame {clash['worst_frame']}; frames {frames}."
+        f"{clash['type']} clash of test {clash['test']!r}: {clash['a']!r} and "
+        f"{clash['b']!r}, checked on {checked_on(clash)}; {depth} at frame "
+        f"{clash['worst_frame']}; frames {frames}."
     )
 
 

@@ -11,3 +11,11 @@ def format_intervals(intervals: list[list[int]], separator: str = ";") -> str:
     return separator.join(
         str(first) if first == last else f"{first}-{last}" for first, last in intervals
     )
+
+
+def checked_on(clash) -> str:
+    """What decided a clash, to read: "mesh, crossing" or "proxies box / sphere" (a
+    report written before mesh mode has no "geometry" and was decided on proxies)."""
+    if clash.get("geometry") == "mesh":
+        return f"mesh, {clash.get('relation', '').replace('_', ' ')}"
+    return "proxies " + " / ".join(clash["kinds"])

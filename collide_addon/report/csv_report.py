@@ -1,7 +1,8 @@
 """CSV view of a clash report: one row per clash, a header row first.
 
 Columns: id, status, test, type, a, b, kind_a, kind_b, distance, worst_frame, frames,
-point_x, point_y, point_z. `frames` lists the intervals as "1-12;30-31;40" (a lone
+point_x, point_y, point_z, geometry ("mesh" or "proxy": what decided the clash),
+relation (see the JSON report). `frames` lists the intervals as "1-12;30-31;40" (a lone
 frame as itself). Every text cell that a spreadsheet would run as a formula (starting
 with =, +, -, @, tab or carriage return) gets a leading apostrophe, the OWASP guard
 against CSV injection: names, but also ids, statuses and the frames of negative frames
@@ -34,6 +35,8 @@ COLUMNS = (
     "point_x",
     "point_y",
     "point_z",
+    "geometry",
+    "relation",
 )
 _FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
@@ -66,6 +69,8 @@ def csv_text(report: Mapping[str, Any]) -> str:
                 _cell(clash["worst_frame"]),
                 _cell(format_intervals(clash["frames"])),
                 *(_cell(value, as_float=True) for value in (x, y, z)),
+                _cell(clash.get("geometry", "proxy")),
+                _cell(clash.get("relation", "")),
             ]
         )
     return buffer.getvalue()

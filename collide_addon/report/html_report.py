@@ -24,7 +24,7 @@ from typing import Any
 
 from ..clash.atomic import write_text_atomic
 from ..clash.records import STATUSES
-from .common import PNG_SIGNATURE, format_intervals
+from .common import PNG_SIGNATURE, checked_on, format_intervals
 
 # The timeline stays readable and the file small for large runs: it shows the worst
 # clashes (report order) up to this many rows and says how many it left out.
@@ -50,6 +50,7 @@ td.number { text-align: right; font-variant-numeric: tabular-nums; }
 {status_rules}
 svg text { font: 11px system-ui, sans-serif; }
 img.thumbnail { width: 160px; height: auto; display: block; }
+p.warning { color: #8a5a00; }
 """.replace(
     # Colours by class, not style="" attributes: the policy allows the hashed style
     # sheet, and a hash cannot allow attributes.
@@ -134,17 +135,22 @@ def _summary_html(report: Mapping[str, Any]) -> str:
         f"{_integer(summary['by_status'].get(status, 0))}</td>"
         for status in STATUSES
     )
-    types = {test["name"]: test["type"] for test in report["tests"]}
+    tests = {test["name"]: test for test in report["tests"]}
     test_rows = "".join(
-        f"<tr><td>{_escape(name)}</td><td>{_escape(types.get(name, ''))}</td>"
+        f"<tr><td>{_escape(name)}</td>"
+        f"<td>{_escape(tests.get(name, {}).get('type', ''))}</td>"
+        f"<td>{_escape(tests.get(name, {}).get('geometry', ''))}</td>"
         f'<td class="number">{_integer(count)}</td></tr>'
         for name, count in summary["by_test"].items()
+    )
+    warnings = "".join(
+        f'<p class="warning">{_escape(warning)}</p>' for warning in report.get("warnings", [])
     )
     return (
         f'<section id="summary"><h2>Summary</h2><table>{rows}</table>'
         f"<table><tr>{status_cells}</tr></table>"
-        "<table><thead><tr><th>Test</th><th>Type</th><th>Open clashes</th></tr></thead>"
-        f"<tbody>{test_rows}</tbody></table></section>"
+        "<table><thead><tr><th>Test</th><th>Type</th><th>Geometry</th><th>Open clashes</th>"
+        f"</tr></thead><tbody>{test_rows}</tbody></table>{warnings}</section>"
     )
 
 
@@ -250,7 +256,7 @@ def _table_html(report: Mapping[str, Any], thumbnails: Mapping[str, bytes]) -> s
         ("Type", "text"),
         ("A", "text"),
         ("B", "text"),
-        ("Kinds", "text"),
+        ("Checked on", "text"),
         ("Distance (m)", "number"),
         ("Worst frame", "number"),
         ("Frames", "number"),
@@ -276,7 +282,7 @@ def _table_html(report: Mapping[str, Any], thumbnails: Mapping[str, bytes]) -> s
             f"<td>{_escape(clash['type'])}</td>",
             f"<td>{_escape(clash['a'])}</td>",
             f"<td>{_escape(clash['b'])}</td>",
-            f"<td>{_escape(' / '.join(clash['kinds']))}</td>",
+            f"<td>{_escape(checked_on(clash))}</td>",
             # The full precision to sort by, four decimals to read.
             f'<td class="number" data-value="{_decimal(clash["distance"], None)}">'
             f"{_decimal(clash['distance'], 4)}</td>",

@@ -9,6 +9,7 @@ Document (schema: `schema/collide-report-1.schema.json`):
      "tests": [test, ...],                clash tests in their tests-file form
      "objects": {name: {"ifc_guid": str}}, per clashing object (see bcf_report)
      "clashes": [clash, ...],             see collide_addon.clash.records.ClashRecord
+     "warnings": [str, ...],              what the run could not check, e.g. open meshes
      "summary": {...},                    see `summarize`
      "groups": {...}}                     open clashes grouped, see `group_open_clashes`
 
@@ -26,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ..clash.atomic import write_text_atomic
+from ..clash.evaluate import RELATIONS
 from ..clash.groups import group_by_cluster, group_by_object, group_by_test
 from ..clash.records import STATUSES
 from ..clash.tests import TEST_TYPES, ClashTest, clash_test_to_dict
@@ -93,12 +95,14 @@ def build_report(
     file: str | None = None,
     objects: Mapping[str, Mapping[str, Any]] | None = None,
     cluster_radius: float = DEFAULT_CLUSTER_RADIUS,
+    warnings: Sequence[str] = (),
 ) -> dict[str, Any]:
     """The report document for a finished run (see the module docstring).
 
     frames: (start, end, step) of the scan
     objects: per-object data of the clashing objects, e.g. {"Wall": {"ifc_guid": ...}}
     cluster_radius: for the spatial clusters of `groups`
+    warnings: one sentence each, what the run could not check
     """
     start, end, step = (int(value) for value in frames)
     return {
@@ -110,6 +114,7 @@ def build_report(
         "tests": [clash_test_to_dict(test) for test in tests],
         "objects": {name: dict(data) for name, data in sorted((objects or {}).items())},
         "clashes": [dict(record) for record in clashes],
+        "warnings": list(warnings),
         "summary": summarize(clashes, tests),
         "groups": group_open_clashes(clashes, cluster_radius),
     }
@@ -175,6 +180,15 @@ CLASH_FIELDS: dict[str, tuple[str, Callable[[Any], bool]]] = {
     "worst_frame": ("an integer", _is_integer),
     "status": (f"one of {', '.join(STATUSES)}", lambda value: value in STATUSES),
 }
+# Fields reports have had since mesh mode: a baseline written before may lack them.
+OPTIONAL_CLASH_FIELDS: dict[str, tuple[str, Callable[[Any], bool]]] = {
+    "witnesses": (
+        "two [x, y, z] of numbers",
+        lambda value: _is_list_of(value, 2, _is_vector3),
+    ),
+    "geometry": ("mesh or proxy", lambda value: value in ("mesh", "proxy")),
+    "relation": (f"one of {', '.join(RELATIONS)}", lambda value: value in RELATIONS),
+}
 
 
 def clash_error(record: Any) -> str | None:
@@ -182,12 +196,14 @@ def clash_error(record: Any) -> str | None:
     field, named), or None if it is one."""
     if not isinstance(record, dict):
         return "is not an object"
-    for field, (expected, is_valid) in CLASH_FIELDS.items():
+    for field, (expected, is_valid) in (CLASH_FIELDS | OPTIONAL_CLASH_FIELDS).items():
         if field not in record:
+            if field in OPTIONAL_CLASH_FIELDS:
+                continue
             return f"lacks field {field!r}"
         if not is_valid(record[field]):
             return f"field {field!r} must be {expected}, got {record[field]!r:.80}"
-    unknown = sorted(set(record) - set(CLASH_FIELDS))
+    unknown = sorted(set(record) - set(CLASH_FIELDS) - set(OPTIONAL_CLASH_FIELDS))
     if unknown:
         return f"has unknown field {unknown[0]!r}"
     return None

@@ -4,8 +4,9 @@ over from a baseline, build the report and write it.
 The caller passes what touches the scene as functions, so the whole run can be tested
 with arrays:
 
-    read_frame(time) -> (ShapeBatch, [ObjectMetadata])   the shapes at a (sub)frame time,
-                                                         row k = object k
+    read_frame(time) -> FrameSample                      the shapes (and, for mesh tests,
+                                                         the triangles) at a (sub)frame
+                                                         time, row k = object k
     render_thumbnails([ClashRecord]) -> {id: PNG bytes}  optional pictures per clash
     progress(done, total, frame, rows)                   optional, after each sample
 
@@ -18,10 +19,11 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..clash.evaluate import (
     FrameHits,
+    FrameMeshes,
     ObjectMetadata,
     PreparedTest,
     concat_hits,
@@ -43,7 +45,21 @@ from .csv_report import write_csv_report
 from .html_report import write_html_report
 from .json_report import build_report, write_json_report
 
-ReadFrame = Callable[[float], tuple[ShapeBatch, Sequence[ObjectMetadata]]]
+
+class FrameSample(NamedTuple):
+    """What `read_frame` gives for one (sub)frame.
+
+    batch: the n proxies; objects: their metadata, row k = proxy k
+    meshes: the objects' triangles for tests with geometry "mesh"; None when no test
+        needs them (those tests then decide on the proxies)
+    """
+
+    batch: ShapeBatch
+    objects: Sequence[ObjectMetadata]
+    meshes: FrameMeshes | None = None
+
+
+ReadFrame = Callable[[float], FrameSample]
 Progress = Callable[[int, int, int, int], None]
 RenderThumbnails = Callable[[Sequence[ClashRecord]], Mapping[str, bytes]]
 
@@ -107,12 +123,13 @@ def scan_frames(
     progress: Progress | None = None,
     substeps: int = 1,
     scope: str = "",
-) -> tuple[list[ClashRecord], dict[str, ObjectMetadata]]:
+) -> tuple[list[ClashRecord], dict[str, ObjectMetadata], list[str]]:
     """Run `tests` on every sample of `sample_times(frames, substeps)`; a clash found at
     any sample of frame f is reported on frame f.
 
     scope: what decides which objects take part, named when none do
-    returns: (records of all tests, status "new"; metadata of every object that took part)
+    returns: (records of all tests, status "new"; metadata of every object that took
+              part; warnings for the report, see `open_mesh_warning`)
     Raises ClashRunError when, at the first frame, no object takes part or a test's set
     selects nothing, or when `read_frame` raises it.
     """
@@ -125,7 +142,7 @@ def scan_frames(
     row_count = 0
     for done, (frame, time) in enumerate(samples):
         try:
-            batch, objects = read_frame(time)
+            batch, objects, meshes = read_frame(time)
         except ClashRunError as error:
             raise ClashRunError(f"frame {frame}: {error}") from None
         frame_names = [obj.name for obj in objects]
@@ -139,15 +156,37 @@ def scan_frames(
         if done == 0:
             _check_first_frame(frame, prepared_tests, scope)
         for prepared, broad_phase in zip(prepared_tests, broad_phases, strict=True):
-            frame_hits = evaluate_frame(prepared, batch, frame, broad_phase)
+            frame_hits = evaluate_frame(prepared, batch, frame, broad_phase, meshes)
             hits[prepared.test.name].append(frame_hits)
             row_count += len(frame_hits)
         if progress is not None:
             progress(done + 1, len(samples), frame, row_count)
     records: list[ClashRecord] = []
+    open_names: set[str] = set()
     for test in tests:
-        records += clash_records(test, concat_hits(hits[test.name]), frames[2])
-    return records, metadata
+        test_hits = concat_hits(hits[test.name])
+        records += clash_records(test, test_hits, frames[2])
+        open_names.update(test_hits.open_mesh_names.tolist())
+    return records, metadata, open_mesh_warning(open_names)
+
+
+# Objects named in a warning, at most; the rest are counted.
+_WARNING_NAMES = 20
+
+
+def open_mesh_warning(names: set[str]) -> list[str]:
+    """The report's warning for objects with open or non-manifold meshes in mesh tests:
+    nothing inside them can be found by containment. [] or [one sentence]."""
+    if not names:
+        return []
+    listed = sorted(names)
+    shown = ", ".join(listed[:_WARNING_NAMES])
+    more = f" and {len(listed) - _WARNING_NAMES} more" if len(listed) > _WARNING_NAMES else ""
+    return [
+        f"{len(listed)} object(s) in mesh tests have open or non-manifold meshes, so whether "
+        f"another object lies wholly inside them was not tested (only their surfaces): "
+        f"{shown}{more}"
+    ]
 
 
 def object_entries(
@@ -244,7 +283,7 @@ def run_report(
         fail_on = effective_fail_on(fail_on, baseline is not None)
     except ValueError as error:
         raise ClashRunError(str(error)) from None
-    clashes, metadata = scan_frames(tests, frames, read_frame, progress, substeps, scope)
+    clashes, metadata, warnings = scan_frames(tests, frames, read_frame, progress, substeps, scope)
     if baseline is not None:
         clashes = carry_over_status(
             clashes, baseline.get("clashes", []), [test.name for test in tests]
@@ -256,6 +295,7 @@ def run_report(
         blender=blender,
         file=file,
         objects=object_entries(clashes, metadata),
+        warnings=warnings,
     )
     pictures = render_thumbnails(clashes) if render_thumbnails is not None else {}
     if json_path:

@@ -32,6 +32,7 @@ TESTS_DOCUMENT = {
             "b": {"collections": ["Ducts"]},
             "type": "clearance",
             "tolerance": 0.05,
+            "geometry": "proxy",
             "ignore": {
                 "same_parent": True,
                 "same_collection": False,
@@ -45,6 +46,7 @@ TESTS_DOCUMENT = {
             "b": None,
             "type": "touching",
             "tolerance": 0.001,
+            "geometry": "mesh",
             "ignore": {
                 "same_parent": False,
                 "same_collection": True,
@@ -317,6 +319,7 @@ def test_panel_draws_every_field_of_the_active_test(addon, tmp_path):
         "name",
         "test_type",
         "tolerance",
+        "geometry",
         "set_b_mode",
         "name_glob",
         "object_types",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from collide_addon.clash.evaluate import FrameHits
+from collide_addon.clash.evaluate import PENETRATING, FrameHits
 
 
 def make_hits(rows):
@@ -16,5 +16,9 @@ def make_hits(rows):
         kinds=np.zeros((count, 2), dtype=np.int8),
         distances=np.array([row[3] for row in rows], dtype=np.float64),
         points=np.array([[row[0], 0.0, 0.0] for row in rows]).reshape(-1, 3),
+        witnesses=np.array([[[row[0], 0.0, 0.0]] * 2 for row in rows]).reshape(-1, 2, 3),
         bounds=np.zeros((count, 2, 3)),
+        on_mesh=np.zeros(count, dtype=bool),
+        relations=np.full(count, PENETRATING, dtype=np.int8),
+        open_mesh_names=np.zeros(0, dtype=object),
     )

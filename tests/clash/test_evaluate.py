@@ -8,7 +8,13 @@ import numpy as np
 import pytest
 
 from collide_addon.clash.evaluate import (
+    A_INSIDE_B,
+    B_INSIDE_A,
+    CROSSING,
+    PENETRATING,
+    FrameMeshes,
     ObjectMetadata,
+    PairContacts,
     broad_phase_margin,
     concat_hits,
     core_corners,
@@ -24,6 +30,7 @@ from collide_addon.clash.evaluate import (
 from collide_addon.clash.tests import ClashTest, IgnoreRules, Selector
 from collide_addon.core import CoherentBounds, ShapeBatch, pair_distance
 from collide_addon.core.contact import clash_mask, contact_epsilon, largest_contact_epsilon
+from collide_addon.core.mesh import prepare_mesh
 from tests.clash.helpers import make_hits
 
 
@@ -149,7 +156,11 @@ def test_broad_phase_margin_per_type():
     batch = ShapeBatch.spheres(np.array([[0.0, 0, 0], [300.0, 0, 0]]), np.array([1.0, 1.0]))
     epsilon = largest_contact_epsilon(batch)
     assert epsilon == pytest.approx(3.01e-4)  # centre 300 plus radius 1
-    assert broad_phase_margin(ClashTest("t", test_type="hard", tolerance=0.01), batch) == -0.01
+    hard = ClashTest("t", test_type="hard", tolerance=0.01, geometry="proxy")
+    assert broad_phase_margin(hard, batch) == -0.01
+    # Meshes inside proxies that only touch may still penetrate: every meeting pair.
+    hard_on_meshes = ClashTest("t", test_type="hard", tolerance=0.01, geometry="mesh")
+    assert broad_phase_margin(hard_on_meshes, batch) == epsilon
     clearance = ClashTest("t", test_type="clearance", tolerance=0.2)
     assert broad_phase_margin(clearance, batch) == 0.2 + epsilon
     touching = ClashTest("t", test_type="touching", tolerance=0.001)
@@ -240,15 +251,25 @@ def test_hits_from_pairs_orients_and_takes_midpoint_and_bounds():
     table, batch = spheres_scene(["b", "a"], [[0, 0, 0], [1.5, 0, 0]], [1.0, 1.0])
     prepared = prepare_test(ClashTest("t"), table)
     result = pair_distance(batch, [0], [1])
-    hits = hits_from_pairs(
-        prepared, batch, 7, np.array([[0, 1]]), result.distance, result.point_i, result.point_j
+    contacts = PairContacts(
+        pairs=np.array([[0, 1]]),
+        distances=result.distance,
+        points_i=result.point_i,
+        points_j=result.point_j,
+        on_mesh=np.array([True]),
+        relations=np.array([B_INSIDE_A], dtype=np.int8),
     )
+    hits = hits_from_pairs(prepared, batch, 7, contacts)
     assert hits.frames.tolist() == [7]
     assert hits.names.tolist() == [["a", "b"]]
     assert hits.kinds.tolist() == [[1, 1]]
     assert np.allclose(hits.distances, [-0.5])
     assert np.allclose(hits.points, [[0.75, 0, 0]])
     assert np.allclose(hits.bounds, [[[-1, -1, -1], [2.5, 1, 1]]])
+    # "a" is object 1: its witness comes first, and "b inside a" reads "a inside b" now.
+    assert np.allclose(hits.witnesses, [[result.point_j[0], result.point_i[0]]])
+    assert hits.relations.tolist() == [A_INSIDE_B]
+    assert hits.on_mesh.tolist() == [True]
 
 
 @pytest.mark.parametrize("test_type", ["hard", "clearance", "touching"])
@@ -313,3 +334,88 @@ def test_concat_hits():
     joined = concat_hits([make_hits([(1, "a", "b", -1.0)]), make_hits([(2, "c", "d", 0.0)])])
     assert joined.frames.tolist() == [1, 2]
     assert joined.names.tolist() == [["a", "b"], ["c", "d"]]
+
+
+# --- Mesh mode ----------------------------------------------------------------------------
+
+CUBE_VERTICES = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], float)
+CUBE_TRIANGLES = np.array(
+    [
+        [0, 1, 3], [0, 3, 2], [4, 6, 7], [4, 7, 5], [0, 4, 5], [0, 5, 1],
+        [2, 3, 7], [2, 7, 6], [0, 2, 6], [0, 6, 4], [1, 5, 7], [1, 7, 3],
+    ]
+)  # fmt: skip
+
+
+def placed(center, half) -> np.ndarray:
+    """(4, 4) matrix scaling the unit cube [-1, 1]^3 by `half` and moving it to `center`."""
+    matrix = np.diag([*half, 1.0])
+    matrix[:3, 3] = center
+    return matrix
+
+
+def test_mesh_test_decides_proxy_candidates_on_triangles():
+    # "ring": its proxy is a 3 m box, its mesh a cube frame we model as an open shell
+    # around "pin"; "outer" holds "inner" wholly; "bare" has a proxy but no triangles.
+    names = ["outer", "inner", "ring", "pin", "bare"]
+    centers = [[0, 0, 0], [0, 0, 0], [10, 0, 0], [10, 0, 0], [10.5, 0, 0]]
+    halves = [[1, 1, 1], [0.2, 0.2, 0.2], [1.5, 1.5, 1.5], [0.1, 0.1, 0.1], [0.3, 0.3, 0.3]]
+    batch = ShapeBatch.boxes(centers, np.repeat(np.eye(3)[None], 5, axis=0), halves)
+    table = object_table([ObjectMetadata(name) for name in names])
+    cube = prepare_mesh(CUBE_VERTICES, CUBE_TRIANGLES)
+    # The ring's mesh: two 0.2 m cubes at x = 8.6 and 11.4, inside its proxy box but far
+    # from the pin: the proxies overlap, the meshes do not.
+    ring = prepare_mesh(
+        np.concatenate([CUBE_VERTICES * 0.2 - [1.4, 0, 0], CUBE_VERTICES * 0.2 + [1.4, 0, 0]]),
+        np.concatenate([CUBE_TRIANGLES, CUBE_TRIANGLES + 8]),
+    )
+    meshes_by_row = [cube, cube, ring, cube, None]
+    matrices = np.array([placed(c, h) for c, h in zip(centers, halves, strict=True)])
+    matrices[2] = placed(centers[2], [1, 1, 1])
+    asked: list[int] = []
+
+    def mesh_of(row):
+        asked.append(row)
+        return meshes_by_row[row]
+
+    frame_meshes = FrameMeshes(mesh_of, matrices)
+    on_proxies = evaluate_frame(prepare_test(ClashTest("t", geometry="proxy"), table), batch, 1)
+    # The pin ends at x = 10.1 and "bare" starts at 10.2: they do not meet.
+    assert {tuple(pair) for pair in on_proxies.names.tolist()} == {
+        ("inner", "outer"),
+        ("pin", "ring"),
+        ("bare", "ring"),
+    }
+    prepared = prepare_test(ClashTest("t", geometry="mesh"), table)
+    hits = evaluate_frame(prepared, batch, 1, meshes=frame_meshes)
+    found = {tuple(pair): row for row, pair in enumerate(hits.names.tolist())}
+    # "bare" has no triangles: its pair is decided on the proxies, and says so.
+    assert set(found) == {("inner", "outer"), ("bare", "ring")}
+    inner = found["inner", "outer"]
+    assert hits.on_mesh[inner] and hits.relations[inner] == A_INSIDE_B
+    assert hits.distances[inner] == pytest.approx(-0.8)
+    assert np.abs(hits.witnesses[inner, 0]) == pytest.approx([0.2] * 3)
+    assert not hits.on_mesh[found["bare", "ring"]]
+    assert hits.relations[found["bare", "ring"]] == PENETRATING
+    assert 4 in asked and 0 in asked  # meshes asked for candidates only...
+    assert len(hits.open_mesh_names) == 0  # ...and every asked mesh is closed
+
+    proxy_only = evaluate_frame(prepared, batch, 1)  # without meshes: on the proxies
+    assert not proxy_only.on_mesh.any() and len(proxy_only) == len(on_proxies)
+
+
+def test_mesh_test_names_open_meshes_among_its_candidates():
+    names = ["sheet", "chip", "far"]
+    centers = [[0, 0, 0], [0, 0, 0], [9, 0, 0]]
+    halves = [[1, 1, 0.01], [0.1, 0.1, 0.1], [0.1, 0.1, 0.1]]
+    batch = ShapeBatch.boxes(centers, np.repeat(np.eye(3)[None], 3, axis=0), halves)
+    sheet = prepare_mesh([[-1, -1, 0], [1, -1, 0], [1, 1, 0], [-1, 1, 0]], [[0, 1, 2], [0, 2, 3]])
+    cube = prepare_mesh(CUBE_VERTICES, CUBE_TRIANGLES)
+    matrices = np.array([np.eye(4), placed(centers[1], halves[1]), placed(centers[2], halves[2])])
+    frame_meshes = FrameMeshes([sheet, cube, cube].__getitem__, matrices)
+    table = object_table([ObjectMetadata(name) for name in names])
+    hits = evaluate_frame(prepare_test(ClashTest("t"), table), batch, 1, meshes=frame_meshes)
+    assert hits.names.tolist() == [["chip", "sheet"]]
+    assert hits.relations.tolist() == [CROSSING]
+    assert hits.distances[0] == pytest.approx(-0.1)
+    assert hits.open_mesh_names.tolist() == ["sheet"]

@@ -29,6 +29,7 @@ FULL_TEST = {
     "b": {"properties": {"discipline": "ARCH", "load_bearing": None}},
     "type": "clearance",
     "tolerance": 0.05,
+    "geometry": "proxy",
     "ignore": {
         "same_parent": True,
         "same_collection": False,
@@ -44,6 +45,7 @@ def test_clash_test_from_dict_reads_every_field_and_round_trips():
     assert test.set_a == Selector(("MEP",), "Pipe*", ("MESH",), {"x": 1})
     assert test.set_b == Selector(properties={"discipline": "ARCH", "load_bearing": None})
     assert test.test_type == "clearance" and test.tolerance == 0.05
+    assert test.geometry == "proxy"
     assert test.ignore == IgnoreRules(True, False, True, (("Pipe.001", "Wall.002"),))
     assert clash_test_to_dict(test) == FULL_TEST
     assert clash_test_from_dict(clash_test_to_dict(test)) == test
@@ -53,6 +55,8 @@ def test_clash_test_from_dict_defaults_self_test_no_ignores():
     test = clash_test_from_dict({"name": "all", "a": {}, "type": "hard"})
     assert test.set_b is None and test.tolerance == 0.0 and test.ignore == IgnoreRules()
     assert clash_test_to_dict(test)["b"] is None
+    # Reports decide on the triangles unless a test says otherwise.
+    assert test.geometry == "mesh" and clash_test_to_dict(test)["geometry"] == "mesh"
 
 
 @pytest.mark.parametrize(
@@ -71,6 +75,8 @@ def test_clash_test_from_dict_defaults_self_test_no_ignores():
         ({"b": {"properties": {"k": [1]}}}, ".b.properties.k: expected a string"),
         ({"ignore": {"same_parent": 1}}, ".ignore.same_parent: expected true or false"),
         ({"ignore": {"pairs": [["a"]]}}, ".ignore.pairs: expected a list of [name, name]"),
+        ({"geometry": "triangles"}, "geometry must be one of mesh, proxy, got 'triangles'"),
+        ({"geometry": None}, "geometry must be one of mesh, proxy, got None"),
     ],
 )
 def test_clash_test_from_dict_rejects_invalid_fields_naming_them(change, message):
@@ -94,6 +100,8 @@ def test_clash_test_constructor_validates():
         ClashTest("t", tolerance=float("nan"))
     with pytest.raises(ClashTestError, match="type must be one of"):
         ClashTest("t", test_type="HARD")
+    with pytest.raises(ClashTestError, match="geometry must be one of"):
+        ClashTest("t", geometry="MESH")
 
 
 def test_selector_dict_round_trip_omits_empty_criteria():

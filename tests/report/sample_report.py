@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from collide_addon.clash.evaluate import ObjectMetadata
 from collide_addon.clash.tests import ClashTest, Selector
 from collide_addon.core import ShapeBatch
-from collide_addon.report.run import run_report
+from collide_addon.report.run import FrameSample, run_report
 
 EVIL = "<script>alert(1)</script>"
 QUOTED = "a&b \"q\" 's'"
@@ -38,8 +38,8 @@ def sample_batch(time: float) -> ShapeBatch:
     )
 
 
-def read_sample_frame(time: float) -> tuple[ShapeBatch, list[ObjectMetadata]]:
-    return sample_batch(time), SAMPLE_OBJECTS
+def read_sample_frame(time: float) -> FrameSample:
+    return FrameSample(sample_batch(time), SAMPLE_OBJECTS)
 
 
 def make_report():

@@ -12,6 +12,7 @@ from collide_addon.clash.records import carry_over_status
 from collide_addon.clash.tests import ClashTest
 from collide_addon.report.json_report import (
     CLASH_FIELDS,
+    OPTIONAL_CLASH_FIELDS,
     SCHEMA_PATH,
     ReportError,
     group_open_clashes,
@@ -147,6 +148,10 @@ CLASH_DAMAGE = [
     ("worst_frame", 2.0, "an integer"),
     ("worst_frame", False, "an integer"),
     ("status", "fixed", "one of new, active"),
+    ("witnesses", [[0, 0, 0]], "two"),
+    ("witnesses", [[0, 0, 0], [0, 0, "<b>"]], "two"),
+    ("geometry", "triangles", "mesh or proxy"),
+    ("relation", "<i>", "one of apart, touching"),
 ]
 
 
@@ -186,7 +191,18 @@ def test_read_json_report_rejects_unknown_fields_and_non_finite_numbers(tmp_path
         read_json_report(path)
 
 
+def test_read_json_report_accepts_a_baseline_from_before_mesh_mode(tmp_path, report):
+    for clash in report["clashes"]:
+        for field in OPTIONAL_CLASH_FIELDS:
+            del clash[field]
+    del report["warnings"]
+    path = tmp_path / "baseline.json"
+    path.write_text(json.dumps(report))
+    assert read_json_report(path)["clashes"] == report["clashes"]
+
+
 def test_clash_fields_are_the_schema_clash_fields():
     schema = json.loads(SCHEMA_PATH.read_text())["$defs"]["clash"]
-    assert list(CLASH_FIELDS) == schema["required"] == list(schema["properties"])
+    assert list(CLASH_FIELDS) == schema["required"]
+    assert set(schema["properties"]) == set(CLASH_FIELDS) | set(OPTIONAL_CLASH_FIELDS)
     assert schema["additionalProperties"] is False

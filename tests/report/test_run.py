@@ -20,6 +20,7 @@ from collide_addon.report.bcf_report import object_ifc_guid
 from collide_addon.report.json_report import build_report, read_json_report
 from collide_addon.report.run import (
     ClashRunError,
+    FrameSample,
     check_output_paths,
     object_entries,
     run_report,
@@ -82,7 +83,7 @@ def test_substeps_catch_a_fast_mover_between_frames():
                 ),
             ]
         )
-        return batch, objects
+        return FrameSample(batch, objects)
 
     tests = [ClashTest("hard")]
     assert run_report(tests, (1, 2, 1), read_frame).report["clashes"] == []
@@ -130,9 +131,9 @@ def test_bad_arguments_fail_before_reading_a_frame(arguments, message):
 def test_first_frame_checks_and_read_errors():
     empty = ShapeBatch.spheres([[0.0, 0.0, 0.0]], [1.0]).take([])
     with pytest.raises(ClashRunError, match=r"^frame 3: no objects take part \(scope 'VISIBLE'\)$"):
-        run_report(SAMPLE_TESTS, (3, 4, 1), lambda time: (empty, []), scope="VISIBLE")
+        run_report(SAMPLE_TESTS, (3, 4, 1), lambda time: FrameSample(empty, []), scope="VISIBLE")
     with pytest.raises(ClashRunError, match=r"^frame 3: no objects take part$"):
-        run_report(SAMPLE_TESTS, (3, 4, 1), lambda time: (empty, []))
+        run_report(SAMPLE_TESTS, (3, 4, 1), lambda time: FrameSample(empty, []))
     typo = [ClashTest("pipes", Selector(name="Pipe*"))]
     with pytest.raises(ClashRunError, match="frame 1: set A of test 'pipes' matches no object"):
         run_report(typo, (1, 4, 1), read_sample_frame)
@@ -148,10 +149,10 @@ def test_first_frame_checks_and_read_errors():
 
 def test_objects_taking_part_may_change_between_frames():
     def read_frame(time):
-        batch, objects = read_sample_frame(time)
+        batch, objects, _ = read_sample_frame(time)
         if time == 2:
-            return batch.take([0, 1]), objects[:2]
-        return batch, objects
+            return FrameSample(batch.take([0, 1]), objects[:2])
+        return FrameSample(batch, objects)
 
     clashes = run_report(SAMPLE_TESTS, (1, 4, 1), read_frame).report["clashes"]
     frames = {clash["test"]: clash["frames"] for clash in clashes}

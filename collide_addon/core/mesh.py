@@ -1,0 +1,944 @@
+"""Exact contact of triangle meshes: distance, crossing, containment and penetration depth.
+
+    mesh = prepare_mesh(vertices, triangles)          # once per distinct geometry
+    contacts = mesh_contacts(meshes, matrices, pairs, max_distance)
+
+A `TriangleMesh` holds one mesh in its own frame; `mesh_contacts` poses mesh k by the
+affine matrix k (scale and shear allowed: the vertices are transformed, nothing assumes a
+rigid move) and decides each pair (i, j) on the world triangles. Imports numpy, `contact`
+and `grid` only.
+
+Semantics, for each pair, with the contact epsilon `eps` of `contact.contact_epsilon`
+(1e-6 * max(1, |coordinate|), so float32 rounding of Blender data never makes or hides a
+contact):
+
+- Distance: the exact minimum distance between the two triangle sets, over the
+  vertex-triangle and edge-edge cases of every triangle pair, with the witness points of
+  the minimum; 0 when the surfaces meet. Pairs farther apart than `max_distance` may
+  come out as +inf (triangle pairs are culled by their bounds grown by it).
+- Crossing: two triangles cross when each pokes through the other's plane by more than
+  `eps` on both sides and their cuts of the common line overlap by more than `eps`.
+  Coplanar faces (all vertices within `eps` of the other plane) and faces abutting at an
+  edge or a vertex never cross: they touch.
+- Penetration depth, the larger of
+  (a) over crossing triangle pairs (ta, tb): min(reach(ta, tb), reach(tb, ta)), where
+      reach(t, u) = min(max signed distance, -min signed distance) of t's vertices to u's
+      plane, i.e. how far t pokes through u's plane on its shallower side: the shorter of
+      the two moves along u's normal that would take t off that plane;
+  (b) over vertices and face centres of either closed mesh strictly inside the other
+      closed mesh (inside by ray parity and farther than `eps` from its surface): their
+      distance to that surface. Face centres find overlaps whose surfaces meet only along
+      edges (two boxes of one height overlapping end to end: every vertex lies on the
+      other's surface, but each end face lies inside the other).
+  A depth of at most `eps` is no penetration: the pair touches, and its distance is
+  the vertex-triangle and edge-edge minimum, within about `eps` of 0 (0 where triangles
+  cut through each other by more than `eps`). Near-coplanar triangles are never taken
+  to meet from their planes alone, whose rounding could join faces a gap apart.
+- Relation (module constants): APART, TOUCHING (surfaces within `eps`, nothing crossing
+  deeper than `eps`), CROSSING (some triangles cross, or the surfaces meet and a point of
+  (b) lies inside: the volumes overlap through the surfaces), I_INSIDE_J / J_INSIDE_I
+  (the surfaces are apart and a point of the closed mesh i (j) lies strictly inside the
+  closed mesh j (i): that mesh or one of its components is wholly inside the other, a
+  penetration of the depth (b) although no triangles cross).
+- Open meshes: a mesh that is not closed (`TriangleMesh.closed`) has no inside: nothing is
+  found inside it (no containment in it, no depth (b) into it), while its own points are
+  tested against a closed partner. `open_pair` flags pairs with an open mesh so that a
+  report can warn that a part hidden inside an open shell is not found.
+- Witness points: of the minimum distance when the pair does not penetrate; of the
+  deepest penetration otherwise: the deepest vertex of the shallower triangle for (a), or
+  the deepest point of (b), and its closest point on the other triangle or surface.
+
+Cost: the meshes of all pairs are posed and concatenated once per call and their
+triangle pairs decided together in chunks (memory stays within a few hundred MB): each
+pair's triangles near the other mesh's bounds (grown by `max_distance`) are paired in
+full for small meshes and through a uniform grid of both sets for large ones. Plane
+tests run on every candidate; the exact distance only on pairs whose triangles do not
+meet, and there only on candidates that planes and bounds cannot rule out. The inside
+test casts a ray straight up from each vertex and face centre inside the other mesh's
+bounds and counts crossings (ray parity, exact on shared edges and vertices by a
+consistent tie rule); a point's depth search is bounded by its ray's first crossing
+and skipped when that bound cannot beat the depth already found. Pairs of large meshes
+far apart next to the size of their triangles cost more: the grid's boxes grow with the
+gap.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from .contact import CONTACT_RELATIVE
+from .grid import expand_runs
+
+APART = 0
+TOUCHING = 1
+CROSSING = 2
+I_INSIDE_J = 3
+J_INSIDE_I = 4
+
+# Triangle pairs evaluated at once: each holds about 5 kB of temporaries (the 9 edge pairs
+# and 6 vertex-triangle cases), so a chunk stays under about 200 MB.
+_CHUNK_ROWS = 1 << 15
+# Pairs whose candidate triangle product is at most this are expanded in full; larger
+# ones (big meshes) go through the bounds grid one pair at a time.
+_PRODUCT_LIMIT = 1 << 14
+# Points tested against a mesh of at most this many triangles meet each of them; against
+# larger ones, only those the bounds grid finds.
+_SMALL_MESH = 64
+# Triangles with |cross| at most this times their longest edge squared have zero area.
+_ZERO_AREA = 1e-12
+# Edges closer to parallel than this (sin^2 of their angle) have no interior closest pair
+# that the vertex-triangle cases miss.
+_PARALLEL_SIN2 = 1e-14
+
+
+@dataclass(frozen=True, eq=False)
+class TriangleMesh:
+    """One mesh in its own local frame, prepared once and reused for every frame and pose
+    while its geometry does not change (a rigid move only changes the matrix passed with
+    it).
+
+    vertices: (v, 3) float64, local coordinates
+    triangles: (t, 3) int64 indices into vertices, zero-area triangles removed
+    closed: watertight: after welding coincident vertices every edge is shared by exactly
+        two triangles with opposite orientation (a consistently oriented 2-manifold)
+    """
+
+    vertices: np.ndarray
+    triangles: np.ndarray
+    closed: bool
+
+
+def prepare_mesh(vertices, triangles) -> TriangleMesh:
+    """A `TriangleMesh` of vertices (v, 3) and triangles (t, 3) indices into them.
+
+    Raises ValueError on bad shapes, indices out of range or non-finite coordinates.
+    """
+    vertices = np.array(vertices, dtype=np.float64)
+    triangles = np.asarray(triangles)
+    if vertices.ndim != 2 or vertices.shape[1] != 3:
+        raise ValueError(f"prepare_mesh: vertices must be (v, 3), got {vertices.shape}")
+    if triangles.ndim != 2 or triangles.shape[1] != 3:
+        raise ValueError(f"prepare_mesh: triangles must be (t, 3), got {triangles.shape}")
+    if triangles.size and not np.issubdtype(triangles.dtype, np.integer):
+        raise ValueError("prepare_mesh: triangle indices must be integers")
+    triangles = triangles.astype(np.int64)
+    if not np.isfinite(vertices).all():
+        raise ValueError("prepare_mesh: vertices hold NaN or infinite coordinates")
+    if triangles.size and (triangles.min() < 0 or triangles.max() >= len(vertices)):
+        raise ValueError("prepare_mesh: triangle indices out of range")
+    corners = vertices[triangles]
+    edges = corners[:, [1, 2, 0]] - corners
+    longest = (edges * edges).sum(axis=2).max(axis=1, initial=0.0)
+    cross = np.cross(edges[:, 0], -edges[:, 2])
+    triangles = triangles[np.linalg.norm(cross, axis=1) > _ZERO_AREA * longest]
+    vertices.setflags(write=False)
+    triangles.setflags(write=False)
+    return TriangleMesh(vertices, triangles, _is_closed(vertices, triangles))
+
+
+def _is_closed(vertices: np.ndarray, triangles: np.ndarray) -> bool:
+    """Whether every edge, after welding coincident vertices, is used once in each
+    direction: then each edge has exactly two triangles, oppositely oriented."""
+    if len(triangles) == 0:
+        return False
+    _, welded = np.unique(vertices, axis=0, return_inverse=True)
+    welded = welded.reshape(-1)[triangles]
+    if (welded[:, [1, 2, 0]] == welded).any():
+        return False
+    count = len(vertices)
+    keys = (welded * count + welded[:, [1, 2, 0]]).reshape(-1)
+    reverse = (welded[:, [1, 2, 0]] * count + welded).reshape(-1)
+    keys_sorted = np.sort(keys)
+    if (keys_sorted[1:] == keys_sorted[:-1]).any():
+        return False
+    return bool(np.isin(reverse, keys_sorted).all())
+
+
+@dataclass(frozen=True)
+class MeshContacts:
+    """The contact of m mesh pairs.
+
+    distance: (m,) signed: >= 0 the exact minimum distance between the two triangle sets
+        (+inf where it exceeds max_distance), < 0 is minus the penetration depth
+    point_i, point_j: (m, 3) world witness points on mesh i and mesh j (closest points,
+        or for a penetration the deepest point and its partner on the other surface);
+        their midpoint is the clash point
+    relation: (m,) int8, APART, TOUCHING, CROSSING, I_INSIDE_J or J_INSIDE_I
+    open_pair: (m,) bool, one of the two meshes is not closed: nothing was looked for
+        inside it (points of either inside a closed other are)
+    """
+
+    distance: np.ndarray
+    point_i: np.ndarray
+    point_j: np.ndarray
+    relation: np.ndarray
+    open_pair: np.ndarray
+
+
+def _dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Row-wise dot products of (..., 3) arrays (faster than a sum over a 3-long axis)."""
+    return a[..., 0] * b[..., 0] + a[..., 1] * b[..., 1] + a[..., 2] * b[..., 2]
+
+
+def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Row-wise cross products of (..., 3) arrays, broadcast."""
+    return np.stack(
+        [
+            a[..., 1] * b[..., 2] - a[..., 2] * b[..., 1],
+            a[..., 2] * b[..., 0] - a[..., 0] * b[..., 2],
+            a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0],
+        ],
+        axis=-1,
+    )
+
+
+def _length(vectors: np.ndarray) -> np.ndarray:
+    return np.sqrt(_dot(vectors, vectors))
+
+
+def _epsilon(magnitude: np.ndarray) -> np.ndarray:
+    """contact_epsilon from the largest |coordinate| involved: (k,)."""
+    return CONTACT_RELATIVE * np.maximum(1.0, magnitude)
+
+
+def _closest_on_segments(points, starts, ends):
+    """Closest points of segments start-end to points, all (..., 3)."""
+    direction = ends - starts
+    length2 = _dot(direction, direction)
+    safe = np.where(length2 > 0, length2, 1.0)
+    t = np.clip(_dot(points - starts, direction) / safe, 0.0, 1.0)
+    return starts + t[..., None] * direction
+
+
+def closest_on_triangles(points: np.ndarray, triangles: np.ndarray) -> np.ndarray:
+    """Closest point of each triangle to each point.
+
+    points: (..., 3); triangles: (..., 3, 3) corners, broadcast against points
+    returns: (..., 3). A flat (zero-area) triangle is its three edges.
+    """
+    a, b, c = triangles[..., 0, :], triangles[..., 1, :], triangles[..., 2, :]
+    normal = _cross(b - a, c - a)
+    normal2 = _dot(normal, normal)
+    safe = np.where(normal2 > 0, normal2, 1.0)
+    offset = points - a
+    projected = points - (_dot(offset, normal) / safe)[..., None] * normal
+    # Barycentric signs by the sub-triangle normals: all >= 0 inside.
+    inside = np.broadcast_to(normal2 > 0, projected.shape[:-1]).copy()
+    for start, end in ((a, b), (b, c), (c, a)):
+        inside &= _dot(_cross(end - start, projected - start), normal) >= 0
+    best = projected
+    best2 = np.where(inside, _dot(points - projected, points - projected), np.inf)
+    for start, end in ((a, b), (b, c), (c, a)):
+        candidate = _closest_on_segments(points, start, end)
+        gap2 = _dot(points - candidate, points - candidate)
+        closer = gap2 < best2
+        best = np.where(closer[..., None], candidate, best)
+        best2 = np.where(closer, gap2, best2)
+    return best
+
+
+def _vertex_triangle(first: np.ndarray, second: np.ndarray):
+    """Closest pair among the 6 vertex-triangle cases of triangle pairs (m, 3, 3):
+    returns (distance (m,), point on first (m, 3), point on second (m, 3))."""
+    on_second = closest_on_triangles(first, second[:, None])  # (m, 3, 3)
+    on_first = closest_on_triangles(second, first[:, None])
+    from_first = np.concatenate([first, on_first], axis=1)  # (m, 6, 3)
+    from_second = np.concatenate([on_second, second], axis=1)
+    gap = _length(from_first - from_second)
+    best = np.argmin(gap, axis=1)
+    rows = np.arange(len(first))
+    return gap[rows, best], from_first[rows, best], from_second[rows, best]
+
+
+def _edge_edge(first: np.ndarray, second: np.ndarray):
+    """Closest pair among the 9 edge-edge cases of triangle pairs (m, 3, 3), counting only
+    closest points interior to both edges (the others are vertex-triangle cases):
+    returns (distance (m,), +inf where none, point on first (m, 3), on second (m, 3))."""
+    p1 = np.repeat(first, 3, axis=1)  # edge k of first against edge l of second
+    d1 = np.repeat(first[:, [1, 2, 0]] - first, 3, axis=1)
+    p2 = np.tile(second, (1, 3, 1))
+    d2 = np.tile(second[:, [1, 2, 0]] - second, (1, 3, 1))
+    r = p1 - p2
+    a, e, b = _dot(d1, d1), _dot(d2, d2), _dot(d1, d2)
+    c, f = _dot(d1, r), _dot(d2, r)
+    denominator = a * e - b * b
+    skew = denominator > _PARALLEL_SIN2 * a * e
+    safe = np.where(skew, denominator, 1.0)
+    s = (b * f - c * e) / safe
+    t = (a * f - b * c) / safe
+    valid = skew & (s >= 0) & (s <= 1) & (t >= 0) & (t <= 1)
+    x = p1 + s[..., None] * d1
+    y = p2 + t[..., None] * d2
+    gap = np.where(valid, _length(x - y), np.inf)
+    best = np.argmin(gap, axis=1)
+    rows = np.arange(len(first))
+    return gap[rows, best], x[rows, best], y[rows, best]
+
+
+def _plane_distances(triangles: np.ndarray, planes_of: np.ndarray):
+    """Signed distances (m, 3) of the corners of `triangles` to the planes of `planes_of`
+    (both (m, 3, 3)), and those planes' unit normals (m, 3) (zero for flat triangles)."""
+    normal = _cross(planes_of[:, 1] - planes_of[:, 0], planes_of[:, 2] - planes_of[:, 0])
+    length = _length(normal)
+    normal = normal / np.where(length > 0, length, 1.0)[:, None]
+    return _dot(triangles - planes_of[:, None, 0], normal[:, None]), normal
+
+
+def _reach(signed: np.ndarray) -> np.ndarray:
+    """How far a triangle pokes through a plane on its shallower side: (m,) from signed
+    corner distances (m, 3); <= 0 when it does not cross the plane."""
+    return np.minimum(signed.max(axis=1), -signed.min(axis=1))
+
+
+def _cut(triangles: np.ndarray, signed: np.ndarray, direction: np.ndarray):
+    """Where triangles (m, 3, 3) cut a plane, given their corners' signed distances to it
+    (m, 3) (crossing it: some > 0, some < 0): the cut's ends as parameters along
+    `direction` (m, 3) (lo, hi (m,)) and as points (m, 3) each."""
+    ends = triangles[:, [1, 2, 0]]
+    signed_ends = signed[:, [1, 2, 0]]
+    crosses = (signed * signed_ends <= 0) & (signed != signed_ends)
+    fraction = signed / np.where(crosses, signed - signed_ends, 1.0)
+    points = triangles + fraction[..., None] * (ends - triangles)
+    along = _dot(points, direction[:, None])
+    lo_index = np.argmin(np.where(crosses, along, np.inf), axis=1)
+    hi_index = np.argmax(np.where(crosses, along, -np.inf), axis=1)
+    rows = np.arange(len(triangles))
+    return (
+        along[rows, lo_index],
+        along[rows, hi_index],
+        points[rows, lo_index],
+        points[rows, hi_index],
+    )
+
+
+def _crossing_depth(first, second, signed_first, signed_second):
+    """Depth (a) of triangle pairs (m, 3, 3) and its witnesses, the shallower triangle's
+    deepest corner and its closest point on the other: (depth (m,), deep_first (m, 3),
+    deep_second (m, 3)). signed_first: (m, 3) first's corners to second's plane and
+    signed_second the other way round."""
+    reach_first, reach_second = _reach(signed_first), _reach(signed_second)
+    rows = np.arange(len(first))
+    # The shallower side's deepest corner: the one whose signed distance is -reach or +reach.
+    corner_first = np.argmin(np.abs(np.abs(signed_first) - reach_first[:, None]), axis=1)
+    corner_second = np.argmin(np.abs(np.abs(signed_second) - reach_second[:, None]), axis=1)
+    deep_first = first[rows, corner_first]
+    deep_second = second[rows, corner_second]
+    first_shallower = reach_first <= reach_second
+    partner_second = closest_on_triangles(deep_first, second)
+    partner_first = closest_on_triangles(deep_second, first)
+    depth = np.minimum(reach_first, reach_second)
+    return (
+        depth,
+        np.where(first_shallower[:, None], deep_first, partner_first),
+        np.where(first_shallower[:, None], partner_second, deep_second),
+    )
+
+
+@dataclass(frozen=True)
+class _PlaneTests:
+    """What the triangles' planes tell of m triangle pairs (first, second).
+
+    meet: (m,) the two cross each other's planes by more than eps and their cuts overlap,
+    so their distance is 0; meeting_point: (m, 3) a point of both there
+    crossing: (m,) they meet and cross (the cuts overlap by more than eps)
+    lower: (m,) a lower bound of their distance (their separation along either normal)
+    signed_first, signed_second: (m, 3) each one's corners to the other's plane
+    """
+
+    meet: np.ndarray
+    meeting_point: np.ndarray
+    crossing: np.ndarray
+    lower: np.ndarray
+    signed_first: np.ndarray
+    signed_second: np.ndarray
+
+
+def _plane_tests(first: np.ndarray, second: np.ndarray) -> _PlaneTests:
+    """`_PlaneTests` of triangle pairs first, second (m, 3, 3)."""
+    magnitude = np.maximum(np.abs(first).max(axis=(1, 2)), np.abs(second).max(axis=(1, 2)))
+    epsilon = _epsilon(magnitude)
+    signed_first, normal_second = _plane_distances(first, second)
+    signed_second, normal_first = _plane_distances(second, first)
+    both_pierce = (_reach(signed_first) > epsilon) & (_reach(signed_second) > epsilon)
+    direction = _cross(normal_first, normal_second)
+    direction /= np.maximum(_length(direction), np.finfo(float).tiny)[:, None]
+    lo_first, hi_first, start_first, end_first = _cut(first, signed_first, direction)
+    lo_second, hi_second, _, _ = _cut(second, signed_second, direction)
+    lo, hi = np.maximum(lo_first, lo_second), np.minimum(hi_first, hi_second)
+    span = hi_first - lo_first
+    middle = np.clip(((lo + hi) / 2 - lo_first) / np.where(span > 0, span, 1.0), 0, 1)
+    lower = np.maximum(-_reach(signed_first), -_reach(signed_second))
+    return _PlaneTests(
+        both_pierce & (hi >= lo),
+        start_first + middle[:, None] * (end_first - start_first),
+        both_pierce & (hi - lo > epsilon),
+        np.maximum(lower, 0.0),
+        signed_first,
+        signed_second,
+    )
+
+
+def _triangle_distance(first: np.ndarray, second: np.ndarray):
+    """Distance of triangle pairs first, second (m, 3, 3) that do not cross, over the
+    vertex-triangle and edge-edge cases: (distance (m,), point on first (m, 3), point
+    on second (m, 3))."""
+    vertex_gap, vertex_first, vertex_second = _vertex_triangle(first, second)
+    edge_gap, edge_first, edge_second = _edge_edge(first, second)
+    edge_closer = (edge_gap < vertex_gap)[:, None]
+    return (
+        np.minimum(vertex_gap, edge_gap),
+        np.where(edge_closer, edge_first, vertex_first),
+        np.where(edge_closer, edge_second, vertex_second),
+    )
+
+
+@dataclass(frozen=True)
+class _World:
+    """The meshes of the pairs posed in the world, concatenated; u posed meshes.
+
+    vertices: (V, 3); vertex_start: (u,) first row of each mesh's vertices
+    corners: (T, 3, 3) triangle corners; triangle_start, triangle_count: (u,) each mesh's
+    rows of them; lo, hi: (T, 3) triangle bounds; mesh_lo, mesh_hi: (u, 3) mesh bounds
+    (+inf, -inf for a mesh without triangles); closed: (u,) bool; owner: (T,) the mesh
+    of each triangle
+    """
+
+    vertices: np.ndarray
+    vertex_start: np.ndarray
+    vertex_count: np.ndarray
+    corners: np.ndarray
+    triangle_start: np.ndarray
+    triangle_count: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+    mesh_lo: np.ndarray
+    mesh_hi: np.ndarray
+    closed: np.ndarray
+    owner: np.ndarray
+
+
+def _starts(counts: np.ndarray) -> np.ndarray:
+    return np.cumsum(counts) - counts
+
+
+def _pose(meshes: Sequence[TriangleMesh], matrices: np.ndarray, used: np.ndarray) -> _World:
+    """Meshes `used` (u,) posed by their matrices (n, 4, 4) as one `_World`."""
+    posed = [meshes[k] for k in used]
+    vertex_count = np.array([len(mesh.vertices) for mesh in posed], dtype=np.int64)
+    triangle_count = np.array([len(mesh.triangles) for mesh in posed], dtype=np.int64)
+    vertex_start, triangle_start = _starts(vertex_count), _starts(triangle_count)
+    local = np.concatenate([mesh.vertices for mesh in posed] + [np.zeros((0, 3))])
+    owner = np.repeat(np.arange(len(used)), vertex_count)
+    vertices = matrices[used, :3, 3][owner]
+    for axis in range(3):
+        vertices += local[:, axis, None] * matrices[used, :3, axis][owner]
+    triangles = np.concatenate(
+        [mesh.triangles + start for mesh, start in zip(posed, vertex_start, strict=True)]
+        + [np.zeros((0, 3), dtype=np.int64)]
+    )
+    corners = vertices[triangles]
+    lo, hi = corners.min(axis=1), corners.max(axis=1)
+    mesh_lo = np.full((len(used), 3), np.inf)
+    mesh_hi = np.full((len(used), 3), -np.inf)
+    has = triangle_count > 0
+    if len(corners):
+        mesh_lo[has] = np.minimum.reduceat(lo, triangle_start[has], axis=0)
+        mesh_hi[has] = np.maximum.reduceat(hi, triangle_start[has], axis=0)
+    closed = np.array([mesh.closed for mesh in posed], dtype=bool)
+    return _World(
+        vertices,
+        vertex_start,
+        vertex_count,
+        corners,
+        triangle_start,
+        triangle_count,
+        lo,
+        hi,
+        mesh_lo,
+        mesh_hi,
+        closed,
+        np.repeat(np.arange(len(used)), triangle_count),
+    )
+
+
+def _boxes_overlap(lo_a, hi_a, lo_b, hi_b, grow) -> np.ndarray:
+    """Whether boxes a and b (k, 3) overlap once a is grown by `grow` (scalar): (k,)."""
+    return ((lo_a - grow <= hi_b) & (lo_b <= hi_a + grow)).all(axis=1)
+
+
+def _chunks(counts: np.ndarray, limit: int):
+    """Slices of consecutive items whose counts (k,) sum to at most `limit` (or one
+    item when it alone exceeds it)."""
+    ends = np.cumsum(counts)
+    start = 0
+    while start < len(counts):
+        base = ends[start - 1] if start else 0
+        stop = max(int(np.searchsorted(ends, base + limit, side="right")), start + 1)
+        yield slice(start, stop)
+        start = stop
+
+
+def _near_triangles(world: _World, mesh: np.ndarray, other: np.ndarray, grow: float):
+    """Triangles of world meshes `mesh` (p,) whose bounds grown by `grow` meet the bounds
+    of meshes `other` (p,): (pair (k,), triangle (k,)) sorted by pair."""
+    found_pairs, found_triangles = [], []
+    counts = world.triangle_count[mesh]
+    for part in _chunks(counts, _CHUNK_ROWS * 8):
+        run, triangle = expand_runs(world.triangle_start[mesh[part]], counts[part])
+        target = other[part][run]
+        keep = _boxes_overlap(
+            world.lo[triangle],
+            world.hi[triangle],
+            world.mesh_lo[target],
+            world.mesh_hi[target],
+            grow,
+        )
+        found_pairs.append(run[keep] + part.start)
+        found_triangles.append(triangle[keep])
+    empty = [np.zeros(0, dtype=np.int64)]
+    return np.concatenate(found_pairs + empty), np.concatenate(found_triangles + empty)
+
+
+def _product(world: _World, pair_a, tri_a, pair_b, tri_b, pairs: np.ndarray, grow: float):
+    """Every triangle of a against every triangle of b of the same pair, bounds grown by
+    `grow` overlapping: (pair, triangle a, triangle b), each (k,)."""
+    count_b = np.bincount(pair_b, minlength=len(pairs))
+    start_b = _starts(count_b)
+    entry, position = expand_runs(start_b[pair_a], count_b[pair_a])
+    first, second = tri_a[entry], tri_b[position]
+    keep = _boxes_overlap(
+        world.lo[first], world.hi[first], world.lo[second], world.hi[second], grow
+    )
+    return pair_a[entry][keep], first[keep], second[keep]
+
+
+def _nearby_gap(world: _World, tri_a: np.ndarray, tri_b: np.ndarray) -> float:
+    """An upper bound of the distance between triangles tri_a (k,) and tri_b (l,): the
+    distance of two centroids found by walking to the nearest one twice each way. It
+    keeps the grid's bounds tight when `max_distance` is large next to the meshes."""
+    centroid_a = world.corners[tri_a].mean(axis=1)
+    centroid_b = world.corners[tri_b].mean(axis=1)
+    best_b = centroid_b[0]
+    for _ in range(2):
+        best_a = centroid_a[np.argmin(_length(centroid_a - best_b))]
+        best_b = centroid_b[np.argmin(_length(centroid_b - best_a))]
+    return float(_length(best_a - best_b))
+
+
+def _grid_pairs(world: _World, pair: int, tri_a: np.ndarray, tri_b: np.ndarray, grow: float):
+    """Triangles of a against those of b for one pair of large meshes, by the bounds grid:
+    (pair, triangle a, triangle b), each (k,)."""
+    grow = min(grow, _nearby_gap(world, tri_a, tri_b))
+    first, second = _cross_pairs(
+        world.lo[tri_a] - grow / 2,
+        world.hi[tri_a] + grow / 2,
+        world.lo[tri_b] - grow / 2,
+        world.hi[tri_b] + grow / 2,
+    )
+    return np.full(len(first), pair), tri_a[first], tri_b[second]
+
+
+def _candidates(world: _World, slots: np.ndarray, grow: float):
+    """Candidate triangle pairs of the pairs of world meshes `slots` (m, 2): those whose
+    bounds come within `grow`: (pair (k,), triangle of i (k,), triangle of j (k,))."""
+    pair_a, tri_a = _near_triangles(world, slots[:, 0], slots[:, 1], grow)
+    pair_b, tri_b = _near_triangles(world, slots[:, 1], slots[:, 0], grow)
+    count_a = np.bincount(pair_a, minlength=len(slots))
+    count_b = np.bincount(pair_b, minlength=len(slots))
+    products = count_a * count_b
+    small = np.flatnonzero(products <= _PRODUCT_LIMIT)
+    found = [(np.zeros(0, dtype=np.int64),) * 3]
+    # Pairs are expanded a group at a time so that the product rows stay bounded.
+    for part in _chunks(products[small], _CHUNK_ROWS * 32):
+        chosen = np.zeros(len(slots), dtype=bool)
+        chosen[small[part]] = True
+        found.append(
+            _product(
+                world, *_keep(chosen, pair_a, tri_a), *_keep(chosen, pair_b, tri_b), slots, grow
+            )
+        )
+    start_a, start_b = _starts(count_a), _starts(count_b)
+    for pair in np.flatnonzero(products > _PRODUCT_LIMIT):
+        found.append(
+            _grid_pairs(
+                world,
+                pair,
+                tri_a[start_a[pair] : start_a[pair] + count_a[pair]],
+                tri_b[start_b[pair] : start_b[pair] + count_b[pair]],
+                grow,
+            )
+        )
+    return tuple(np.concatenate(column) for column in zip(*found, strict=True))
+
+
+def _keep(small: np.ndarray, pair: np.ndarray, triangle: np.ndarray):
+    keep = small[pair]
+    return pair[keep], triangle[keep]
+
+
+class _Best:
+    """Per pair, the smallest value seen so far and its two witness points."""
+
+    def __init__(self, count: int, initial: float):
+        self.value = np.full(count, initial)
+        self.first = np.full((count, 3), np.nan)
+        self.second = np.full((count, 3), np.nan)
+
+    def offer(self, pair, value, first, second) -> None:
+        """Rows (k,) of pairs with their values and witnesses (k, 3)."""
+        order = np.lexsort((value, pair))
+        pair = pair[order]
+        lead = np.ones(len(pair), dtype=bool)
+        lead[1:] = pair[1:] != pair[:-1]
+        rows = order[lead]
+        pair = pair[lead]
+        better = value[rows] < self.value[pair]
+        pair, rows = pair[better], rows[better]
+        self.value[pair] = value[rows]
+        self.first[pair] = first[rows]
+        self.second[pair] = second[rows]
+
+
+def _upper_bounds(world: _World, count: int, pair, first, second) -> np.ndarray:
+    """An upper bound of each pair's distance (count,): its candidates' nearest
+    centroids (+inf for a pair without candidates)."""
+    centroids = world.corners.mean(axis=1)
+    upper = np.full(count, np.inf)
+    np.minimum.at(upper, pair, _length(centroids[first] - centroids[second]))
+    return upper
+
+
+def _triangle_stage(world: _World, slots: np.ndarray, grow: float):
+    """Minimum distance and deepest crossing of each pair of world meshes `slots` (m, 2):
+    (`_Best` of the distance, `_Best` of minus the depth (a)).
+
+    First the plane tests of every candidate: pairs where some triangles meet are at
+    distance 0 and need nothing more. The exact distance is then computed only for the
+    other pairs' candidates that the planes and bounds do not put beyond an upper bound
+    of the pair's distance."""
+    nearest, deepest = _Best(len(slots), np.inf), _Best(len(slots), 0.0)
+    pair, first, second = _candidates(world, slots, grow)
+    upper = _upper_bounds(world, len(slots), pair, first, second)
+    gap = np.maximum(
+        np.maximum(world.lo[first] - world.hi[second], world.lo[second] - world.hi[first]), 0.0
+    )
+    lower = _length(gap)
+    for part in _chunks(np.ones(len(pair), dtype=np.int64), _CHUNK_ROWS * 4):
+        a, b, rows = world.corners[first[part]], world.corners[second[part]], pair[part]
+        tests = _plane_tests(a, b)
+        lower[part] = np.maximum(lower[part], tests.lower)
+        zero = np.zeros(int(tests.meet.sum()))
+        nearest.offer(
+            rows[tests.meet], zero, tests.meeting_point[tests.meet], tests.meeting_point[tests.meet]
+        )
+        cross = tests.crossing
+        depth, deep_a, deep_b = _crossing_depth(
+            a[cross], b[cross], tests.signed_first[cross], tests.signed_second[cross]
+        )
+        deepest.offer(rows[cross], -depth, deep_a, deep_b)
+    rest = np.flatnonzero((nearest.value[pair] > 0) & (lower <= upper[pair]))
+    for part in _chunks(np.ones(len(rest), dtype=np.int64), _CHUNK_ROWS):
+        rows = rest[part]
+        distance, point_a, point_b = _triangle_distance(
+            world.corners[first[rows]], world.corners[second[rows]]
+        )
+        nearest.offer(pair[rows], distance, point_a, point_b)
+    return nearest, deepest
+
+
+def _covered_cells(low: np.ndarray, high: np.ndarray, counts: np.ndarray):
+    """Every cell of the boxes spanning cells low..high (k, 3) int64: (box (c,), cell
+    (c, 3), key (c,) packing the cell by `counts` (3,) cells per axis)."""
+    spans = high - low + 1
+    box, index = expand_runs(np.zeros(len(low), dtype=np.int64), spans.prod(axis=1))
+    span_y, span_z = spans[box, 1], spans[box, 2]
+    offset = np.stack([index // (span_y * span_z), (index // span_z) % span_y, index % span_z], 1)
+    cell = low[box] + offset
+    return box, cell, (cell[:, 0] * counts[1] + cell[:, 1]) * counts[2] + cell[:, 2]
+
+
+def _cross_pairs(lo_a, hi_a, lo_b, hi_b) -> tuple[np.ndarray, np.ndarray]:
+    """Every overlapping pair of a box of set a (k, 3 bounds) and one of set b (l, 3):
+    (index into a (p,), index into b (p,)).
+
+    A uniform grid of both sets' 90th-percentile box size, doubled until the cells the
+    boxes cover stay few: b's boxes are stored in every cell they cover, a's look them
+    up, and a pair is kept only in the cell holding the low corner of the two boxes'
+    intersection, so it comes once. Unlike the shared grid, pairs within a set (the
+    neighbouring triangles of one mesh) cost nothing."""
+    empty = np.zeros(0, dtype=np.int64)
+    if len(lo_a) == 0 or len(lo_b) == 0:
+        return empty, empty
+    origin = np.minimum(lo_a.min(axis=0), lo_b.min(axis=0))
+    extents = np.concatenate([hi_a - lo_a, hi_b - lo_b])
+    size = max(float(np.quantile(extents.max(axis=1), 0.9)), np.finfo(float).tiny)
+    while True:
+        low_a, high_a = ((bound - origin) // size for bound in (lo_a, hi_a))
+        low_b, high_b = ((bound - origin) // size for bound in (lo_b, hi_b))
+        covered = (high_a - low_a + 1).prod(axis=1).sum() + (high_b - low_b + 1).prod(axis=1).sum()
+        counts = np.maximum(high_a.max(axis=0), high_b.max(axis=0)) + 1
+        if covered <= 16 * (len(lo_a) + len(lo_b)) and counts.prod() < 2**62:
+            break
+        size *= 2.0
+    low_a, high_a, low_b, high_b = (x.astype(np.int64) for x in (low_a, high_a, low_b, high_b))
+    counts = counts.astype(np.int64)
+    box_b, _, keys_b = _covered_cells(low_b, high_b, counts)
+    order = np.argsort(keys_b, kind="stable")
+    box_b, keys_b = box_b[order], keys_b[order]
+    box_a, cell_a, keys_a = _covered_cells(low_a, high_a, counts)
+    first = np.searchsorted(keys_b, keys_a, side="left")
+    entry, position = expand_runs(first, np.searchsorted(keys_b, keys_a, side="right") - first)
+    a, b = box_a[entry], box_b[position]
+    keep = (cell_a[entry] == np.maximum(low_a[a], low_b[b])).all(axis=1)
+    a, b = a[keep], b[keep]
+    keep = _boxes_overlap(lo_a[a], hi_a[a], lo_b[b], hi_b[b], 0.0)
+    return a[keep], b[keep]
+
+
+def _vertical_hits(points: np.ndarray, corners: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Whether the vertical line through each point (k, 3) crosses its triangle
+    (k, 3, 3), and how far above the point (below where negative): (hit (k,) bool,
+    height (k,)).
+
+    A ray through an edge or a vertex in the xy projection is decided as if the point
+    were moved by an infinitesimal (-delta, 1) (delta << 1): an edge is evaluated from
+    its lexicographically smaller end, so the triangles on either side of a shared edge
+    get exactly opposite answers and each crossing of a closed mesh counts once.
+    """
+    same_side = []
+    for start, end in ((0, 1), (1, 2), (2, 0)):
+        u, v = corners[:, start], corners[:, end]
+        canonical = (u[:, 0] < v[:, 0]) | ((u[:, 0] == v[:, 0]) & (u[:, 1] < v[:, 1]))
+        low = np.where(canonical[:, None], u, v)
+        high = np.where(canonical[:, None], v, u)
+        value = (high[:, 0] - low[:, 0]) * (points[:, 1] - low[:, 1]) - (high[:, 1] - low[:, 1]) * (
+            points[:, 0] - low[:, 0]
+        )
+        same_side.append((value >= 0) == canonical)
+    covered = (same_side[0] == same_side[1]) & (same_side[1] == same_side[2])
+    a = corners[:, 0]
+    normal = _cross(corners[:, 1] - a, corners[:, 2] - a)
+    safe = np.where(normal[:, 2] != 0, normal[:, 2], 1.0)
+    height = (
+        a[:, 2]
+        - (normal[:, 0] * (points[:, 0] - a[:, 0]) + normal[:, 1] * (points[:, 1] - a[:, 1])) / safe
+        - points[:, 2]
+    )
+    return covered & (normal[:, 2] != 0), height
+
+
+def _triangles_near(world: _World, lo, hi, target) -> np.ndarray:
+    """Triangles of world meshes `target` (k,) that meet the bounds of all boxes lo, hi
+    (k, 3) of their mesh together: (p,) indices, a cheap first cut for the grid."""
+    meshes = np.unique(target)
+    union_lo = np.full((len(world.triangle_count), 3), np.inf)
+    union_hi = np.full((len(world.triangle_count), 3), -np.inf)
+    np.minimum.at(union_lo, target, lo)
+    np.maximum.at(union_hi, target, hi)
+    _, triangles = expand_runs(world.triangle_start[meshes], world.triangle_count[meshes])
+    owner = world.owner[triangles]
+    keep = _boxes_overlap(
+        world.lo[triangles], world.hi[triangles], union_lo[owner], union_hi[owner], 0.0
+    )
+    return triangles[keep]
+
+
+def _point_candidates(
+    world: _World, lo, hi, target, vertical_rays: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
+    """Triangles of world meshes `target` (k,) whose bounds meet boxes lo, hi (k, 3):
+    (box (p,), triangle (p,)). Boxes in small meshes meet each of their triangles in
+    turn; the others go through the bounds grid. For `vertical_rays` (boxes flat in x
+    and y, long in z) the grid works in the xy plane with the mesh as third coordinate,
+    so that rays never meet the triangles of meshes elsewhere above or below."""
+    small = world.triangle_count[target] <= _SMALL_MESH
+    boxes = np.flatnonzero(small)
+    run, triangle = expand_runs(
+        world.triangle_start[target[boxes]], world.triangle_count[target[boxes]]
+    )
+    found_boxes, found_triangles = [boxes[run]], [triangle]
+    large = np.flatnonzero(~small)
+    if len(large):
+        triangles = _triangles_near(world, lo[large], hi[large], target[large])
+        query_lo, query_hi = lo[large], hi[large]
+        stored_lo, stored_hi = world.lo[triangles], world.hi[triangles]
+        if vertical_rays:
+            query_lo, query_hi, stored_lo, stored_hi = (
+                x.copy() for x in (query_lo, query_hi, stored_lo, stored_hi)
+            )
+            query_lo[:, 2] = query_hi[:, 2] = target[large]
+            stored_lo[:, 2] = stored_hi[:, 2] = world.owner[triangles]
+        box, triangle = _cross_pairs(query_lo, query_hi, stored_lo, stored_hi)
+        found_boxes.append(large[box])
+        found_triangles.append(triangles[triangle])
+    box, triangle = np.concatenate(found_boxes), np.concatenate(found_triangles)
+    keep = (world.owner[triangle] == target[box]) & _boxes_overlap(
+        lo[box], hi[box], world.lo[triangle], world.hi[triangle], 0.0
+    )
+    return box[keep], triangle[keep]
+
+
+def _nearest_on_meshes(world: _World, points, target, upper) -> _Best:
+    """Closest point of world meshes `target` (k,) to points (k, 3), each known to be
+    at most `upper` (k,) away: `_Best` per point (distance, the point, the closest point).
+
+    Searched within a radius growing from the meshes' typical triangle size, so that a
+    deep point does not meet every triangle within its (loose) upper bound: a triangle
+    at most r away has bounds within r of the point, so a point whose nearest found
+    triangle is within the radius searched is done."""
+    nearest = _Best(len(points), np.inf)
+    sizes = (world.hi - world.lo).max(axis=1)[np.isin(world.owner, target)]
+    radius = np.minimum(upper, float(np.median(sizes)) if len(sizes) else 0.0)
+    todo = np.arange(len(points))
+    while len(todo):
+        point, triangle = _point_candidates(
+            world,
+            points[todo] - radius[todo, None],
+            points[todo] + radius[todo, None],
+            target[todo],
+        )
+        for part in _chunks(np.ones(len(point), dtype=np.int64), _CHUNK_ROWS * 4):
+            seen_from = points[todo[point[part]]]
+            closest = closest_on_triangles(seen_from, world.corners[triangle[part]])
+            nearest.offer(todo[point[part]], _length(seen_from - closest), seen_from, closest)
+        done = (nearest.value[todo] <= radius[todo]) | (radius[todo] >= upper[todo])
+        todo = todo[~done]
+        radius[todo] = np.minimum(4.0 * radius[todo], upper[todo])
+    return nearest
+
+
+def _parity_inside(world: _World, points, target) -> tuple[np.ndarray, np.ndarray]:
+    """Ray parity of points (k, 3) in world meshes `target` (k,), with the ray straight
+    up: (inside (k,) bool, distance to the nearest crossing of the vertical line through
+    the point, up or down (k,), an upper bound of its distance to the surface)."""
+    bottom, top = points.copy(), points.copy()
+    bottom[:, 2] = world.mesh_lo[target, 2]
+    top[:, 2] = world.mesh_hi[target, 2]
+    ray, triangle = _point_candidates(world, bottom, top, target, vertical_rays=True)
+    hit, height = _vertical_hits(points[ray], world.corners[triangle])
+    above = hit & (height > 0)
+    inside = np.bincount(ray[above], minlength=len(points)) % 2 == 1
+    nearest = np.full(len(points), np.inf)
+    np.minimum.at(nearest, ray[hit], np.abs(height[hit]))
+    return inside, nearest
+
+
+def _inside_stage(world: _World, inner: np.ndarray, outer: np.ndarray, known) -> _Best:
+    """Depth (b) of the pairs of world meshes (inner, outer) (m,) each, the outer ones
+    closed: minus the largest distance of an inner vertex or face centre strictly inside
+    the outer mesh to its surface (0 where none), with that point and its closest point
+    on the outer surface; where it would not exceed `known` (m,), a depth found already,
+    it may be left at 0.
+
+    Inside by the parity of a ray straight up; the ray's first crossing bounds the
+    distance of an inside vertex to the surface from above, so vertices are measured in
+    rounds, deepest bound first, and those whose bound cannot beat the depth found so
+    far are dropped."""
+    deepest = _Best(len(inner), 0.0)
+    # Face centres besides vertices: two boxes of one height overlapping end to end meet
+    # only along edges, every vertex of each on the other's surface, while the end face of
+    # each lies inside the other.
+    vertex_pair, vertex = expand_runs(world.vertex_start[inner], world.vertex_count[inner])
+    face_pair, face = expand_runs(world.triangle_start[inner], world.triangle_count[inner])
+    pair = np.concatenate([vertex_pair, face_pair])
+    points = np.concatenate([world.vertices[vertex], world.corners[face].mean(axis=1)])
+    target = outer[pair]
+    keep = ((points >= world.mesh_lo[target]) & (points <= world.mesh_hi[target])).all(axis=1)
+    pair, points, target = pair[keep], points[keep], target[keep]
+    inside, upper = _parity_inside(world, points, target)
+    order = np.lexsort((-upper[inside], pair[inside]))
+    todo = np.flatnonzero(inside)[order]
+    batch = 64
+    while len(todo):
+        rank = np.arange(len(todo)) - np.searchsorted(pair[todo], pair[todo])
+        now, todo = todo[rank < batch], todo[rank >= batch]
+        nearest = _nearest_on_meshes(world, points[now], target[now], upper[now])
+        strictly = nearest.value > _epsilon(np.abs(points[now]).max(axis=1, initial=0.0))
+        deepest.offer(
+            pair[now][strictly],
+            -nearest.value[strictly],
+            nearest.first[strictly],
+            nearest.second[strictly],
+        )
+        best = np.maximum(known, -deepest.value)
+        todo = todo[upper[todo] > best[pair[todo]]]
+        batch *= 8
+    return deepest
+
+
+def _check_input(meshes, matrices, pairs, max_distance):
+    matrices = np.asarray(matrices, dtype=np.float64).reshape(-1, 4, 4)
+    pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+    if len(matrices) != len(meshes):
+        raise ValueError(f"mesh_contacts: {len(meshes)} meshes but {len(matrices)} matrices")
+    if pairs.size and (pairs.min() < 0 or pairs.max() >= len(meshes)):
+        raise ValueError("mesh_contacts: pair indices out of range")
+    if not np.isfinite(matrices).all():
+        raise ValueError("mesh_contacts: matrices hold NaN or infinite values")
+    if not max_distance >= 0:
+        raise ValueError(f"mesh_contacts: max_distance must be >= 0, got {max_distance}")
+    return matrices, pairs, float(max_distance)
+
+
+def mesh_contacts(
+    meshes: Sequence[TriangleMesh], matrices, pairs, max_distance: float
+) -> MeshContacts:
+    """Contact of pairs of posed meshes (see the module docstring for the rules).
+
+    meshes: n `TriangleMesh` (the same object may appear under several indices)
+    matrices: (n, 4, 4) float64 affine world matrices, meshes[k] posed by matrices[k]
+    pairs: (m, 2) int64 indices into meshes
+    max_distance: >= 0; pairs farther apart come out at +inf with NaN witnesses
+    returns: `MeshContacts` of the m pairs
+    """
+    matrices, pairs, max_distance = _check_input(meshes, matrices, pairs, max_distance)
+    used, slots = np.unique(pairs, return_inverse=True)
+    slots = slots.reshape(-1, 2)
+    world = _pose(meshes, matrices, used)
+    reach = np.abs(world.corners).max(initial=0.0)
+    grow = max_distance + float(_epsilon(np.array([reach]))[0])
+    nearest, crossing = _triangle_stage(world, slots, grow)
+    closed = world.closed[slots]
+    i_in_j = _Best(len(slots), 0.0)
+    j_in_i = _Best(len(slots), 0.0)
+    for best, inner, outer in ((i_in_j, 0, 1), (j_in_i, 1, 0)):
+        # Only a closed mesh has an inside; what lies in it may be open (a window's
+        # shell in a wall).
+        tested = np.flatnonzero(closed[:, outer])
+        found = _inside_stage(
+            world, slots[tested, inner], slots[tested, outer], -crossing.value[tested]
+        )
+        best.value[tested], best.first[tested], best.second[tested] = (
+            found.value,
+            found.first if inner == 0 else found.second,
+            found.second if inner == 0 else found.first,
+        )
+    return _combine(nearest, crossing, i_in_j, j_in_i, max_distance, ~closed.all(axis=1))
+
+
+def _combine(nearest, crossing, i_in_j, j_in_i, max_distance, open_pair) -> MeshContacts:
+    """The pairs' `MeshContacts` from the per-pair stages (each a `_Best` whose value is
+    the distance, or minus a depth; witness points on mesh i first)."""
+    depth = -np.minimum(np.minimum(crossing.value, i_in_j.value), j_in_i.value)
+    relation = np.full(len(depth), APART, dtype=np.int8)
+    epsilon = _epsilon(np.abs(np.nan_to_num(nearest.first)).max(axis=1, initial=0.0))
+    relation[nearest.value <= epsilon] = TOUCHING
+    # Inside without the surfaces meeting is containment; with them meeting (along edges,
+    # or crossing) the volumes overlap through the surfaces.
+    apart = nearest.value > epsilon
+    relation[(j_in_i.value < 0) & apart] = J_INSIDE_I
+    relation[(i_in_j.value < 0) & apart] = I_INSIDE_J
+    relation[(crossing.value < 0) | (((i_in_j.value < 0) | (j_in_i.value < 0)) & ~apart)] = CROSSING
+    distance = np.where(depth > 0, -depth, nearest.value)
+    far = (depth <= 0) & (nearest.value > np.maximum(max_distance, epsilon))
+    distance[far] = np.inf
+    point_i, point_j = nearest.first.copy(), nearest.second.copy()
+    point_i[far] = np.nan
+    point_j[far] = np.nan
+    for stage in (j_in_i, i_in_j, crossing):
+        deepest = (depth > 0) & (stage.value == -depth)
+        point_i[deepest], point_j[deepest] = stage.first[deepest], stage.second[deepest]
+    return MeshContacts(distance, point_i, point_j, relation, open_pair)

@@ -1,0 +1,430 @@
+"""Exact triangle-mesh contact (`core.mesh`): hand cases with exact answers, agreement
+with coal's BVH meshes, and invariants under swaps, rigid motions and float32 rounding."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from collide_addon.core import (
+    APART,
+    CROSSING,
+    I_INSIDE_J,
+    J_INSIDE_I,
+    TOUCHING,
+    mesh_contacts,
+    prepare_mesh,
+)
+from collide_addon.core.mesh import closest_on_triangles
+from collide_dev.coal_oracle import coal_mesh, coal_mesh_collide, coal_mesh_distance
+from collide_dev.mesh_shapes import box_mesh, torus, uv_sphere
+
+SHAPES = (
+    uv_sphere(1.0, 6, 8),
+    torus(1.5, 0.4, 10, 6),
+    box_mesh([-1.0, -0.5, -0.3], [1.0, 0.5, 0.3]),
+)
+MESHES = [prepare_mesh(*shape) for shape in SHAPES]
+MIRRORED = np.array([APART, TOUCHING, CROSSING, J_INSIDE_I, I_INSIDE_J])
+
+
+def box(lo, hi):
+    return prepare_mesh(*box_mesh(lo, hi))
+
+
+def affine(linear=None, offset=(0.0, 0.0, 0.0)) -> np.ndarray:
+    matrix = np.eye(4)
+    if linear is not None:
+        matrix[:3, :3] = linear
+    matrix[:3, 3] = offset
+    return matrix
+
+
+def turn(axis, degrees: float) -> np.ndarray:
+    """(3, 3) rotation by `degrees` about `axis` (3,)."""
+    x, y, z = np.asarray(axis, dtype=np.float64) / np.linalg.norm(axis)
+    cross = np.array([[0.0, -z, y], [z, 0.0, -x], [-y, x, 0.0]])
+    angle = np.radians(degrees)
+    return np.eye(3) + np.sin(angle) * cross + (1.0 - np.cos(angle)) * cross @ cross
+
+
+def random_pose(rng: np.random.Generator, scale: bool = True) -> np.ndarray:
+    rotation = np.linalg.qr(rng.normal(size=(3, 3)))[0]
+    stretch = np.diag(rng.uniform(0.5, 1.5, 3)) if scale else np.eye(3)
+    return affine(rotation @ stretch, rng.uniform(-2.0, 2.0, 3))
+
+
+def one_pair(first, second, first_matrix=None, second_matrix=None, max_distance=10.0):
+    matrices = [np.eye(4) if m is None else m for m in (first_matrix, second_matrix)]
+    result = mesh_contacts([first, second], matrices, [[0, 1]], max_distance)
+    return result.distance[0], result.relation[0], result.point_i[0], result.point_j[0]
+
+
+FLOOR = box([-5.0, -5.0, -1.0], [5.0, 5.0, 0.0])
+
+
+# prepare_mesh ---------------------------------------------------------------------------
+
+
+def test_cube_is_closed_and_cube_minus_a_face_is_open():
+    vertices, triangles = box_mesh([0, 0, 0], [1, 1, 1])
+    assert prepare_mesh(vertices, triangles).closed
+    assert not prepare_mesh(vertices, triangles[2:]).closed
+
+
+def test_closed_after_welding_coincident_vertices():
+    vertices, triangles = box_mesh([0, 0, 0], [1, 1, 1])
+    split = vertices[triangles].reshape(-1, 3)  # every triangle with its own corners
+    mesh = prepare_mesh(split, np.arange(len(split)).reshape(-1, 3))
+    assert mesh.closed
+
+
+def test_two_cubes_sharing_an_edge_are_not_closed():
+    first_vertices, first_triangles = box_mesh([0, 0, 0], [1, 1, 1])
+    second_vertices, second_triangles = box_mesh([1, 1, 0], [2, 2, 1])
+    vertices = np.concatenate([first_vertices, second_vertices])
+    triangles = np.concatenate([first_triangles, second_triangles + 8])
+    assert not prepare_mesh(vertices, triangles).closed
+
+
+def test_flipped_face_is_not_closed():
+    vertices, triangles = box_mesh([0, 0, 0], [1, 1, 1])
+    triangles = triangles.copy()
+    triangles[[0, 6]] = triangles[[0, 6]][:, ::-1]
+    assert not prepare_mesh(vertices, triangles).closed
+
+
+def test_zero_area_triangles_are_removed():
+    vertices, triangles = box_mesh([0, 0, 0], [1, 1, 1])
+    vertices = np.concatenate([vertices, [[0.5, 0.0, 0.0]]])
+    extra = np.array([[0, 0, 1], [0, 8, 4]])  # repeated index; collinear corners
+    mesh = prepare_mesh(vertices, np.concatenate([triangles, extra]))
+    assert len(mesh.triangles) == 12
+    assert mesh.closed
+
+
+@pytest.mark.parametrize(
+    ("vertices", "triangles"),
+    [
+        (np.zeros((4, 2)), [[0, 1, 2]]),
+        (np.zeros((4, 3)), [[0, 1]]),
+        (np.zeros((4, 3)), [[0, 1, 4]]),
+        (np.zeros((4, 3)), [[0, -1, 2]]),
+        (np.zeros((4, 3)), [[0.0, 1.5, 2.0]]),
+        (np.array([[0, 0, 0], [1, 0, 0], [0, np.nan, 0]]), [[0, 1, 2]]),
+        (np.array([[0, 0, 0], [1, 0, 0], [0, np.inf, 0]]), [[0, 1, 2]]),
+    ],
+)
+def test_bad_input_raises(vertices, triangles):
+    with pytest.raises(ValueError):
+        prepare_mesh(vertices, triangles)
+
+
+def test_mesh_contacts_rejects_bad_input():
+    mesh = box([0, 0, 0], [1, 1, 1])
+    with pytest.raises(ValueError):
+        mesh_contacts([mesh, mesh], np.eye(4)[None], [[0, 1]], 0.0)
+    with pytest.raises(ValueError):
+        mesh_contacts([mesh, mesh], [np.eye(4)] * 2, [[0, 2]], 0.0)
+    with pytest.raises(ValueError):
+        mesh_contacts([mesh, mesh], [np.eye(4)] * 2, [[0, 1]], -1.0)
+    with pytest.raises(ValueError):
+        mesh_contacts([mesh, mesh], [np.full((4, 4), np.nan)] * 2, [[0, 1]], 0.0)
+
+
+# hand cases -----------------------------------------------------------------------------
+
+
+def test_box_corner_sunk_one_millimetre_into_a_floor():
+    # The cube's diagonal (-1, -1, -1) turned onto -z: one corner points straight down.
+    diagonal = np.array([-1.0, -1.0, -1.0]) / np.sqrt(3.0)
+    axis = np.cross(diagonal, [0.0, 0.0, -1.0])
+    rotation = turn(axis, np.degrees(np.arccos(diagonal @ [0.0, 0.0, -1.0])))
+    corner = rotation @ [-0.5, -0.5, -0.5]
+    offset = np.array([0.3, -0.2, -0.001]) - corner
+    distance, relation, point_i, point_j = one_pair(
+        box([-0.5] * 3, [0.5] * 3), FLOOR, affine(rotation, offset)
+    )
+    assert relation == CROSSING
+    assert distance == pytest.approx(-0.001, abs=1e-12)
+    np.testing.assert_allclose(point_i, [0.3, -0.2, -0.001], atol=1e-12)
+    np.testing.assert_allclose(point_j, [0.3, -0.2, 0.0], atol=1e-12)
+
+
+def test_cube_sunk_half_into_a_slab():
+    distance, relation, _, _ = one_pair(box([0, 0, -0.5], [1, 1, 0.5]), FLOOR)
+    assert relation == CROSSING
+    assert distance == pytest.approx(-0.5, abs=1e-12)
+
+
+def test_crossing_beams_with_coplanar_faces_are_hard():
+    length, half_width = 2.0, 0.1
+    along_x = box([-length, -half_width, -half_width], [length, half_width, half_width])
+    along_y = box([-half_width, -length, -half_width], [half_width, length, half_width])
+    distance, relation, _, _ = one_pair(along_x, along_y)
+    assert relation == CROSSING
+    # Each beam's sides poke through the other's sides by length - half_width.
+    assert distance == pytest.approx(-(length - half_width), abs=1e-12)
+    assert -distance >= half_width
+
+
+def test_box_resting_on_a_floor_touches():
+    distance, relation, point_i, point_j = one_pair(box([0, 0, 0], [1, 1, 1]), FLOOR)
+    assert relation == TOUCHING
+    assert distance == 0.0
+    assert point_i[2] == 0.0 and point_j[2] == 0.0
+
+
+def test_floor_covering_ending_flush_against_a_wall_touches():
+    covering = box([0.0, 0.0, 0.0], [2.0, 1.0, 0.02])
+    wall = box([2.0, -1.0, 0.0], [2.2, 2.0, 3.0])
+    distance, relation, _, _ = one_pair(covering, wall)
+    assert relation == TOUCHING
+    assert distance == 0.0
+
+
+def test_touching_stays_touching_under_float32_matrices_far_from_the_origin():
+    # Both placed by float32 rotations of 37 degrees, made in two different ways as
+    # parent chains do; the box rests on the floor, 1 km from the origin.
+    whole = turn([0, 0, 1], 37.0).astype(np.float32).astype(np.float64)
+    parts = (
+        turn([0, 0, 1], 30.0).astype(np.float32) @ turn([0, 0, 1], 7.0).astype(np.float32)
+    ).astype(np.float64)
+    offset = np.array([1000.0, -500.0, 20.0])
+    floor_matrix = affine(whole, offset)
+    box_matrix = affine(parts, offset + parts @ [3.0, 2.0, 0.0])
+    distance, relation, _, _ = one_pair(box([0, 0, 0], [1, 1, 1]), FLOOR, box_matrix, floor_matrix)
+    assert relation == TOUCHING
+    assert abs(distance) <= 1e-6 * 1000.0
+
+
+def test_separated_box_gives_its_gap_and_witnesses_on_the_surfaces():
+    distance, relation, point_i, point_j = one_pair(box([0, 0, 0.2], [1, 1, 1]), FLOOR)
+    assert relation == APART
+    assert distance == pytest.approx(0.2, abs=1e-15)
+    assert point_i[2] == pytest.approx(0.2) and point_j[2] == 0.0
+    assert np.linalg.norm(point_i - point_j) == pytest.approx(distance)
+
+
+def test_containment_either_way_with_the_inner_depth():
+    outer, inner = box([-1.0] * 3, [1.0] * 3), box([-0.1, -0.1, -0.1], [0.1, 0.1, 0.3])
+    distance, relation, point_i, point_j = one_pair(inner, outer)
+    assert relation == I_INSIDE_J
+    # The inner vertex farthest from the outer surface: 0.9 from every face but +z.
+    assert distance == pytest.approx(-0.9, abs=1e-12)
+    assert np.abs(point_i).max() == pytest.approx(0.1) and np.abs(point_j).max() == 1.0
+    distance, relation, point_i, point_j = one_pair(outer, inner)
+    assert relation == J_INSIDE_I
+    assert distance == pytest.approx(-0.9, abs=1e-12)
+    assert np.abs(point_j).max() == pytest.approx(0.1) and np.abs(point_i).max() == 1.0
+
+
+def test_open_shell_never_contains():
+    vertices, triangles = box_mesh([-1.0] * 3, [1.0] * 3)
+    shell = prepare_mesh(vertices, triangles[2:])
+    inner = box([-0.1] * 3, [0.1] * 3)
+    result = mesh_contacts([shell, inner], [np.eye(4)] * 2, [[0, 1]], 10.0)
+    assert result.relation[0] == APART
+    assert result.distance[0] == pytest.approx(0.9)
+    assert result.open_pair[0]
+    closed = mesh_contacts([box([-1.0] * 3, [1.0] * 3), inner], [np.eye(4)] * 2, [[0, 1]], 10.0)
+    assert not closed.open_pair[0]
+
+
+def test_no_pairs_give_empty_arrays():
+    result = mesh_contacts([FLOOR], [np.eye(4)], np.zeros((0, 2), dtype=np.int64), 0.0)
+    assert result.distance.shape == (0,) and result.point_i.shape == (0, 3)
+    assert result.relation.dtype == np.int8 and result.open_pair.shape == (0,)
+
+
+def test_pairs_beyond_max_distance_may_be_infinite():
+    result = mesh_contacts([FLOOR, box([0, 0, 2], [1, 1, 3])], [np.eye(4)] * 2, [[0, 1]], 1.0)
+    assert result.distance[0] == np.inf
+    assert result.relation[0] == APART
+    result = mesh_contacts([FLOOR, box([0, 0, 2], [1, 1, 3])], [np.eye(4)] * 2, [[0, 1]], 2.0)
+    assert result.distance[0] == pytest.approx(2.0)
+
+
+def test_scale_and_shear_move_the_vertices():
+    shear = np.array([[2.0, 0.5, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 3.0]])
+    unit = box([0, 0, 0], [1, 1, 1])
+    posed = one_pair(unit, FLOOR, affine(shear, [0, 0, 0.25]))
+    vertices, triangles = box_mesh([0, 0, 0], [1, 1, 1])
+    moved = prepare_mesh(vertices @ shear.T + [0, 0, 0.25], triangles)
+    assert posed[0] == pytest.approx(0.25)
+    assert one_pair(moved, FLOOR)[0] == pytest.approx(posed[0], abs=1e-15)
+    sunk = one_pair(unit, FLOOR, affine(shear, [0, 0, -0.75]))
+    assert sunk[0] == pytest.approx(-0.75)
+
+
+def test_shared_mesh_objects_and_many_pairs_match_single_pair_calls():
+    rng = np.random.default_rng(7)
+    choice = rng.integers(0, len(MESHES), 40)
+    meshes = [MESHES[k] for k in choice]  # each TriangleMesh under several indices
+    matrices = np.array([random_pose(rng) for _ in choice])
+    pairs = rng.integers(0, len(choice), (60, 2))
+    pairs = pairs[pairs[:, 0] != pairs[:, 1]]
+    together = mesh_contacts(meshes, matrices, pairs, 10.0)
+    for row, (i, j) in enumerate(pairs):
+        alone = mesh_contacts([meshes[i], meshes[j]], matrices[[i, j]], [[0, 1]], 10.0)
+        assert together.distance[row] == alone.distance[0]
+        assert together.relation[row] == alone.relation[0]
+
+
+def test_large_meshes_take_the_grid_path_and_agree_with_coal():
+    sphere = uv_sphere(1.0, 40, 60)  # 4,680 triangles
+    ring = torus(1.2, 0.3, 60, 40)  # 4,800 triangles
+    meshes = [prepare_mesh(*sphere), prepare_mesh(*ring)]
+    # Crossing; above the tilted ring 3.3 cm away; beside it 3 cm away.
+    for offset, crosses in (
+        ([0.0, 0.0, 0.5], True),
+        ([0.0, 0.0, 1.12], False),
+        ([2.53, 0.0, 0.0], False),
+    ):
+        matrices = [np.eye(4), affine(turn([1, 0, 0], 20.0), offset)]
+        result = mesh_contacts(meshes, matrices, [[0, 1]], 0.05)
+        first, second = coal_mesh(*sphere, matrices[0]), coal_mesh(*ring, matrices[1])
+        assert coal_mesh_collide(first, second) == crosses
+        if crosses:
+            assert result.relation[0] == CROSSING
+        else:
+            coal_distance, _, _ = coal_mesh_distance(first, second)
+            assert 0.01 < coal_distance < 0.05
+            assert result.distance[0] == pytest.approx(coal_distance, rel=1e-9)
+
+
+def test_closest_points_on_triangles():
+    triangle = np.array([[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])
+    points = np.array([[0.2, 0.2, 1.0], [2.0, -1.0, 0.0], [-1.0, -1.0, -1.0], [1.0, 1.0, 0.0]])
+    expected = np.array([[0.2, 0.2, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.5, 0.5, 0.0]])
+    np.testing.assert_allclose(closest_on_triangles(points, triangle[None]), expected)
+
+
+# coal and invariants --------------------------------------------------------------------
+
+
+def random_case(seed: int, scale: bool = True):
+    rng = np.random.default_rng(seed)
+    first, second = rng.integers(0, len(MESHES), 2)
+    return first, second, [random_pose(rng, scale), random_pose(rng, scale)]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_agrees_with_coal(seed):
+    first, second, matrices = random_case(seed)
+    result = mesh_contacts([MESHES[first], MESHES[second]], matrices, [[0, 1]], 100.0)
+    a = coal_mesh(*SHAPES[first], matrices[0])
+    b = coal_mesh(*SHAPES[second], matrices[1])
+    distance = result.distance[0]
+    # Within the contact epsilon of contact, touching or not is ours to decide.
+    assume(abs(distance) > 1e-5)
+    if result.relation[0] in (I_INSIDE_J, J_INSIDE_I):
+        assert not coal_mesh_collide(a, b)
+        return
+    assert (result.relation[0] == CROSSING) == coal_mesh_collide(a, b)
+    if distance > 0:
+        coal_distance, _, _ = coal_mesh_distance(a, b)
+        assert distance == pytest.approx(coal_distance, rel=1e-9)
+        assert np.linalg.norm(result.point_i[0] - result.point_j[0]) == pytest.approx(distance)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_symmetric_under_swapping(seed):
+    first, second, matrices = random_case(seed)
+    meshes = [MESHES[first], MESHES[second]]
+    result = mesh_contacts(meshes, matrices, [[0, 1], [1, 0]], 100.0)
+    assert result.distance[0] == pytest.approx(result.distance[1], rel=1e-12, abs=1e-12)
+    assert result.relation[1] == MIRRORED[result.relation[0]]
+    # Witnesses of tied minima may differ; each pair of them must realise the distance.
+    if result.distance[0] > 0:
+        for row in (0, 1):
+            gap = np.linalg.norm(result.point_i[row] - result.point_j[row])
+            assert gap == pytest.approx(result.distance[row], rel=1e-9)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(0, 2**32 - 1))
+def test_invariant_under_rigid_motion(seed, motion_seed):
+    first, second, matrices = random_case(seed)
+    motion = random_pose(np.random.default_rng(motion_seed), scale=False)
+    meshes = [MESHES[first], MESHES[second]]
+    before = mesh_contacts(meshes, matrices, [[0, 1]], 100.0)
+    after = mesh_contacts(meshes, [motion @ m for m in matrices], [[0, 1]], 100.0)
+    assume(abs(before.distance[0]) > 1e-5)
+    assert after.relation[0] == before.relation[0]
+    assert after.distance[0] == pytest.approx(before.distance[0], rel=1e-9, abs=1e-12)
+    if after.distance[0] > 0:
+        # Witnesses may differ between tied minima; they must still realise the distance.
+        gap = np.linalg.norm(after.point_i[0] - after.point_j[0])
+        assert gap == pytest.approx(after.distance[0], rel=1e-9)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_float32_rotations_keep_clear_verdicts(seed):
+    first, second, matrices = random_case(seed, scale=False)
+    meshes = [MESHES[first], MESHES[second]]
+    exact = mesh_contacts(meshes, matrices, [[0, 1]], 100.0)
+    assume(abs(exact.distance[0]) > 1e-3)
+    rounded = [m.astype(np.float32).astype(np.float64) for m in matrices]
+    result = mesh_contacts(meshes, rounded, [[0, 1]], 100.0)
+    assert result.relation[0] == exact.relation[0]
+    assert result.distance[0] == pytest.approx(exact.distance[0], abs=1e-5)
+
+
+def test_one_component_inside_is_containment_and_a_cavity_is_outside():
+    near_vertices, near_triangles = box_mesh([-0.1] * 3, [0.1] * 3)
+    far_vertices, far_triangles = box_mesh([5.0] * 3, [5.2] * 3)
+    two_parts = prepare_mesh(
+        np.concatenate([near_vertices, far_vertices]),
+        np.concatenate([near_triangles, far_triangles + 8]),
+    )
+    distance, relation, _, _ = one_pair(two_parts, box([-1.0] * 3, [1.0] * 3))
+    assert relation == I_INSIDE_J
+    assert distance == pytest.approx(-0.9, abs=1e-12)
+    # A hollow block: an outer box and an inward-facing inner one; the cavity is outside.
+    outer_vertices, outer_triangles = box_mesh([-2.0] * 3, [2.0] * 3)
+    cavity_vertices, cavity_triangles = box_mesh([-1.0] * 3, [1.0] * 3)
+    hollow = prepare_mesh(
+        np.concatenate([outer_vertices, cavity_vertices]),
+        np.concatenate([outer_triangles, cavity_triangles[:, ::-1] + 8]),
+    )
+    assert hollow.closed
+    distance, relation, _, _ = one_pair(box([-0.1] * 3, [0.1] * 3), hollow)
+    assert relation == APART
+    assert distance == pytest.approx(0.9, abs=1e-12)
+
+
+def test_mirroring_matrix_keeps_containment_and_crossing():
+    mirror = affine(np.diag([-1.0, 1.0, 1.0]))
+    inner, outer = box([-0.1, -0.1, -0.1], [0.1, 0.1, 0.3]), box([-1.0] * 3, [1.0] * 3)
+    distance, relation, _, _ = one_pair(inner, outer, mirror, mirror)
+    assert relation == I_INSIDE_J
+    assert distance == pytest.approx(-0.9, abs=1e-12)
+    distance, relation, _, _ = one_pair(box([0, 0, -0.5], [1, 1, 0.5]), FLOOR, mirror)
+    assert relation == CROSSING
+    assert distance == pytest.approx(-0.5, abs=1e-12)
+
+
+def test_boxes_of_one_height_overlapping_end_to_end_penetrate():
+    # Every vertex of each lies on the other's surface and no two faces cross: only
+    # the end faces, lying inside the other box, show the 0.2 overlap.
+    first, second = box([-0.3] * 3, [0.3] * 3), box([0.1, -0.3, -0.3], [0.7, 0.3, 0.3])
+    distance, relation, point_i, point_j = one_pair(first, second)
+    assert relation == CROSSING
+    assert distance == pytest.approx(-0.2, abs=1e-12)
+    # An end face centre of the first box, 0.2 from the second's faces (several tie).
+    assert point_i[0] == pytest.approx(0.3)
+    assert np.linalg.norm(point_i - point_j) == pytest.approx(0.2)
+
+
+def test_an_open_shell_inside_a_closed_mesh_is_found():
+    vertices, triangles = box_mesh([-0.1] * 3, [0.1] * 3)
+    shell = prepare_mesh(vertices, triangles[2:])  # a box without one face
+    result = mesh_contacts([shell, box([-1.0] * 3, [1.0] * 3)], [np.eye(4)] * 2, [[0, 1]], 0.0)
+    assert result.relation[0] == I_INSIDE_J and result.open_pair[0]
+    assert result.distance[0] == pytest.approx(-0.9, abs=1e-12)
