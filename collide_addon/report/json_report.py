@@ -9,7 +9,9 @@ Document (schema: `schema/collide-report-1.schema.json`):
      "tests": [test, ...],                clash tests in their tests-file form
      "objects": {name: {"ifc_guid": str}}, per clashing object (see bcf_report)
      "clashes": [clash, ...],             see collide_addon.clash.records.ClashRecord
-     "warnings": [str, ...],              what the run could not check, e.g. open meshes
+     "open_meshes": [name, ...],          objects with open meshes among mesh tests'
+                                          candidates: nothing was looked for inside them
+     "warnings": [str, ...],              what the run could not check, one sentence each
      "summary": {...},                    see `summarize`
      "groups": {...}}                     open clashes grouped, see `group_open_clashes`
 
@@ -95,14 +97,15 @@ def build_report(
     file: str | None = None,
     objects: Mapping[str, Mapping[str, Any]] | None = None,
     cluster_radius: float = DEFAULT_CLUSTER_RADIUS,
-    warnings: Sequence[str] = (),
+    open_meshes: Sequence[str] = (),
 ) -> dict[str, Any]:
     """The report document for a finished run (see the module docstring).
 
     frames: (start, end, step) of the scan
     objects: per-object data of the clashing objects, e.g. {"Wall": {"ifc_guid": ...}}
     cluster_radius: for the spatial clusters of `groups`
-    warnings: one sentence each, what the run could not check
+    open_meshes: names of the objects with open or non-manifold meshes among the mesh
+        tests' candidate pairs (the report warns about them, `open_mesh_warning`)
     """
     start, end, step = (int(value) for value in frames)
     return {
@@ -114,10 +117,30 @@ def build_report(
         "tests": [clash_test_to_dict(test) for test in tests],
         "objects": {name: dict(data) for name, data in sorted((objects or {}).items())},
         "clashes": [dict(record) for record in clashes],
-        "warnings": list(warnings),
+        "open_meshes": sorted(open_meshes),
+        "warnings": open_mesh_warning(open_meshes),
         "summary": summarize(clashes, tests),
         "groups": group_open_clashes(clashes, cluster_radius),
     }
+
+
+# Objects named in a warning, at most; the rest are counted.
+_WARNING_NAMES = 20
+
+
+def open_mesh_warning(names: Sequence[str]) -> list[str]:
+    """The report's warnings for objects with open or non-manifold meshes in mesh tests:
+    nothing inside them can be found by containment. [] or [one sentence]."""
+    if not names:
+        return []
+    listed = sorted(names)
+    shown = ", ".join(listed[:_WARNING_NAMES])
+    more = f" and {len(listed) - _WARNING_NAMES} more" if len(listed) > _WARNING_NAMES else ""
+    return [
+        f"{len(listed)} object(s) in mesh tests have open or non-manifold meshes, so whether "
+        f"another object lies wholly inside them was not tested (only their surfaces): "
+        f"{shown}{more}"
+    ]
 
 
 def report_to_json(report: Mapping[str, Any]) -> str:

@@ -205,4 +205,5 @@ def merge_reports(
         blender=first["blender"],
         file=first["file"],
         objects=_objects(ordered, clashes),
+        open_meshes=sorted({name for part in parts for name in part.get("open_meshes", [])}),
     )

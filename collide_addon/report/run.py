@@ -129,7 +129,8 @@ def scan_frames(
 
     scope: what decides which objects take part, named when none do
     returns: (records of all tests, status "new"; metadata of every object that took
-              part; warnings for the report, see `open_mesh_warning`)
+              part; names of the objects with open meshes among mesh tests' candidates,
+              see json_report.open_mesh_warning)
     Raises ClashRunError when, at the first frame, no object takes part or a test's set
     selects nothing, or when `read_frame` raises it.
     """
@@ -167,26 +168,7 @@ def scan_frames(
         test_hits = concat_hits(hits[test.name])
         records += clash_records(test, test_hits, frames[2])
         open_names.update(test_hits.open_mesh_names.tolist())
-    return records, metadata, open_mesh_warning(open_names)
-
-
-# Objects named in a warning, at most; the rest are counted.
-_WARNING_NAMES = 20
-
-
-def open_mesh_warning(names: set[str]) -> list[str]:
-    """The report's warning for objects with open or non-manifold meshes in mesh tests:
-    nothing inside them can be found by containment. [] or [one sentence]."""
-    if not names:
-        return []
-    listed = sorted(names)
-    shown = ", ".join(listed[:_WARNING_NAMES])
-    more = f" and {len(listed) - _WARNING_NAMES} more" if len(listed) > _WARNING_NAMES else ""
-    return [
-        f"{len(listed)} object(s) in mesh tests have open or non-manifold meshes, so whether "
-        f"another object lies wholly inside them was not tested (only their surfaces): "
-        f"{shown}{more}"
-    ]
+    return records, metadata, sorted(open_names)
 
 
 def object_entries(
@@ -283,7 +265,9 @@ def run_report(
         fail_on = effective_fail_on(fail_on, baseline is not None)
     except ValueError as error:
         raise ClashRunError(str(error)) from None
-    clashes, metadata, warnings = scan_frames(tests, frames, read_frame, progress, substeps, scope)
+    clashes, metadata, open_meshes = scan_frames(
+        tests, frames, read_frame, progress, substeps, scope
+    )
     if baseline is not None:
         clashes = carry_over_status(
             clashes, baseline.get("clashes", []), [test.name for test in tests]
@@ -295,7 +279,7 @@ def run_report(
         blender=blender,
         file=file,
         objects=object_entries(clashes, metadata),
-        warnings=warnings,
+        open_meshes=open_meshes,
     )
     pictures = render_thumbnails(clashes) if render_thumbnails is not None else {}
     if json_path:

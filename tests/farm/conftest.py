@@ -60,7 +60,7 @@ box("Middle", (-6, 0, 0), (1, 1, 1))
 box("Right", (5, 0, 0), (3, 1, 1))
 box("Plate", (0, 1, 0), (6, 0.6, 0.1))
 animate(box("Shuttle", (0, 20, 0), (0.5, 0.5, 0.5)), [(1, -5), (10, 5), (20, -5), (30, 5)])
-box("Post", (0, 20, 0), (0.5, 0.5, 0.5))
+box("Post", (0, 20, 0), (0.5, 0.4, 0.4))
 bpy.ops.wm.save_as_mainfile(filepath=out)
 """
 

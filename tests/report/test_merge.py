@@ -13,7 +13,7 @@ from collide_addon.clash.tests import ClashTest, Selector
 from collide_addon.core import ShapeBatch
 from collide_addon.report.json_report import report_to_json
 from collide_addon.report.merge import MergeError, check_parts, merge_reports
-from collide_addon.report.run import run_report
+from collide_addon.report.run import FrameSample, run_report
 
 TESTS = [
     ClashTest("hard", Selector(), None, "hard", 0.0),
@@ -26,13 +26,13 @@ OBJECTS = [
 ]
 
 
-def moving_spheres(time: float) -> tuple[ShapeBatch, list[ObjectMetadata]]:
+def moving_spheres(time: float) -> FrameSample:
     """mover runs along x at 1 per frame through wall (x 10) and post (x 20); swing
     swings around pillar until frame 50, touching it twice per period; far never meets
     anything."""
     swing_x = 40.0 + 6.0 * math.sin(time * 0.4) if time < 50 else 60.0
     centers = [[time, 0, 0], [10, 0, 0], [20, 0, 0], [swing_x, 5, 0], [44, 5, 0], [90, 0, 0]]
-    return ShapeBatch.spheres(centers, [0.5, 2.0, 1.0, 0.5, 1.0, 0.5]), OBJECTS
+    return FrameSample(ShapeBatch.spheres(centers, [0.5, 2.0, 1.0, 0.5, 1.0, 0.5]), OBJECTS)
 
 
 def run(frames, baseline=None):
