@@ -64,11 +64,15 @@ class Session:
     # `_pair_keys` key per row, so that a check rewrites only the rows that change.
     record_names: list[str] | None = None
     record_keys: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
-    # The owners the last check tinted (indices into the proxies named `tinted_names`)
-    # and `tint.state()` right after, to tell whether anything else changed the tint since.
+    # The owners the last check tinted (indices into the proxies named `tinted_names`),
+    # its colour and `tint.state()` right after, to tell whether anything else changed
+    # the tint since.
     tinted_names: list[str] | None = None
     tinted_rows: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     tint_state: tuple | None = None
+    # `hide_viewport` of the layer's objects and of the collections at the last frame
+    # change, to follow visibility animated by keyframes.
+    hidden_flags: np.ndarray | None = None
 
 
 _sessions: dict[int, Session] = {}
@@ -198,17 +202,19 @@ def _tint(scene, proxies: Proxies, clashes: Clashes) -> None:
     session = session_for(scene)
     rows = _clashing_owner_rows(proxies, clashes)
     color = tuple(scene.collide.clash_color)
-    unchanged = session.tint_state == tint.state() and color == session.tint_state[0]
+    unchanged = session.tint_state == (color, tint.state())
     if session.tinted_names is proxies.names and unchanged:
         added = np.setdiff1d(rows, session.tinted_rows, assume_unique=True).tolist()
         removed = np.setdiff1d(session.tinted_rows, rows, assume_unique=True).tolist()
         tint.change(
-            [proxies.objects[row] for row in added], [proxies.objects[row] for row in removed]
+            [proxies.objects[row] for row in added],
+            [proxies.objects[row] for row in removed],
+            scene,
         )
     else:
-        tint.apply([proxies.objects[row] for row in rows.tolist()], color)
+        tint.apply([proxies.objects[row] for row in rows.tolist()], color, scene)
     session.tinted_names, session.tinted_rows = proxies.names, rows
-    session.tint_state = tint.state()
+    session.tint_state = (color, tint.state())
 
 
 def store_fit_info(proxies: Proxies) -> None:
@@ -246,8 +252,9 @@ def check(
 
 
 def clear(scene) -> None:
-    """Restore colours and viewport modes, drop the results of `scene`."""
-    tint.restore_all()
+    """Restore the colours `scene` tinted (and the viewport modes once nothing is
+    tinted), drop the results of `scene`."""
+    tint.release(scene)
     session = session_for(scene)
     session.proxies = session.clashes = None
     session.generation += 1
@@ -271,8 +278,8 @@ def settings_changed(scene, refit: bool = False) -> None:
     session_for(scene).reader.invalidate(refit=refit)
     if scene.collide.live:
         live_check_now(scene)
-    elif tint.tinted_objects():
-        tint.apply(tint.tinted_objects(), scene.collide.clash_color)
+    elif tint.tinted_objects(scene):
+        tint.apply(tint.tinted_objects(scene), scene.collide.clash_color, scene)
 
 
 def live_changed(scene) -> None:
@@ -280,13 +287,23 @@ def live_changed(scene) -> None:
         scene.collide.last_error = ""
         live_check_now(scene)
     else:
-        tint.restore_all()
+        tint.release(scene)
+
+
+def evaluated_depsgraph(scene):
+    """The evaluated depsgraph of `scene`: the context's when it is the context's scene,
+    else that of its first view layer (a script may set another scene's settings)."""
+    context = bpy.context
+    if scene == context.scene:
+        return context.evaluated_depsgraph_get()
+    with context.temp_override(scene=scene, view_layer=scene.view_layers[0]):
+        return context.evaluated_depsgraph_get()
 
 
 def live_check_now(scene) -> None:
     """A check from a property update (UI, not a handler); errors switch live off."""
     try:
-        check(scene, bpy.context.evaluated_depsgraph_get())
+        check(scene, evaluated_depsgraph(scene))
     except Exception as error:  # noqa: BLE001 - reported, then live mode stops
         switch_live_off(scene, error)
 

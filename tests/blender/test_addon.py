@@ -743,3 +743,73 @@ def test_bulk_matrix_read_detects_a_changed_object_count(addon):
     assert scene_module._matrices_if_count(depsgraph, count - 1) is None
     assert scene_module._matrices_if_count(depsgraph, count + 1) is None
     assert scene_module._matrices_if_count(depsgraph, 0) is None
+
+
+def _second_scene(names_and_places) -> bpy.types.Scene:
+    """A scene "S2" (not the context's) with cubes at the given places."""
+    other = bpy.data.scenes.new("S2")
+    for name, location in names_and_places:
+        obj = scenes.add_object(name, scenes.mesh("cube"), location=location)
+        bpy.context.scene.collection.objects.unlink(obj)
+        other.collection.objects.link(obj)
+        obj.color = ORIGINAL_COLOR
+    return other
+
+
+def test_settings_act_on_the_scene_that_owns_them(addon):
+    other = _second_scene((("C", (0, 0, 0)), ("D", (1, 0, 0))))
+    assert bpy.context.scene != other
+    other.collide.live = True  # from a script, while another scene is the context's
+    assert scenes.records(other) == [("C", "D")]
+    assert tuple(other.objects["C"].color) == tuple(other.collide.clash_color)
+    other.collide.check = "CONTACT"
+    other.collide.tolerance = 0.5
+    assert scenes.records(other) == [("C", "D")]
+    other.objects["D"].collide.shape = "SPHERE"  # refits in the scene holding D
+    assert [(r.kind_a, r.kind_b) for r in other.collide.clashes] == [("box", "sphere")]
+    other.collide.live = False
+    assert tuple(other.objects["C"].color) == ORIGINAL_COLOR
+
+
+def test_the_tint_is_per_scene(addon, tmp_path):
+    scene = bpy.context.scene
+    a = scenes.add_object("A", scenes.mesh("cube"))
+    b = scenes.add_object("B", scenes.mesh("cube"), location=(1, 0, 0))
+    a.color = b.color = ORIGINAL_COLOR
+    other = _second_scene((("C", (0, 0, 0)), ("D", (1, 0, 0))))
+    scene.collide.live = True
+    tinted = tuple(scene.collide.clash_color)
+    assert tuple(a.color) == tinted
+
+    other.collide.live = True  # a check in another scene keeps this scene's tint
+    assert tuple(a.color) == tuple(b.color) == tinted
+    assert tuple(other.objects["C"].color) == tuple(other.collide.clash_color)
+    other.collide.live = False  # and so does its clear
+    assert tuple(a.color) == tuple(b.color) == tinted
+    assert tuple(other.objects["C"].color) == ORIGINAL_COLOR
+    assert scenes.records() == [("A", "B")]
+
+    # A failed save gives the tint back as a successful one does.
+    with pytest.raises(RuntimeError):
+        bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "missing" / "x.blend"), copy=True)
+    assert tuple(a.color) == tuple(b.color) == tinted
+    scene.collide.live = False
+    assert tuple(a.color) == tuple(b.color) == ORIGINAL_COLOR
+
+
+def test_live_mode_follows_animated_visibility(addon):
+    scene = bpy.context.scene
+    scenes.add_object("Still", scenes.mesh("cube"))
+    blinker = scenes.add_object("Blinker", scenes.mesh("cube"), location=(1, 0, 0))
+    for frame, hidden in ((1, False), (5, True), (9, False)):
+        blinker.hide_viewport = hidden
+        blinker.keyframe_insert("hide_viewport", frame=frame)
+    scene.frame_set(1)
+    scene.collide.live = True
+    seen = {}
+    for frame in range(1, 11):
+        scene.frame_set(frame)
+        seen[frame] = scenes.records()
+    assert seen == {
+        frame: [] if 5 <= frame < 9 else [("Still", "Blinker")] for frame in range(1, 11)
+    }
