@@ -243,10 +243,9 @@ def time_frames(scene, frames: int) -> np.ndarray:
 def clashing_share(scene) -> float:
     """Share of the scene's objects owning a clashing proxy in the last live check."""
     live_session = session.session_for(scene)
-    owners = {
-        obj.name for record in scene.collide.clashes for obj in (record.object_a, record.object_b)
-    }
-    return len(owners) / max(1, len(live_session.proxies.names))
+    owners = live_session.proxies.owner_rows
+    clashing = owners[live_session.clashes.pairs.ravel()]
+    return len(np.unique(clashing)) / len(np.unique(owners))
 
 
 def bench_frame(scene, frames: int = FRAME_SAMPLES) -> dict:

@@ -145,15 +145,40 @@ def _listed_keys(records, proxies: Proxies, session: Session) -> np.ndarray:
 
 
 def _write_record(record, proxies: Proxies, pair) -> None:
+    """Write one row's names, kinds and objects as ID properties (see `store_records`)."""
     first, second = int(pair[0]), int(pair[1])
     kinds = proxies.batch.kinds
-    record.name_a, record.name_b = proxies.names[first], proxies.names[second]
-    record.kind_a, record.kind_b = KIND_NAMES[kinds[first]], KIND_NAMES[kinds[second]]
-    record.object_a, record.object_b = proxies.objects[first], proxies.objects[second]
+    record["name_a"], record["name_b"] = proxies.names[first], proxies.names[second]
+    record["kind_a"] = KIND_NAMES[kinds[first]]
+    record["kind_b"] = KIND_NAMES[kinds[second]]
+    record["object_a"], record["object_b"] = proxies.objects[first], proxies.objects[second]
+
+
+def _write_measures(records, distances: np.ndarray, points: np.ndarray) -> None:
+    """Each row's distance (k,) and point (k, 3), as ID properties row by row: the bulk
+    `foreach_set` tags the scene for a depsgraph update, which in a frame change makes
+    Blender evaluate the scene a second time."""
+    for record, distance, point in zip(records, distances.tolist(), points.tolist(), strict=True):
+        record["distance"] = distance
+        record["point"] = point
+
+
+def _redraw_panels() -> None:
+    """ID property writes send no notifier: redraw the 3D views (and their sidebars)."""
+    window_manager = bpy.context.window_manager
+    for window in window_manager.windows if window_manager is not None else ():
+        for area in window.screen.areas:
+            if area.type == "VIEW_3D":
+                area.tag_redraw()
 
 
 def store_records(scene, proxies: Proxies, clashes: Clashes) -> None:
     """Write the clashes to `scene.collide.clashes`.
+
+    Fields are written as ID properties (`record["distance"] = ...`), which run no RNA
+    update: an RNA write or `foreach_set` tags the scene for a depsgraph update, and a
+    tag made in `frame_change_post` makes Blender evaluate the frame again. The rows
+    are the scene's data all the same: saved, undone and drawn by the panel.
 
     A pair (with the same proxy kinds) listed already keeps its row, so a check where few
     pairs change writes few rows: rows of pairs gone take new pairs, further new pairs
@@ -192,8 +217,9 @@ def store_records(scene, proxies: Proxies, clashes: Clashes) -> None:
         elif emptied:
             scene.collide.active_clash_index = active - int(np.searchsorted(emptied, active))
     if len(records):
-        records.foreach_set("distance", clashes.distances[order].astype(np.float32))
-        records.foreach_set("point", clashes.points[order].astype(np.float32).ravel())
+        _write_measures(records, clashes.distances[order], clashes.points[order])
+    if len(records) or len(listed):
+        _redraw_panels()
 
 
 def _tint(scene, proxies: Proxies, clashes: Clashes) -> None:
