@@ -813,3 +813,57 @@ def test_live_mode_follows_animated_visibility(addon):
     assert seen == {
         frame: [] if 5 <= frame < 9 else [("Still", "Blinker")] for frame in range(1, 11)
     }
+
+
+def _sorted_segments(segments: np.ndarray) -> np.ndarray:
+    """Segments (m, 2, 3) as rows sorted lexicographically, rounded: (m, 6)."""
+    rows = np.round(np.asarray(segments, np.float64).reshape(-1, 6), 4)
+    return rows[np.lexsort(rows.T[::-1])]
+
+
+def test_wireframes_place_again_only_what_moved(addon):
+    core = sys.modules[f"{addon.__name__}.core"]
+    wireframe = sys.modules[f"{addon.__name__}.core.wireframe"]
+    rng = np.random.default_rng(3)
+
+    def rotations(count):
+        quaternions = rng.normal(size=(count, 4))
+        w, x, y, z = (quaternions / np.linalg.norm(quaternions, axis=1)[:, None]).T
+        return np.stack(
+            [
+                [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+                [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+                [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
+            ]
+        ).transpose(2, 0, 1)
+
+    def batch(centers, turns):
+        boxes = core.ShapeBatch.boxes(centers[:4], turns[:4], rng.uniform(0.1, 1, (4, 3)))
+        spheres = core.ShapeBatch.spheres(centers[4:7], np.array([0.5, 1.0, 2.0]))
+        axes = turns[7:, :, 2] * np.array([0.5, 1.0, 0.0])[:, None]
+        capsules = core.ShapeBatch.capsules(
+            centers[7:] - axes, centers[7:] + axes, np.array([0.3, 0.2, 0.4])
+        )
+        return core.ShapeBatch.concat([boxes, spheres, capsules])
+
+    centers, turns = rng.uniform(-10, 10, (10, 3)), rotations(10)
+    shapes = batch(centers, turns)
+    wireframes = blender_module(addon, "draw").Wireframes()
+    drawn = wireframes.segments(shapes)
+    assert drawn.dtype == np.float32
+    expected = _sorted_segments(wireframe.wireframe_segments(shapes))
+    np.testing.assert_allclose(_sorted_segments(drawn), expected, atol=2e-3)
+
+    # Half of them move and turn; the same shapes elsewhere.
+    moved = np.arange(10) % 2 == 0
+    centers[moved] += rng.uniform(-3, 3, (5, 3))
+    turns[moved] = rotations(5)
+    shapes = core.ShapeBatch(shapes.kinds, centers, turns, shapes.half_extents, shapes.radii)
+    expected = _sorted_segments(wireframe.wireframe_segments(shapes))
+    np.testing.assert_allclose(_sorted_segments(wireframes.segments(shapes)), expected, atol=2e-3)
+
+    # Other sizes (a refit): made again.
+    rng = np.random.default_rng(4)
+    shapes = batch(centers, turns)
+    expected = _sorted_segments(wireframe.wireframe_segments(shapes))
+    np.testing.assert_allclose(_sorted_segments(wireframes.segments(shapes)), expected, atol=2e-3)
