@@ -217,12 +217,22 @@ def keyframe(obj, frames: np.ndarray, locations: np.ndarray, rotations: np.ndarr
 
 def animated_scene(count: int, rng, jump: bool, frames: int):
     """`count` keyframed objects moving and turning every frame over frames 1..`frames`,
-    about 8% of them clashing at any frame."""
+    about 8% of them clashing at any frame. Moving: linear keys at both ends, up to 0.1
+    per axis and 0.05 rad per frame (the motion of the smooth updates below); jumping: a
+    random place and turn at every frame (constant keys)."""
     scene, side = build_scene(count, rng, SPACING)
-    keys = np.arange(1, frames + 1, dtype=np.float64) if jump else np.array([1.0, frames])
-    for obj in scene.collection.objects:
-        locations = rng.uniform(0, side, (len(keys), 3))
-        rotations = rng.uniform(0, 6.3, (len(keys), 3))
+    starts = np.array([obj.location for obj in scene.collection.objects])
+    for obj, start in zip(scene.collection.objects, starts, strict=True):
+        if jump:
+            keys = np.arange(1, frames + 1, dtype=np.float64)
+            locations = rng.uniform(0, side, (frames, 3))
+            rotations = rng.uniform(0, 6.3, (frames, 3))
+        else:
+            keys = np.array([1.0, frames])
+            span = frames - 1
+            locations = np.stack([start, start + rng.uniform(-0.1, 0.1, 3) * span])
+            turns = rng.uniform(0, 6.3, 3)
+            rotations = np.stack([turns, turns + rng.uniform(-0.05, 0.05, 3) * span])
         keyframe(obj, keys, locations, rotations, jump)
     scene.frame_start, scene.frame_end = 1, frames
     return scene
