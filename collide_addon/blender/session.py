@@ -245,15 +245,23 @@ def _tint(scene, proxies: Proxies, clashes: Clashes) -> None:
 
 def store_fit_info(proxies: Proxies) -> None:
     """Show the fits made in the read of `proxies` on their objects' settings (instances
-    have no settings of their own), writing only values that change."""
+    have no settings of their own), writing only values that change, as ID properties:
+    an RNA write would tag the object for a depsgraph update (a deforming object is
+    refitted on every frame)."""
+    written = False
     for row in proxies.refitted[~proxies.instances[proxies.refitted]].tolist():
         settings = proxies.objects[row].collide
-        kind = KIND_NAMES[int(proxies.batch.kinds[row])].upper()  # its `fitted_kind` item
+        kind = int(proxies.batch.kinds[row])
         looseness = float(proxies.looseness[row])
-        if settings.fitted_kind != kind:
-            settings.fitted_kind = kind
+        if settings.fitted_kind != KIND_NAMES[kind].upper():
+            # The enum's value: its item's place in `props.KIND_ITEMS`, after "NONE".
+            settings["fitted_kind"] = kind + 1
+            written = True
         if abs(settings.looseness - looseness) > 1e-6 * max(1.0, looseness):
-            settings.looseness = looseness
+            settings["looseness"] = looseness
+            written = True
+    if written:
+        _redraw_panels()
 
 
 def check(
