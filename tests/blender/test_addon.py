@@ -781,13 +781,20 @@ def test_the_tint_is_per_scene(addon, tmp_path):
     tinted = tuple(scene.collide.clash_color)
     assert tuple(a.color) == tinted
 
-    other.collide.live = True  # a check in another scene keeps this scene's tint
-    assert tuple(a.color) == tuple(b.color) == tinted
-    assert tuple(other.objects["C"].color) == tuple(other.collide.clash_color)
-    other.collide.live = False  # and so does its clear
+    # Detect in another scene keeps this scene's tint, and so does its Clear.
+    with bpy.context.temp_override(scene=other, view_layer=other.view_layers[0]):
+        assert bpy.ops.collide.detect() == {"FINISHED"}
+        assert tuple(a.color) == tuple(b.color) == tinted
+        assert tuple(other.objects["C"].color) == tuple(other.collide.clash_color)
+        assert bpy.ops.collide.clear() == {"FINISHED"}
     assert tuple(a.color) == tuple(b.color) == tinted
     assert tuple(other.objects["C"].color) == ORIGINAL_COLOR
     assert scenes.records() == [("A", "B")]
+    # So does switching live mode on and off there.
+    other.collide.live = True
+    assert tuple(other.objects["C"].color) == tuple(other.collide.clash_color)
+    other.collide.live = False
+    assert tuple(a.color) == tuple(b.color) == tinted
 
     # A failed save gives the tint back as a successful one does.
     with pytest.raises(RuntimeError):
