@@ -91,12 +91,40 @@ def _changes(depsgraph, scope: str, edits: bool) -> _Changes:
     return changes
 
 
+def _hidden_flags(depsgraph) -> np.ndarray:
+    """`hide_viewport` of every object of the view layer and of every collection, read
+    in bulk: the visibility keyframes can animate (animation writes them back to the
+    originals of the active depsgraph)."""
+    objects = depsgraph.view_layer.objects
+    collections = bpy.data.collections
+    flags = np.zeros(len(objects) + len(collections), dtype=bool)
+    objects.foreach_get("hide_viewport", flags[: len(objects)])
+    collections.foreach_get("hide_viewport", flags[len(objects) :])
+    return flags
+
+
+def _visibility_changed(live_session, depsgraph) -> bool:
+    """Whether the hidden flags differ from the last frame's (about 1 ms at 10,000
+    objects, where finding who takes part again costs ten times that)."""
+    flags = _hidden_flags(depsgraph)
+    changed = live_session.hidden_flags is not None and not np.array_equal(
+        flags, live_session.hidden_flags
+    )
+    live_session.hidden_flags = flags
+    return changed
+
+
 def _live_update(scene, depsgraph, edits: bool) -> None:
     if not scene.collide.live or depsgraph is None or depsgraph.mode != "VIEWPORT":
         # Renders read their own depsgraph; changing data while rendering can crash.
         return
     try:
-        reader = session.session_for(scene).reader
+        live_session = session.session_for(scene)
+        reader = live_session.reader
+        if not edits and _visibility_changed(live_session, depsgraph):
+            # Frame changes tag the scene on every frame, so membership updates tell
+            # nothing there: visibility animated by keyframes is found by its flags.
+            reader.recheck_participants()
         if edits or reader.has_changing_geometry:
             changes = _changes(depsgraph, scene.collide.scope, edits)
             if changes.objects:

@@ -76,16 +76,22 @@ KIND_ITEMS = (
 )
 
 
+# Updates act on the scene that owns the settings (`self.id_data`), never on
+# `context.scene`: a script may set another scene's settings.
+
+
 def _settings_changed(self, context):
-    session.settings_changed(context.scene)
+    session.settings_changed(self.id_data)
 
 
 def _shape_changed(self, context):
-    session.settings_changed(context.scene, refit=True)
+    """An object's proxy shape: every scene holding the object fits it again."""
+    for scene in self.id_data.users_scene:
+        session.settings_changed(scene, refit=True)
 
 
 def _live_changed(self, context):
-    session.live_changed(context.scene)
+    session.live_changed(self.id_data)
 
 
 def _active_clash_changed(self, context):

@@ -64,11 +64,15 @@ class Session:
     # `_pair_keys` key per row, so that a check rewrites only the rows that change.
     record_names: list[str] | None = None
     record_keys: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
-    # The owners the last check tinted (indices into the proxies named `tinted_names`)
-    # and `tint.state()` right after, to tell whether anything else changed the tint since.
+    # The owners the last check tinted (indices into the proxies named `tinted_names`),
+    # its colour and `tint.state()` right after, to tell whether anything else changed
+    # the tint since.
     tinted_names: list[str] | None = None
     tinted_rows: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     tint_state: tuple | None = None
+    # `hide_viewport` of the layer's objects and of the collections at the last frame
+    # change, to follow visibility animated by keyframes.
+    hidden_flags: np.ndarray | None = None
 
 
 _sessions: dict[int, Session] = {}
@@ -141,15 +145,41 @@ def _listed_keys(records, proxies: Proxies, session: Session) -> np.ndarray:
 
 
 def _write_record(record, proxies: Proxies, pair) -> None:
+    """Write one row's names, kinds and objects as ID properties (see `store_records`)."""
     first, second = int(pair[0]), int(pair[1])
     kinds = proxies.batch.kinds
-    record.name_a, record.name_b = proxies.names[first], proxies.names[second]
-    record.kind_a, record.kind_b = KIND_NAMES[kinds[first]], KIND_NAMES[kinds[second]]
-    record.object_a, record.object_b = proxies.objects[first], proxies.objects[second]
+    record["name_a"], record["name_b"] = proxies.names[first], proxies.names[second]
+    record["kind_a"] = KIND_NAMES[kinds[first]]
+    record["kind_b"] = KIND_NAMES[kinds[second]]
+    record["object_a"], record["object_b"] = proxies.objects[first], proxies.objects[second]
+
+
+def _write_measures(records, distances: np.ndarray, points: np.ndarray) -> None:
+    """Each row's distance (k,) and point (k, 3), as ID properties row by row: the bulk
+    `foreach_set` tags the scene for a depsgraph update, which in a frame change makes
+    `frame_set` run a second evaluation pass over the scene and what depends on it."""
+    for record, distance, point in zip(records, distances.tolist(), points.tolist(), strict=True):
+        record["distance"] = distance
+        record["point"] = point
+
+
+def _redraw_panels() -> None:
+    """ID property writes send no notifier: redraw the 3D views (and their sidebars)."""
+    window_manager = bpy.context.window_manager
+    for window in window_manager.windows if window_manager is not None else ():
+        for area in window.screen.areas:
+            if area.type == "VIEW_3D":
+                area.tag_redraw()
 
 
 def store_records(scene, proxies: Proxies, clashes: Clashes) -> None:
     """Write the clashes to `scene.collide.clashes`.
+
+    Fields are written as ID properties (`record["distance"] = ...`), which run no RNA
+    update and cost a fifth of RNA writes: `foreach_set` tags the scene for a depsgraph
+    update, and a tag made in `frame_change_post` makes `frame_set` run a second
+    evaluation pass. The rows are the scene's data all the same: saved, undone and drawn
+    by the panel.
 
     A pair (with the same proxy kinds) listed already keeps its row, so a check where few
     pairs change writes few rows: rows of pairs gone take new pairs, further new pairs
@@ -188,8 +218,9 @@ def store_records(scene, proxies: Proxies, clashes: Clashes) -> None:
         elif emptied:
             scene.collide.active_clash_index = active - int(np.searchsorted(emptied, active))
     if len(records):
-        records.foreach_set("distance", clashes.distances[order].astype(np.float32))
-        records.foreach_set("point", clashes.points[order].astype(np.float32).ravel())
+        _write_measures(records, clashes.distances[order], clashes.points[order])
+    if len(records) or len(listed):
+        _redraw_panels()
 
 
 def _tint(scene, proxies: Proxies, clashes: Clashes) -> None:
@@ -198,30 +229,39 @@ def _tint(scene, proxies: Proxies, clashes: Clashes) -> None:
     session = session_for(scene)
     rows = _clashing_owner_rows(proxies, clashes)
     color = tuple(scene.collide.clash_color)
-    unchanged = session.tint_state == tint.state() and color == session.tint_state[0]
+    unchanged = session.tint_state == (color, tint.state())
     if session.tinted_names is proxies.names and unchanged:
         added = np.setdiff1d(rows, session.tinted_rows, assume_unique=True).tolist()
         removed = np.setdiff1d(session.tinted_rows, rows, assume_unique=True).tolist()
         tint.change(
-            [proxies.objects[row] for row in added], [proxies.objects[row] for row in removed]
+            [proxies.objects[row] for row in added],
+            [proxies.objects[row] for row in removed],
+            scene,
         )
     else:
-        tint.apply([proxies.objects[row] for row in rows.tolist()], color)
+        tint.apply([proxies.objects[row] for row in rows.tolist()], color, scene)
     session.tinted_names, session.tinted_rows = proxies.names, rows
-    session.tint_state = tint.state()
+    session.tint_state = (color, tint.state())
 
 
 def store_fit_info(proxies: Proxies) -> None:
     """Show the fits made in the read of `proxies` on their objects' settings (instances
-    have no settings of their own), writing only values that change."""
+    have no settings of their own), writing only values that change, as ID properties
+    (no RNA update, a fifth of the cost; a deforming object is refitted on every frame)."""
+    written = False
     for row in proxies.refitted[~proxies.instances[proxies.refitted]].tolist():
         settings = proxies.objects[row].collide
-        kind = KIND_NAMES[int(proxies.batch.kinds[row])].upper()  # its `fitted_kind` item
+        kind = int(proxies.batch.kinds[row])
         looseness = float(proxies.looseness[row])
-        if settings.fitted_kind != kind:
-            settings.fitted_kind = kind
+        if settings.fitted_kind != KIND_NAMES[kind].upper():
+            # The enum's value: its item's place in `props.KIND_ITEMS`, after "NONE".
+            settings["fitted_kind"] = kind + 1
+            written = True
         if abs(settings.looseness - looseness) > 1e-6 * max(1.0, looseness):
-            settings.looseness = looseness
+            settings["looseness"] = looseness
+            written = True
+    if written:
+        _redraw_panels()
 
 
 def check(
@@ -246,8 +286,9 @@ def check(
 
 
 def clear(scene) -> None:
-    """Restore colours and viewport modes, drop the results of `scene`."""
-    tint.restore_all()
+    """Restore the colours `scene` tinted (and the viewport modes once nothing is
+    tinted), drop the results of `scene`."""
+    tint.release(scene)
     session = session_for(scene)
     session.proxies = session.clashes = None
     session.generation += 1
@@ -271,8 +312,8 @@ def settings_changed(scene, refit: bool = False) -> None:
     session_for(scene).reader.invalidate(refit=refit)
     if scene.collide.live:
         live_check_now(scene)
-    elif tint.tinted_objects():
-        tint.apply(tint.tinted_objects(), scene.collide.clash_color)
+    elif tint.tinted_objects(scene):
+        tint.apply(tint.tinted_objects(scene), scene.collide.clash_color, scene)
 
 
 def live_changed(scene) -> None:
@@ -280,13 +321,23 @@ def live_changed(scene) -> None:
         scene.collide.last_error = ""
         live_check_now(scene)
     else:
-        tint.restore_all()
+        tint.release(scene)
+
+
+def evaluated_depsgraph(scene):
+    """The evaluated depsgraph of `scene`: the context's when it is the context's scene,
+    else that of its first view layer (a script may set another scene's settings)."""
+    context = bpy.context
+    if scene == context.scene:
+        return context.evaluated_depsgraph_get()
+    with context.temp_override(scene=scene, view_layer=scene.view_layers[0]):
+        return context.evaluated_depsgraph_get()
 
 
 def live_check_now(scene) -> None:
     """A check from a property update (UI, not a handler); errors switch live off."""
     try:
-        check(scene, bpy.context.evaluated_depsgraph_get())
+        check(scene, evaluated_depsgraph(scene))
     except Exception as error:  # noqa: BLE001 - reported, then live mode stops
         switch_live_off(scene, error)
 

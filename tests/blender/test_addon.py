@@ -743,3 +743,134 @@ def test_bulk_matrix_read_detects_a_changed_object_count(addon):
     assert scene_module._matrices_if_count(depsgraph, count - 1) is None
     assert scene_module._matrices_if_count(depsgraph, count + 1) is None
     assert scene_module._matrices_if_count(depsgraph, 0) is None
+
+
+def _second_scene(names_and_places) -> bpy.types.Scene:
+    """A scene "S2" (not the context's) with cubes at the given places."""
+    other = bpy.data.scenes.new("S2")
+    for name, location in names_and_places:
+        obj = scenes.add_object(name, scenes.mesh("cube"), location=location)
+        bpy.context.scene.collection.objects.unlink(obj)
+        other.collection.objects.link(obj)
+        obj.color = ORIGINAL_COLOR
+    return other
+
+
+def test_settings_act_on_the_scene_that_owns_them(addon):
+    other = _second_scene((("C", (0, 0, 0)), ("D", (1, 0, 0))))
+    assert bpy.context.scene != other
+    other.collide.live = True  # from a script, while another scene is the context's
+    assert scenes.records(other) == [("C", "D")]
+    assert tuple(other.objects["C"].color) == tuple(other.collide.clash_color)
+    other.collide.check = "CONTACT"
+    other.collide.tolerance = 0.5
+    assert scenes.records(other) == [("C", "D")]
+    other.objects["D"].collide.shape = "SPHERE"  # refits in the scene holding D
+    assert [(r.kind_a, r.kind_b) for r in other.collide.clashes] == [("box", "sphere")]
+    other.collide.live = False
+    assert tuple(other.objects["C"].color) == ORIGINAL_COLOR
+
+
+def test_the_tint_is_per_scene(addon, tmp_path):
+    scene = bpy.context.scene
+    a = scenes.add_object("A", scenes.mesh("cube"))
+    b = scenes.add_object("B", scenes.mesh("cube"), location=(1, 0, 0))
+    a.color = b.color = ORIGINAL_COLOR
+    other = _second_scene((("C", (0, 0, 0)), ("D", (1, 0, 0))))
+    scene.collide.live = True
+    tinted = tuple(scene.collide.clash_color)
+    assert tuple(a.color) == tinted
+
+    # Detect in another scene keeps this scene's tint, and so does its Clear.
+    with bpy.context.temp_override(scene=other, view_layer=other.view_layers[0]):
+        assert bpy.ops.collide.detect() == {"FINISHED"}
+        assert tuple(a.color) == tuple(b.color) == tinted
+        assert tuple(other.objects["C"].color) == tuple(other.collide.clash_color)
+        assert bpy.ops.collide.clear() == {"FINISHED"}
+    assert tuple(a.color) == tuple(b.color) == tinted
+    assert tuple(other.objects["C"].color) == ORIGINAL_COLOR
+    assert scenes.records() == [("A", "B")]
+    # So does switching live mode on and off there.
+    other.collide.live = True
+    assert tuple(other.objects["C"].color) == tuple(other.collide.clash_color)
+    other.collide.live = False
+    assert tuple(a.color) == tuple(b.color) == tinted
+
+    # A failed save gives the tint back as a successful one does.
+    with pytest.raises(RuntimeError):
+        bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "missing" / "x.blend"), copy=True)
+    assert tuple(a.color) == tuple(b.color) == tinted
+    scene.collide.live = False
+    assert tuple(a.color) == tuple(b.color) == ORIGINAL_COLOR
+
+
+def test_live_mode_follows_animated_visibility(addon):
+    scene = bpy.context.scene
+    scenes.add_object("Still", scenes.mesh("cube"))
+    blinker = scenes.add_object("Blinker", scenes.mesh("cube"), location=(1, 0, 0))
+    for frame, hidden in ((1, False), (5, True), (9, False)):
+        blinker.hide_viewport = hidden
+        blinker.keyframe_insert("hide_viewport", frame=frame)
+    scene.frame_set(1)
+    scene.collide.live = True
+    seen = {}
+    for frame in range(1, 11):
+        scene.frame_set(frame)
+        seen[frame] = scenes.records()
+    assert seen == {
+        frame: [] if 5 <= frame < 9 else [("Still", "Blinker")] for frame in range(1, 11)
+    }
+
+
+def _sorted_segments(segments: np.ndarray) -> np.ndarray:
+    """Segments (m, 2, 3) as rows sorted lexicographically, rounded: (m, 6)."""
+    rows = np.round(np.asarray(segments, np.float64).reshape(-1, 6), 4)
+    return rows[np.lexsort(rows.T[::-1])]
+
+
+def test_wireframes_place_again_only_what_moved(addon):
+    core = sys.modules[f"{addon.__name__}.core"]
+    wireframe = sys.modules[f"{addon.__name__}.core.wireframe"]
+    rng = np.random.default_rng(3)
+
+    def rotations(count):
+        quaternions = rng.normal(size=(count, 4))
+        w, x, y, z = (quaternions / np.linalg.norm(quaternions, axis=1)[:, None]).T
+        return np.stack(
+            [
+                [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+                [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+                [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
+            ]
+        ).transpose(2, 0, 1)
+
+    def batch(centers, turns):
+        boxes = core.ShapeBatch.boxes(centers[:4], turns[:4], rng.uniform(0.1, 1, (4, 3)))
+        spheres = core.ShapeBatch.spheres(centers[4:7], np.array([0.5, 1.0, 2.0]))
+        axes = turns[7:, :, 2] * np.array([0.5, 1.0, 0.0])[:, None]
+        capsules = core.ShapeBatch.capsules(
+            centers[7:] - axes, centers[7:] + axes, np.array([0.3, 0.2, 0.4])
+        )
+        return core.ShapeBatch.concat([boxes, spheres, capsules])
+
+    centers, turns = rng.uniform(-10, 10, (10, 3)), rotations(10)
+    shapes = batch(centers, turns)
+    wireframes = blender_module(addon, "draw").Wireframes()
+    drawn = wireframes.segments(shapes)
+    assert drawn.dtype == np.float32
+    expected = _sorted_segments(wireframe.wireframe_segments(shapes))
+    np.testing.assert_allclose(_sorted_segments(drawn), expected, atol=2e-3)
+
+    # Half of them move and turn; the same shapes elsewhere.
+    moved = np.arange(10) % 2 == 0
+    centers[moved] += rng.uniform(-3, 3, (5, 3))
+    turns[moved] = rotations(5)
+    shapes = core.ShapeBatch(shapes.kinds, centers, turns, shapes.half_extents, shapes.radii)
+    expected = _sorted_segments(wireframe.wireframe_segments(shapes))
+    np.testing.assert_allclose(_sorted_segments(wireframes.segments(shapes)), expected, atol=2e-3)
+
+    # Other sizes (a refit): made again.
+    rng = np.random.default_rng(4)
+    shapes = batch(centers, turns)
+    expected = _sorted_segments(wireframe.wireframe_segments(shapes))
+    np.testing.assert_allclose(_sorted_segments(wireframes.segments(shapes)), expected, atol=2e-3)

@@ -157,6 +157,18 @@ def check():
     scene.collide.show_proxies = True
     render("moved")
 
+    # In live mode B turns and comes back into A: only its segments are placed again
+    # (A's and Far's are kept from the last draw), and all must be where the cubes are.
+    scene.collide.live = True
+    bpy.data.objects["B"].location.x = 1.8
+    bpy.data.objects["B"].rotation_euler.z = np.radians(60.0)
+    bpy.context.view_layer.update()
+    result["turned_clash_pairs"] = [[c.name_a, c.name_b] for c in scene.collide.clashes]
+    result["turned_clash_points"] = session.session_for(scene).clashes.points.tolist()
+    result["turned_corners"] = corners(scene)
+    render("turned")
+    scene.collide.live = False
+
     assert bpy.ops.collide.detect() == {"FINISHED"}
     assert bpy.ops.collide.clear() == {"FINISHED"}
     render("cleared")
@@ -380,7 +392,7 @@ def test_scene_in_view_and_clash_known(overlay):
     result, _ = overlay
     assert result["clash_pairs"] == [["A", "B"]], result["clash_pairs"]
     assert len(result["clash_points"]) == 1, result["clash_points"]
-    for key in ("corners", "moved_corners"):
+    for key in ("corners", "moved_corners", "turned_corners"):
         pixels = project(np.concatenate(list(result[key].values())), result)
         inside = (pixels >= 4) & (pixels <= result["size"] - 4)
         assert inside.all(), f"test set-up: {key} project outside the image: {pixels.tolist()}"
@@ -412,7 +424,7 @@ def test_no_proxies_drawn_when_hidden(overlay):
 
 def test_only_the_overlay_colours_drawn(overlay):
     result, images = overlay
-    for name in ("proxies_on", "proxies_off", "moved"):
+    for name in ("proxies_on", "proxies_off", "moved", "turned"):
         image = images[name]
         known = colour_mask(image, result["clash_color"]) | colour_mask(
             image, result["proxy_color"]
@@ -431,6 +443,21 @@ def test_moved_scene_redrawn_without_markers(overlay):
     assert clash_pixels == 0, f"{clash_pixels} clash-coloured pixels after the clash went away"
     # Where B is now, not where it was: the batches were rebuilt after the new check.
     check_wireframe(images["moved"], result, result["moved_corners"], [], "moved")
+
+
+def test_live_turn_redraws_the_proxies_where_they_are(overlay):
+    result, images = overlay
+    assert result["turned_clash_pairs"] == [["A", "B"]], result["turned_clash_pairs"]
+    check_markers(
+        images["turned"], {**result, "clash_points": result["turned_clash_points"]}, "turned"
+    )
+    check_wireframe(
+        images["turned"],
+        result,
+        result["turned_corners"],
+        result["turned_clash_points"],
+        "turned",
+    )
 
 
 def test_nothing_drawn_after_clear(overlay):
