@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from .atomic import write_text_atomic
+from .json_input import JsonInputError, parse_json, read_text_bounded
 
 # Test type -> what it reports, as the panel describes it; the keys are the type names
 # a tests file uses.
@@ -100,6 +101,13 @@ class ClashTest:
         _validate_fields(self.name, self.test_type, self.tolerance, f"clash test {self.name!r}")
 
 
+def _is_finite(number: int | float) -> bool:
+    try:
+        return math.isfinite(number)
+    except OverflowError:  # an int too large for a float
+        return False
+
+
 def _validate_fields(name: Any, test_type: Any, tolerance: Any, where: str) -> None:
     if not isinstance(name, str) or not name.strip():
         raise ClashTestError(f"{where}: name must be a non-empty string")
@@ -109,7 +117,7 @@ def _validate_fields(name: Any, test_type: Any, tolerance: Any, where: str) -> N
         )
     if isinstance(tolerance, bool) or not isinstance(tolerance, int | float):
         raise ClashTestError(f"{where}: tolerance must be a number, got {tolerance!r}")
-    if not math.isfinite(tolerance) or tolerance < 0:
+    if not _is_finite(tolerance) or tolerance < 0:
         raise ClashTestError(f"{where}: tolerance must be finite and >= 0, got {tolerance!r}")
     if test_type == "clearance" and tolerance <= 0:
         raise ClashTestError(f"{where}: a clearance test needs a required gap (tolerance) > 0")
@@ -241,9 +249,9 @@ def clash_tests_from_json(text: str, source: str = "tests") -> list[ClashTest]:
     ClashTestError, prefixed with `source`, on invalid JSON or an invalid test.
     """
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise ClashTestError(f"{source}: not valid JSON: {error}") from None
+        data = parse_json(text)
+    except JsonInputError as error:
+        raise ClashTestError(f"{source}: {error}") from None
     _check_keys(data, {"format", "version", "tests"}, source)
     if data.get("format") != TESTS_FORMAT:
         raise ClashTestError(
@@ -282,11 +290,12 @@ def clash_tests_to_json(tests: Sequence[ClashTest]) -> str:
 
 
 def load_tests(path: str | Path) -> list[ClashTest]:
-    """Clash tests from a tests file; ClashTestError (naming the file) if unreadable/invalid."""
+    """Clash tests from a tests file; ClashTestError (naming the file) if unreadable,
+    invalid or larger than json_input.MAX_INPUT_BYTES."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
+        text = read_text_bounded(path)
+    except (OSError, JsonInputError) as error:
         raise ClashTestError(f"{path}: cannot read tests file: {error}") from None
     return clash_tests_from_json(text, source=str(path))
 

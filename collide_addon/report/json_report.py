@@ -27,6 +27,7 @@ from typing import Any
 
 from ..clash.atomic import write_text_atomic
 from ..clash.groups import group_by_cluster, group_by_object, group_by_test
+from ..clash.json_input import JsonInputError, read_json_file
 from ..clash.records import STATUSES
 from ..clash.tests import TEST_TYPES, ClashTest, clash_test_to_dict
 
@@ -131,7 +132,12 @@ def _is_integer(value: Any) -> bool:
 
 def _is_number(value: Any) -> bool:
     # json.loads accepts NaN and Infinity, which the report writer refuses to write.
-    return (_is_integer(value) or isinstance(value, float)) and math.isfinite(value)
+    if not (_is_integer(value) or isinstance(value, float)):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an int too large for a float
+        return False
 
 
 def _is_list_of(value: Any, length: int | None, item: Callable[[Any], bool]) -> bool:
@@ -200,11 +206,11 @@ def read_json_report(path: str | Path) -> dict[str, Any]:
     Raises ReportError naming the file and, for a clash, its index and field otherwise."""
     path = Path(path)
     try:
-        report = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as error:
+        report = read_json_file(path)
+    except OSError as error:
         raise ReportError(f"{path}: cannot read report: {error}") from None
-    except json.JSONDecodeError as error:
-        raise ReportError(f"{path}: not valid JSON: {error}") from None
+    except JsonInputError as error:
+        raise ReportError(f"{path}: {error}") from None
     if not isinstance(report, dict) or report.get("format") != REPORT_FORMAT:
         raise ReportError(f"{path}: not a collide report (format is not {REPORT_FORMAT!r})")
     if report.get("version") != REPORT_VERSION:
