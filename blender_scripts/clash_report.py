@@ -11,7 +11,11 @@ Tests); a scene without any runs one hard test of every proxy against every othe
 Exit status: 0 nothing that --fail-on counts; 1 clashes that it counts; 2 bad arguments,
 an unreadable file, or no objects matched (the reason on one stderr line). Outputs that
 are one file, or that are the scene, the tests file or the baseline, are refused (2)
-before any work.
+before any work, and so are frames beyond Blender's range (+-1,048,574), more than 64
+substeps or more than 1,000,000 samples (collide_addon.report.run's limits).
+
+`bpy` is imported where it is used, so `make_parser` can be imported (and fuzzed)
+without Blender.
 
 Works from a checkout (the repository root goes on sys.path) and with the add-on
 installed as a legacy add-on or as an extension.
@@ -25,8 +29,6 @@ import re
 import sys
 import traceback
 from pathlib import Path
-
-import bpy
 
 EXIT_ERROR = 2
 OUTPUT_OPTIONS = ("json", "html", "csv", "bcf")
@@ -149,6 +151,8 @@ def fail(message: str) -> int:
 
 
 def main(argv: list[str]) -> int:
+    import bpy
+
     arguments = make_parser().parse_args(script_arguments(argv))
     try:
         addon = import_addon()
@@ -164,6 +168,8 @@ def main(argv: list[str]) -> int:
     inputs["--baseline"] = arguments.baseline
     try:
         report_run.check_output_paths(outputs, inputs)
+        if arguments.frames is not None:
+            report_run.check_scan_limits(arguments.frames, arguments.substeps)
     except report_run.ClashRunError as error:
         return fail(str(error))
     # Reading proxies and the scene's clash tests needs only the settings (scene.collide,
@@ -181,6 +187,8 @@ def main(argv: list[str]) -> int:
 
 def run_report(addon, arguments: argparse.Namespace) -> int:
     """Run the clash tests and write the reports; the exit status."""
+    import bpy
+
     clash_tests = importlib.import_module(addon.__name__ + ".clash.tests")
     json_report = importlib.import_module(addon.__name__ + ".report.json_report")
     report_run = importlib.import_module(addon.__name__ + ".blender.report_run")

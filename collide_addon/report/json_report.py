@@ -85,6 +85,18 @@ def group_open_clashes(
     }
 
 
+def _encodable(text: str | None) -> str | None:
+    """`text` with any lone surrogate (how Python keeps the bytes of a file name that is
+    not UTF-8) as U+FFFD: a report holding one could not be written as UTF-8."""
+    if text is None:
+        return None
+    try:  # the bytes Python could not decode back as bytes, then each as one U+FFFD
+        raw = text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # other lone surrogates
+        raw = text.encode("utf-8", "surrogatepass")
+    return raw.decode("utf-8", "replace")
+
+
 def build_report(
     *,
     tests: Sequence[ClashTest],
@@ -100,13 +112,14 @@ def build_report(
     frames: (start, end, step) of the scan
     objects: per-object data of the clashing objects, e.g. {"Wall": {"ifc_guid": ...}}
     cluster_radius: for the spatial clusters of `groups`
+    file: the scanned file's path; bytes of it that are not UTF-8 become U+FFFD
     """
     start, end, step = (int(value) for value in frames)
     return {
         "format": REPORT_FORMAT,
         "version": REPORT_VERSION,
         "blender": blender,
-        "file": file,
+        "file": _encodable(file),
         "frames": [start, end, step],
         "tests": [clash_test_to_dict(test) for test in tests],
         "objects": {name: dict(data) for name, data in sorted((objects or {}).items())},
