@@ -52,11 +52,21 @@ def import_addon():
     raise ImportError("collide_addon is neither beside this script nor an enabled add-on")
 
 
+# Characters that end a line (str.splitlines): an argument or path holding one would
+# split an error message over lines; they are written escaped instead.
+LINE_BREAKS = re.compile("[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]")
+
+
+def one_line(text: str) -> str:
+    """`text` with line breaks written as Python escapes (\\n, \\r, ...)."""
+    return LINE_BREAKS.sub(lambda match: repr(match.group())[1:-1], text)
+
+
 class OneLineParser(argparse.ArgumentParser):
     """argparse whose errors are one line on stderr and exit status 2."""
 
     def error(self, message: str) -> None:
-        self.exit(EXIT_ERROR, f"clash_report: error: {message}\n")
+        self.exit(EXIT_ERROR, f"clash_report: error: {one_line(message)}\n")
 
 
 def parse_frames(text: str) -> tuple[int, int, int]:
@@ -146,7 +156,7 @@ def script_arguments(argv: list[str]) -> list[str]:
 
 
 def fail(message: str) -> int:
-    print(f"clash_report: error: {message}", file=sys.stderr)
+    print(f"clash_report: error: {one_line(message)}", file=sys.stderr)
     return EXIT_ERROR
 
 
