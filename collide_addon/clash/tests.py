@@ -132,13 +132,20 @@ def _string_list(value: Any, where: str) -> tuple[str, ...]:
     return tuple(value)
 
 
+def _key_text(key: str) -> str:
+    """A key as an error message shows it: as it is, or quoted with escapes when it holds
+    a line break or another unprintable character (the message stays one line)."""
+    return key if key.isprintable() else repr(key)
+
+
 def _check_keys(data: Any, allowed: set[str], where: str) -> None:
     if not isinstance(data, dict):
         raise ClashTestError(f"{where}: expected an object, got {type(data).__name__}")
     unknown = sorted(set(data) - allowed)
     if unknown:
         raise ClashTestError(
-            f"{where}: unknown key(s) {', '.join(unknown)}; allowed: {', '.join(sorted(allowed))}"
+            f"{where}: unknown key(s) {', '.join(map(_key_text, unknown))}; "
+            f"allowed: {', '.join(sorted(allowed))}"
         )
 
 
@@ -155,7 +162,7 @@ def selector_from_dict(data: Any, where: str = "selector") -> Selector:
     for key, value in properties.items():
         if value is not None and not isinstance(value, str | int | float | bool):
             raise ClashTestError(
-                f"{where}.properties.{key}: expected a string, number, boolean or null, "
+                f"{where}.properties.{_key_text(key)}: expected a string, number, boolean or null, "
                 f"got {value!r}"
             )
     return Selector(

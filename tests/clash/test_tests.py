@@ -185,3 +185,14 @@ def test_huge_tolerance_given_in_code_is_refused_by_name():
 def test_tests_file_read_is_bounded():
     with pytest.raises(ClashTestError, match="larger than 64 MiB"):
         load_tests("/dev/zero")
+
+
+def test_unknown_keys_with_line_breaks_stay_on_one_line():
+    # Found by tests/fuzz: a key "\n" split the error message over two lines.
+    with pytest.raises(ClashTestError, match=r"unknown key\(s\) '\\n'; allowed") as caught:
+        clash_tests_from_json('{"\\n": null}')
+    assert "\n" not in str(caught.value)
+    document = {"format": "collide-tests", "version": 1, "tests": [FULL_TEST]}
+    document["tests"][0] = {**FULL_TEST, "a": {"properties": {"x\ry": [1]}}}
+    with pytest.raises(ClashTestError, match=r"properties\.'x\\ry': expected") as caught:
+        clash_tests_from_json(json.dumps(document))
