@@ -163,7 +163,7 @@ def cmd_test(args: list[str]) -> int:
     """
     setup()
     # The Blender tests build the add-on zip they install themselves (always afresh).
-    core_paths = ["tests/core", "tests/clash", "tests/report", "tests/test_layers.py"]
+    core_paths = ["tests/core", "tests/clash", "tests/report", "tests/fuzz", "tests/test_layers.py"]
     core_paths.append("tests/test_version.py")
     suites = {"core": pytest(venv_python(CORE_VENV), core_paths, args)}
     for version, (venv, _) in BPY_VENVS.items():
