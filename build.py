@@ -169,7 +169,8 @@ def cmd_test(args: list[str]) -> int:
     # The Blender tests build the add-on zip they install themselves (always afresh).
     # tests/farm runs the `collide` command with the farm extra's dask, which .venv-core
     # has (requirements-core.txt), and Debian's blender.
-    core_paths = ["tests/core", "tests/clash", "tests/report", "tests/farm", "tests/test_layers.py"]
+    core_paths = ["tests/core", "tests/clash", "tests/report", "tests/farm", "tests/fuzz"]
+    core_paths.append("tests/test_layers.py")
     core_paths.append("tests/test_version.py")
     suites = {"core": pytest(venv_python(CORE_VENV), core_paths, args)}
     for version, (venv, _) in BPY_VENVS.items():

@@ -11,7 +11,11 @@ Tests); a scene without any runs one hard test of every proxy against every othe
 Exit status: 0 nothing that --fail-on counts; 1 clashes that it counts; 2 bad arguments,
 an unreadable file, or no objects matched (the reason on one stderr line). Outputs that
 are one file, or that are the scene, the tests file or the baseline, are refused (2)
-before any work.
+before any work, and so are frames beyond Blender's range (+-1,048,574), more than 64
+substeps or more than 1,000,000 samples (collide_addon.report.run's limits).
+
+`bpy` is imported where it is used, so `make_parser` can be imported (and fuzzed)
+without Blender.
 
 Works from a checkout (the repository root goes on sys.path) and with the add-on
 installed as a legacy add-on or as an extension.
@@ -26,8 +30,6 @@ import re
 import sys
 import traceback
 from pathlib import Path
-
-import bpy
 
 EXIT_ERROR = 2
 OUTPUT_OPTIONS = ("json", "html", "csv", "bcf")
@@ -51,11 +53,21 @@ def import_addon():
     raise ImportError("collide_addon is neither beside this script nor an enabled add-on")
 
 
+# Characters that end a line (str.splitlines): an argument or path holding one would
+# split an error message over lines; they are written escaped instead.
+LINE_BREAKS = re.compile("[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]")
+
+
+def one_line(text: str) -> str:
+    """`text` with line breaks written as Python escapes (\\n, \\r, ...)."""
+    return LINE_BREAKS.sub(lambda match: repr(match.group())[1:-1], text)
+
+
 class OneLineParser(argparse.ArgumentParser):
     """argparse whose errors are one line on stderr and exit status 2."""
 
     def error(self, message: str) -> None:
-        self.exit(EXIT_ERROR, f"clash_report: error: {message}\n")
+        self.exit(EXIT_ERROR, f"clash_report: error: {one_line(message)}\n")
 
 
 def parse_frames(text: str) -> tuple[int, int, int]:
@@ -152,11 +164,13 @@ def script_arguments(argv: list[str]) -> list[str]:
 
 
 def fail(message: str) -> int:
-    print(f"clash_report: error: {message}", file=sys.stderr)
+    print(f"clash_report: error: {one_line(message)}", file=sys.stderr)
     return EXIT_ERROR
 
 
 def main(argv: list[str]) -> int:
+    import bpy
+
     arguments = make_parser().parse_args(script_arguments(argv))
     try:
         addon = import_addon()
@@ -172,6 +186,8 @@ def main(argv: list[str]) -> int:
     inputs["--baseline"] = arguments.baseline
     try:
         report_run.check_output_paths(outputs, inputs)
+        if arguments.frames is not None:
+            report_run.check_scan_limits(arguments.frames, arguments.substeps)
     except report_run.ClashRunError as error:
         return fail(str(error))
     # Reading proxies and the scene's clash tests needs only the settings (scene.collide,
@@ -189,6 +205,8 @@ def main(argv: list[str]) -> int:
 
 def run_report(addon, arguments: argparse.Namespace) -> int:
     """Run the clash tests and write the reports; the exit status."""
+    import bpy
+
     clash_tests = importlib.import_module(addon.__name__ + ".clash.tests")
     json_report = importlib.import_module(addon.__name__ + ".report.json_report")
     report_run = importlib.import_module(addon.__name__ + ".blender.report_run")

@@ -325,6 +325,18 @@ REPORT_FORMATS = ("json", "html", "csv", "bcf")
 FRAME_RANGE = ("frame_start", "frame_end", "frame_step")
 
 
+def is_plain_file_name(name: str) -> bool:
+    """Whether `name` names a file in a folder rather than leaving it (a separator, an
+    absolute path, "." or "..") or hiding it (empty or blank: ".json")."""
+    separators = {os.sep, os.altsep or os.sep, "/", "\\"}
+    return (
+        bool(name.strip())
+        and name not in (".", "..")
+        and not any(separator in name for separator in separators)
+        and "\x00" not in name
+    )
+
+
 class COLLIDE_OT_export_report(bpy.types.Operator):
     """Run the scene's clash tests over a frame range and write the clash reports"""
 
@@ -378,6 +390,13 @@ class COLLIDE_OT_export_report(bpy.types.Operator):
         folder = bpy.path.abspath(self.directory) if self.directory else ""
         if not os.path.isdir(folder):
             self.report({"ERROR"}, f"Choose an existing folder for the reports, not {folder!r}")
+            return {"CANCELLED"}
+        if not is_plain_file_name(self.report_name):
+            self.report(
+                {"ERROR"},
+                "The report name must be a file name inside the chosen folder (not empty, "
+                f"no folder separators, '.' or '..'), not {self.report_name!r}",
+            )
             return {"CANCELLED"}
         paths = {
             f"{extension}_path": os.path.join(folder, f"{self.report_name}.{extension}")

@@ -41,13 +41,14 @@ def _json_scalar_properties(obj) -> dict[str, Any]:
 def proxy_metadata(name: str, owner) -> ObjectMetadata:
     """Selector and ignore-rule data of one proxy.
 
-    name: the proxy's name (the object's, or "Owner/Source[k]" for an instance)
+    name: the proxy's name (the object's full name, with its library as Blender shows it,
+        e.g. "Cube [lib.blend]", or "Owner/Source[k]" for an instance)
     owner: the original object owning the proxy (the instancer for an instance)
     instance_source: for an instance, the collection it instances ("collection:NAME") or
     its instancer ("instancer:NAME"); for an object sharing its data with others (linked
     duplicates), that data ("data:NAME"); otherwise None.
     """
-    is_instance = name != owner.name
+    is_instance = name != owner.name_full
     if is_instance and owner.instance_type == "COLLECTION" and owner.instance_collection:
         source = "collection:" + owner.instance_collection.name
     elif is_instance:

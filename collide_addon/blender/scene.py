@@ -419,7 +419,7 @@ class ProxyReader:
             owner_names=[entry.owner.name_full for entry in entries],
             rows=rows_array,
             object_count=object_count,
-            names=[entry.name for entry in entries],
+            names=unique_names([entry.name for entry in entries]),
             owners=[entry.owner for entry in entries],
             owner_rows=_first_rows([entry.owner.as_pointer() for entry in entries]),
             instances=np.array([entry.is_instance for entry in entries], dtype=bool),
@@ -445,16 +445,16 @@ class ProxyReader:
             if instance.is_instance and source == owner:
                 # Geometry made by Geometry Nodes: no object of its own.
                 key = (owner.name_full, "instance", evaluated.data.as_pointer())
-                source_name = evaluated.data.name
+                source_name = evaluated.data.name_full
             else:
                 key = _geometry_key(source)
-                source_name = source.name
+                source_name = source.name_full
             if instance.is_instance:
                 index = counts.get(owner.as_pointer(), 0)
                 counts[owner.as_pointer()] = index + 1
-                name = f"{owner.name}/{source_name}[{index}]"
+                name = f"{owner.name_full}/{source_name}[{index}]"
             else:
-                name = owner.name
+                name = owner.name_full
             if self._geometry_of(key, evaluated, name) is None:
                 continue
             entries.append(_Entry(name, owner, key, source, instance.is_instance))
@@ -474,9 +474,9 @@ class ProxyReader:
                 continue
             key = _geometry_key(original)
             # Objects without vertices (an empty mesh) have no proxy.
-            if self._geometry_of(key, evaluated, original.name) is None:
+            if self._geometry_of(key, evaluated, original.name_full) is None:
                 continue
-            entries.append(_Entry(original.name, original, key, original, False))
+            entries.append(_Entry(original.name_full, original, key, original, False))
             rows.append(row)
         return entries, rows
 
@@ -558,6 +558,26 @@ def _updated_by(key: tuple) -> tuple[str, str]:
     """(name, "object" | "data") of the datablock whose geometry updates make a geometry
     key stale: the mesh for a plain mesh's key, else the object."""
     return (key[0], "data" if key[1] == "mesh" else "object")
+
+
+def unique_names(names: list[str]) -> list[str]:
+    """`names` with repeats made unique: the second and later "X" become "X (2)", "X (3)"
+    and so on, skipping names already taken. Object names are unique per library and
+    `name_full` adds the library, but an object may be named like an instance ("Inst/Src[0]"),
+    and clash records, selection and tint tell proxies apart by name."""
+    taken = set(names)
+    if len(taken) == len(names):
+        return names
+    seen: set[str] = set()
+    unique = []
+    for name in names:
+        candidate, number = name, 1
+        while candidate in seen or (candidate != name and candidate in taken):
+            number += 1
+            candidate = f"{name} ({number})"
+        seen.add(candidate)
+        unique.append(candidate)
+    return unique
 
 
 def _geometry_key(original) -> tuple:

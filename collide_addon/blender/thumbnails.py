@@ -57,7 +57,9 @@ def render_thumbnails(
     saved_settings = {path: _get_path(scene, path) for path in _THUMBNAIL_SETTINGS}
     original_frame, original_subframe = scene.frame_current, scene.frame_subframe
     shown = [obj for obj in scene.objects if not obj.hide_render]
-    saved_colors = {obj: tuple(obj.color) for obj in shown}
+    # Every object whose visibility or colour changes, with both as they were: the
+    # shown ones, and clashing objects hidden from render when their clash is drawn.
+    saved_state = {obj: (obj.hide_render, tuple(obj.color)) for obj in shown}
     camera_data = bpy.data.cameras.new("collide thumbnail camera")
     camera = bpy.data.objects.new("collide thumbnail camera", camera_data)
     scene.collection.objects.link(camera)
@@ -86,6 +88,8 @@ def render_thumbnails(
                 if None in pair:
                     continue
                 scene.frame_set(clash["worst_frame"])
+                for obj in pair:
+                    saved_state.setdefault(obj, (obj.hide_render, tuple(obj.color)))
                 for obj, color in zip(pair, (THUMBNAIL_COLOR_A, THUMBNAIL_COLOR_B), strict=True):
                     obj.hide_render = False
                     obj.color = color
@@ -100,8 +104,8 @@ def render_thumbnails(
                 for obj in pair:
                     obj.hide_render = True
     finally:
-        for obj, color in saved_colors.items():
-            obj.hide_render = False
+        for obj, (hidden, color) in saved_state.items():
+            obj.hide_render = hidden
             obj.color = color
         for path, value in saved_settings.items():
             _set_path(scene, path, value)

@@ -11,4 +11,5 @@ never `collide_addon.report` (the reports build on this package, not the other w
                  across runs (`carry_over_status`); CI failure (`count_failing`)
     groups.py    records by object, by test, in spatial clusters
     atomic.py    atomic file writes (a reader never sees half a file)
+    json_input.py  JSON input files read within size and number limits
 """

@@ -34,7 +34,7 @@ _HALF_NEIGHBOURS = np.array(
         for offset in ((x, y, z) for x in (-1, 0, 1) for y in (-1, 0, 1) for z in (-1, 0, 1))
         if offset > (0, 0, 0)
     ],
-    dtype=np.int64,
+    dtype=np.float64,
 )
 
 
@@ -52,27 +52,29 @@ def group_by_cluster(clashes: Sequence[Mapping[str, Any]], radius: float) -> lis
     if not clashes:
         return []
     points = np.array([record["point"] for record in clashes], dtype=np.float64).reshape(-1, 3)
-    cells = np.floor(points / radius).astype(np.int64)
+    if not np.isfinite(points).all():
+        raise ValueError("clash points must be finite")
+    # Cells stay float64: as int64 they would wrap for points far apart relative to the
+    # radius. Beyond 2**53 cells from the origin a cell's neighbour may round to the cell
+    # itself (inf beyond float64's range), a self-link: such clashes only merge more.
+    with np.errstate(over="ignore"):
+        cells = np.floor(points / radius)
     unique_cells, cell_of_point = np.unique(cells, axis=0, return_inverse=True)
     cell_of_point = cell_of_point.reshape(-1)
-    # One int64 key per cell (row-major over the padded cell range) for searchsorted.
-    origin = unique_cells.min(axis=0) - 1
-    dims = unique_cells.max(axis=0) - origin + 2
-    if float(np.prod(dims.astype(np.float64))) >= 2.0**62:
-        raise ValueError("clash points too far apart for this radius; use a larger radius")
-
-    def cell_key(coords: np.ndarray) -> np.ndarray:
-        shifted = coords - origin
-        return (shifted[..., 0] * dims[1] + shifted[..., 1]) * dims[2] + shifted[..., 2]
-
-    keys = cell_key(unique_cells)  # ascending: np.unique sorts rows lexicographically
-    neighbour_keys = cell_key(unique_cells[:, None, :] + _HALF_NEIGHBOURS[None, :, :])
-    found = np.searchsorted(keys, neighbour_keys).clip(max=len(keys) - 1)
-    linked = keys[found] == neighbour_keys
-    edge_from = np.broadcast_to(np.arange(len(keys))[:, None], linked.shape)[linked]
+    count = len(unique_cells)
+    # Each cell and its 13 forward neighbours numbered together by np.unique: a
+    # neighbour that is an occupied cell gets that cell's number (< count after mapping).
+    neighbours = (unique_cells[:, None, :] + _HALF_NEIGHBOURS[None, :, :]).reshape(-1, 3)
+    _, numbers = np.unique(np.concatenate([unique_cells, neighbours]), axis=0, return_inverse=True)
+    numbers = numbers.reshape(-1)
+    cell_of_number = np.full(numbers.max() + 1, -1, dtype=np.int64)
+    cell_of_number[numbers[:count]] = np.arange(count)
+    found = cell_of_number[numbers[count:]].reshape(count, len(_HALF_NEIGHBOURS))
+    linked = found >= 0
+    edge_from = np.broadcast_to(np.arange(count)[:, None], linked.shape)[linked]
     edge_to = found[linked]
     # Connected components by min-label propagation with pointer jumping.
-    labels = np.arange(len(keys))
+    labels = np.arange(count)
     while True:
         updated = labels.copy()
         np.minimum.at(updated, edge_from, labels[edge_to])

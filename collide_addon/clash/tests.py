@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from .atomic import write_text_atomic
+from .json_input import JsonInputError, parse_json, read_text_bounded
 
 # Test type -> what it reports, as the panel describes it; the keys are the type names
 # a tests file uses.
@@ -115,6 +116,13 @@ class ClashTest:
         _validate_geometry(self.geometry, where)
 
 
+def _is_finite(number: int | float) -> bool:
+    try:
+        return math.isfinite(number)
+    except OverflowError:  # an int too large for a float
+        return False
+
+
 def _validate_fields(name: Any, test_type: Any, tolerance: Any, where: str) -> None:
     if not isinstance(name, str) or not name.strip():
         raise ClashTestError(f"{where}: name must be a non-empty string")
@@ -124,7 +132,7 @@ def _validate_fields(name: Any, test_type: Any, tolerance: Any, where: str) -> N
         )
     if isinstance(tolerance, bool) or not isinstance(tolerance, int | float):
         raise ClashTestError(f"{where}: tolerance must be a number, got {tolerance!r}")
-    if not math.isfinite(tolerance) or tolerance < 0:
+    if not _is_finite(tolerance) or tolerance < 0:
         raise ClashTestError(f"{where}: tolerance must be finite and >= 0, got {tolerance!r}")
     if test_type == "clearance" and tolerance <= 0:
         raise ClashTestError(f"{where}: a clearance test needs a required gap (tolerance) > 0")
@@ -146,13 +154,20 @@ def _string_list(value: Any, where: str) -> tuple[str, ...]:
     return tuple(value)
 
 
+def _key_text(key: str) -> str:
+    """A key as an error message shows it: as it is, or quoted with escapes when it holds
+    a line break or another unprintable character (the message stays one line)."""
+    return key if key.isprintable() else repr(key)
+
+
 def _check_keys(data: Any, allowed: set[str], where: str) -> None:
     if not isinstance(data, dict):
         raise ClashTestError(f"{where}: expected an object, got {type(data).__name__}")
     unknown = sorted(set(data) - allowed)
     if unknown:
         raise ClashTestError(
-            f"{where}: unknown key(s) {', '.join(unknown)}; allowed: {', '.join(sorted(allowed))}"
+            f"{where}: unknown key(s) {', '.join(map(_key_text, unknown))}; "
+            f"allowed: {', '.join(sorted(allowed))}"
         )
 
 
@@ -169,7 +184,7 @@ def selector_from_dict(data: Any, where: str = "selector") -> Selector:
     for key, value in properties.items():
         if value is not None and not isinstance(value, str | int | float | bool):
             raise ClashTestError(
-                f"{where}.properties.{key}: expected a string, number, boolean or null, "
+                f"{where}.properties.{_key_text(key)}: expected a string, number, boolean or null, "
                 f"got {value!r}"
             )
     return Selector(
@@ -268,9 +283,9 @@ def clash_tests_from_json(text: str, source: str = "tests") -> list[ClashTest]:
     ClashTestError, prefixed with `source`, on invalid JSON or an invalid test.
     """
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise ClashTestError(f"{source}: not valid JSON: {error}") from None
+        data = parse_json(text)
+    except JsonInputError as error:
+        raise ClashTestError(f"{source}: {error}") from None
     _check_keys(data, {"format", "version", "tests"}, source)
     if data.get("format") != TESTS_FORMAT:
         raise ClashTestError(
@@ -309,11 +324,12 @@ def clash_tests_to_json(tests: Sequence[ClashTest]) -> str:
 
 
 def load_tests(path: str | Path) -> list[ClashTest]:
-    """Clash tests from a tests file; ClashTestError (naming the file) if unreadable/invalid."""
+    """Clash tests from a tests file; ClashTestError (naming the file) if unreadable,
+    invalid or larger than json_input.MAX_INPUT_BYTES."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
+        text = read_text_bounded(path)
+    except (OSError, JsonInputError) as error:
         raise ClashTestError(f"{path}: cannot read tests file: {error}") from None
     return clash_tests_from_json(text, source=str(path))
 

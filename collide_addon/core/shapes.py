@@ -49,6 +49,36 @@ def _reject_negative(name: str, array: np.ndarray) -> None:
         raise ValueError(f"{name}[{index}] is negative: {array[index].tolist()}")
 
 
+# Largest |coordinate| a shape may reach (centre plus its extent and radius). Anything
+# Blender holds is float32, below 3.4e38, so no real scene comes near it; the narrow
+# phase squares and multiplies such lengths (up to three at a time), and 1e100 keeps
+# those products finite in float64 instead of giving inf, NaN or int overflow deeper down.
+MAX_COORDINATE = 1e100
+
+
+def _reject_overflowing(batch: ShapeBatch) -> None:
+    """Raise ValueError, naming the first shape, when a shape's bounds reach beyond
+    +-MAX_COORDINATE or are not finite (a finite size whose derived extent overflowed)."""
+    with np.errstate(over="ignore", invalid="ignore"):  # inf and NaN are what is refused
+        lo, hi = batch.aabbs()
+    reach = np.maximum(np.abs(lo), np.abs(hi)).max(axis=1, initial=0.0)
+    bad = ~(reach <= MAX_COORDINATE)
+    if bad.any():
+        index = int(np.flatnonzero(bad)[0])
+        raise ValueError(
+            f"shape {index} reaches beyond +-{MAX_COORDINATE:g} (center "
+            f"{batch.centers[index].tolist()}, half_extents {batch.half_extents[index].tolist()}, "
+            f"radius {float(batch.radii[index])!r}): its derived sizes would overflow"
+        )
+
+
+def _reject_far(name: str, array: np.ndarray) -> None:
+    bad = ~(np.abs(_rows(array)) <= MAX_COORDINATE).all(axis=1)
+    if bad.any():
+        index = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"{name}[{index}] is beyond +-{MAX_COORDINATE:g}: {array[index].tolist()}")
+
+
 def _check_lengths(**arrays: np.ndarray) -> None:
     lengths = {name: len(array) for name, array in arrays.items()}
     if len(set(lengths.values())) > 1:
@@ -127,6 +157,7 @@ class ShapeBatch:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "rotations", orthonormalised(self.rotations))
+        _reject_overflowing(self)
 
     @classmethod
     def _of_batch_rows(cls, **fields) -> ShapeBatch:
@@ -204,6 +235,9 @@ class ShapeBatch:
         for name, array in (("starts", starts), ("ends", ends), ("radii", radii)):
             _reject_non_finite(name, array)
         _reject_negative("radii", radii)
+        for name, array in (("starts", starts), ("ends", ends)):
+            # Refused before `ends - starts`, which would overflow.
+            _reject_far(name, array)
         direction = ends - starts
         length = np.linalg.norm(direction, axis=1)
         axes = np.divide(

@@ -79,8 +79,15 @@ def viewpoint_guid(clash_id: str) -> str:
     return str(uuid.uuid5(COLLIDE_NAMESPACE, "viewpoint:" + clash_id))
 
 
+# A parser turns a literal carriage return into a line feed (XML end-of-line handling),
+# so a name holding one would no longer match its object; only the reference &#13;
+# survives. ElementTree writes text as it is, so `_text` marks each CR with NUL (which
+# `_NOT_XML` has already removed from the input) and `_xml_bytes` writes the reference.
+_CR_MARK = "\x00"
+
+
 def _text(value: Any) -> str:
-    return _NOT_XML.sub("\ufffd", str(value))
+    return _NOT_XML.sub("\ufffd", str(value)).replace("\r", _CR_MARK)
 
 
 def _sub(parent: ElementTree.Element, tag: str, text: Any = None, **attributes: str):
@@ -94,7 +101,8 @@ def _sub(parent: ElementTree.Element, tag: str, text: Any = None, **attributes: 
 
 def _xml_bytes(root: ElementTree.Element) -> bytes:
     ElementTree.indent(root)
-    return ElementTree.tostring(root, encoding="UTF-8", xml_declaration=True)
+    data = ElementTree.tostring(root, encoding="UTF-8", xml_declaration=True)
+    return data.replace(_CR_MARK.encode(), b"&#13;")
 
 
 def _vector(parent: ElementTree.Element, tag: str, values: np.ndarray) -> None:

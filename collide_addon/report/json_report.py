@@ -31,6 +31,7 @@ from typing import Any
 from ..clash.atomic import write_text_atomic
 from ..clash.evaluate import RELATIONS
 from ..clash.groups import group_by_cluster, group_by_object, group_by_test
+from ..clash.json_input import JsonInputError, read_json_file
 from ..clash.records import STATUSES
 from ..clash.tests import TEST_TYPES, ClashTest, clash_test_to_dict
 
@@ -88,6 +89,18 @@ def group_open_clashes(
     }
 
 
+def _encodable(text: str | None) -> str | None:
+    """`text` with any lone surrogate (how Python keeps the bytes of a file name that is
+    not UTF-8) as U+FFFD: a report holding one could not be written as UTF-8."""
+    if text is None:
+        return None
+    try:  # the bytes Python could not decode back as bytes, then each as one U+FFFD
+        raw = text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # other lone surrogates
+        raw = text.encode("utf-8", "surrogatepass")
+    return raw.decode("utf-8", "replace")
+
+
 def build_report(
     *,
     tests: Sequence[ClashTest],
@@ -104,6 +117,7 @@ def build_report(
     frames: (start, end, step) of the scan
     objects: per-object data of the clashing objects, e.g. {"Wall": {"ifc_guid": ...}}
     cluster_radius: for the spatial clusters of `groups`
+    file: the scanned file's path; bytes of it that are not UTF-8 become U+FFFD
     open_meshes: names of the objects with open or non-manifold meshes among the mesh
         tests' candidate pairs (the report warns about them, `open_mesh_warning`)
     """
@@ -112,7 +126,7 @@ def build_report(
         "format": REPORT_FORMAT,
         "version": REPORT_VERSION,
         "blender": blender,
-        "file": file,
+        "file": _encodable(file),
         "frames": [start, end, step],
         "tests": [clash_test_to_dict(test) for test in tests],
         "objects": {name: dict(data) for name, data in sorted((objects or {}).items())},
@@ -159,7 +173,12 @@ def _is_integer(value: Any) -> bool:
 
 def _is_number(value: Any) -> bool:
     # json.loads accepts NaN and Infinity, which the report writer refuses to write.
-    return (_is_integer(value) or isinstance(value, float)) and math.isfinite(value)
+    if not (_is_integer(value) or isinstance(value, float)):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an int too large for a float
+        return False
 
 
 def _is_list_of(value: Any, length: int | None, item: Callable[[Any], bool]) -> bool:
@@ -239,11 +258,11 @@ def read_json_report(path: str | Path) -> dict[str, Any]:
     Raises ReportError naming the file and, for a clash, its index and field otherwise."""
     path = Path(path)
     try:
-        report = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as error:
+        report = read_json_file(path)
+    except OSError as error:
         raise ReportError(f"{path}: cannot read report: {error}") from None
-    except json.JSONDecodeError as error:
-        raise ReportError(f"{path}: not valid JSON: {error}") from None
+    except JsonInputError as error:
+        raise ReportError(f"{path}: {error}") from None
     if not isinstance(report, dict) or report.get("format") != REPORT_FORMAT:
         raise ReportError(f"{path}: not a collide report (format is not {REPORT_FORMAT!r})")
     if report.get("version") != REPORT_VERSION:

@@ -16,7 +16,7 @@ with arrays:
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -89,16 +89,57 @@ class ReportResult:
         return 1 if self.failing else 0
 
 
-def sample_times(frames: tuple[int, int, int], substeps: int = 1) -> list[tuple[int, float]]:
-    """The samples of a scan: (frame, time) for every frame f of range(start, end + 1,
-    step), at times f + k * step / substeps (k < substeps; the last frame only at
-    itself), so that a fast mover cannot pass through a thin object between two frames."""
+# Blender's frame range (MINAFRAME and MAXFRAME in its source): it clamps frames beyond
+# it without a word, so a report past it would name frames it never scanned.
+MAX_FRAME = 1_048_574
+# Samples per frame: 64 splits a frame's motion into steps of 1/64, finer than any
+# thin-object miss a scene at 24+ fps shows; beyond that the cost only grows.
+MAX_SUBSTEPS = 64
+# Samples per run: at the 5-50 ms a sample costs in Blender, 1,000,000 samples are
+# hours to days of scanning; more is a typo (an extra zero), refused before any work.
+MAX_SAMPLES = 1_000_000
+
+
+def sample_times(frames: tuple[int, int, int], substeps: int = 1) -> Iterator[tuple[int, float]]:
+    """The samples of a scan, generated one at a time (memory does not grow with the
+    range): (frame, time) for every frame f of range(start, end + 1, step), at times
+    f + k * step / substeps (k < substeps; the last frame only at itself), so that a
+    fast mover cannot pass through a thin object between two frames."""
     start, end, step = frames
-    return [
+    return (
         (frame, frame + offset * step / substeps)
         for frame in range(start, end + 1, step)
         for offset in range(substeps if frame + step <= end else 1)
-    ]
+    )
+
+
+def sample_count(frames: tuple[int, int, int], substeps: int = 1) -> int:
+    """How many samples `sample_times(frames, substeps)` gives."""
+    start, end, step = frames
+    return ((end - start) // step) * substeps + 1
+
+
+def check_scan_limits(frames: tuple[int, int, int], substeps: int) -> None:
+    """Raise ClashRunError, naming the limit, for a frame range or substeps outside
+    [-MAX_FRAME, MAX_FRAME], 1..MAX_SUBSTEPS and at most MAX_SAMPLES samples."""
+    start, end, step = frames
+    if step < 1 or end < start:
+        raise ClashRunError(f"bad frame range {start}-{end}:{step}")
+    if start < -MAX_FRAME or end > MAX_FRAME:
+        raise ClashRunError(
+            f"frames {start}-{end} go beyond Blender's frame range "
+            f"-{MAX_FRAME} to {MAX_FRAME} (Blender would clamp them)"
+        )
+    if substeps < 1:
+        raise ClashRunError(f"substeps must be >= 1, got {substeps}")
+    if substeps > MAX_SUBSTEPS:
+        raise ClashRunError(f"substeps must be <= {MAX_SUBSTEPS}, got {substeps}")
+    count = sample_count(frames, substeps)
+    if count > MAX_SAMPLES:
+        raise ClashRunError(
+            f"{count} samples (frames {start}-{end}:{step} x {substeps} substeps) is over "
+            f"the limit of {MAX_SAMPLES}: scan a shorter range or a larger step"
+        )
 
 
 def _check_first_frame(frame: int, prepared_tests: Sequence[PreparedTest], scope: str) -> None:
@@ -134,14 +175,14 @@ def scan_frames(
     Raises ClashRunError when, at the first frame, no object takes part or a test's set
     selects nothing, or when `read_frame` raises it.
     """
-    samples = sample_times(frames, substeps)
+    total = sample_count(frames, substeps)
     hits: dict[str, list[FrameHits]] = {test.name: [] for test in tests}
     metadata: dict[str, ObjectMetadata] = {}
     names: list[str] | None = None
     prepared_tests: list[PreparedTest] = []
     broad_phases: list[CoherentBounds] = []
     row_count = 0
-    for done, (frame, time) in enumerate(samples):
+    for done, (frame, time) in enumerate(sample_times(frames, substeps)):
         try:
             batch, objects, meshes = read_frame(time)
         except ClashRunError as error:
@@ -158,10 +199,13 @@ def scan_frames(
             _check_first_frame(frame, prepared_tests, scope)
         for prepared, broad_phase in zip(prepared_tests, broad_phases, strict=True):
             frame_hits = evaluate_frame(prepared, batch, frame, broad_phase, meshes)
-            hits[prepared.test.name].append(frame_hits)
-            row_count += len(frame_hits)
+            # Frames without clashes or open meshes keep nothing: memory would otherwise
+            # grow with the range.
+            if len(frame_hits) or len(frame_hits.open_mesh_names):
+                hits[prepared.test.name].append(frame_hits)
+                row_count += len(frame_hits)
         if progress is not None:
-            progress(done + 1, len(samples), frame, row_count)
+            progress(done + 1, total, frame, row_count)
     records: list[ClashRecord] = []
     open_names: set[str] = set()
     for test in tests:
@@ -244,7 +288,8 @@ def run_report(
     baseline: a previous report (json_report.read_json_report)
     fail_on: "new", "any" or "never"; default "new" with a baseline, "any" without
     render_thumbnails: pictures for the HTML and BCF reports, called once after the scan
-    substeps: samples per scanned frame (see `sample_times`)
+    substeps: samples per scanned frame (see `sample_times`); the range and substeps
+        must pass `check_scan_limits`
     blender, file: the Blender version and the scanned file, stored in the report
     scope: see `scan_frames`
     Raises ClashRunError for input the run cannot use, before reading any frame when
@@ -253,11 +298,7 @@ def run_report(
     """
     if not tests:
         raise ClashRunError("no clash tests given")
-    start, end, step = frames
-    if step < 1 or end < start:
-        raise ClashRunError(f"bad frame range {start}-{end}:{step}")
-    if substeps < 1:
-        raise ClashRunError(f"substeps must be >= 1, got {substeps}")
+    check_scan_limits(frames, substeps)
     outputs = {"the JSON report": json_path, "the HTML report": html_path}
     outputs.update({"the CSV report": csv_path, "the BCF report": bcf_path})
     check_output_paths(outputs, {"the scanned file": file})

@@ -333,3 +333,19 @@ def test_panel_draws_every_field_of_the_active_test(addon, tmp_path):
         "name_b",
     ):
         assert name in drawn, name
+
+
+@pytest.mark.parametrize("name", ["../x", "<absolute>", "sub/x", "..\\x", "", "  ", ".."])
+def test_export_report_name_stays_in_the_chosen_folder(addon, tmp_path, name):
+    # "../x" and absolute names wrote outside the folder; an empty one wrote hidden
+    # ".json" and ".html" files.
+    folder = tmp_path / "reports"
+    folder.mkdir()
+    (folder / "sub").mkdir()
+    name = str(tmp_path / "x") if name == "<absolute>" else name
+    scenes.add_object("A", scenes.mesh("cube"))
+    scenes.add_object("B", scenes.mesh("cube"), location=(1.5, 0, 0))
+    bpy.ops.collide.clash_test_add()
+    with pytest.raises(RuntimeError, match="must be a file name inside the chosen folder"):
+        bpy.ops.collide.export_report(directory=str(folder), report_name=name)
+    assert list(tmp_path.rglob("*.*")) == []

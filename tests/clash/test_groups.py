@@ -55,3 +55,20 @@ def test_group_by_cluster_joins_points_closer_than_radius(points, radius):
             points
         ):
             assert cluster_of[str(first)] != cluster_of[str(second)]
+
+
+def test_group_by_cluster_points_millions_of_radii_apart():
+    # Points 2e6 apart per axis at radius 0.001 used to abort the clustering (and the
+    # whole report) because one int64 key per cell of their bounding grid did not fit.
+    points = [[0, 0, 0], [0.0005, 0, 0], [2e6, 2e6, 2e6], [-2e6, -2e6, -2e6], [1e90, 0, -1e90]]
+    clashes = [{"id": str(index), "point": point} for index, point in enumerate(points)]
+    clusters = group_by_cluster(clashes, 0.001)
+    assert [cluster["clashes"] for cluster in clusters] == [["0", "1"], ["2"], ["3"], ["4"]]
+
+
+def test_group_by_cluster_links_neighbours_on_every_axis_far_from_the_origin():
+    offsets = np.array([[0, 0, 0], [0.9, 0, 0], [0.9, 0.9, 0.9], [5, 0, 0]])
+    points = np.array([3e9, -7e9, 5e9]) + offsets
+    clashes = [{"id": str(index), "point": list(point)} for index, point in enumerate(points)]
+    clusters = group_by_cluster(clashes, 1.0)
+    assert [cluster["clashes"] for cluster in clusters] == [["0", "1", "2"], ["3"]]

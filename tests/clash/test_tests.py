@@ -162,3 +162,45 @@ def test_test_types_are_spelled_once_with_their_descriptions():
     assert TEST_TYPES == ("hard", "clearance", "touching", "duplicates")
     assert tuple(TEST_TYPE_DESCRIPTIONS) == TEST_TYPES
     assert all(description for description in TEST_TYPE_DESCRIPTIONS.values())
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # A 400-digit tolerance overflowed math.isfinite: a traceback in the CLI and panel.
+        (
+            '{"format": "collide-tests", "version": 1, "tests": [{"name": "t", "a": {}, '
+            '"b": {}, "type": "hard", "tolerance": ' + "9" * 400 + "}]}",
+            "tolerance must be finite",
+        ),
+        ("[" * 200_000 + "]" * 200_000, "nested too deeply"),
+        ('{"format": "collide-tests", "version": ' + "1" * 5000 + "}", "version inf is not"),
+    ],
+)
+def test_hostile_tests_files_give_one_line_errors(tmp_path, text, expected):
+    path = tmp_path / "tests.json"
+    path.write_text(text)
+    with pytest.raises(ClashTestError, match=expected) as caught:
+        load_tests(path)
+    assert "\n" not in str(caught.value)
+
+
+def test_huge_tolerance_given_in_code_is_refused_by_name():
+    with pytest.raises(ClashTestError, match="tolerance must be finite"):
+        ClashTest("t", tolerance=10**400)
+
+
+def test_tests_file_read_is_bounded():
+    with pytest.raises(ClashTestError, match="larger than 64 MiB"):
+        load_tests("/dev/zero")
+
+
+def test_unknown_keys_with_line_breaks_stay_on_one_line():
+    # Found by tests/fuzz: a key "\n" split the error message over two lines.
+    with pytest.raises(ClashTestError, match=r"unknown key\(s\) '\\n'; allowed") as caught:
+        clash_tests_from_json('{"\\n": null}')
+    assert "\n" not in str(caught.value)
+    document = {"format": "collide-tests", "version": 1, "tests": [FULL_TEST]}
+    document["tests"][0] = {**FULL_TEST, "a": {"properties": {"x\ry": [1]}}}
+    with pytest.raises(ClashTestError, match=r"properties\.'x\\ry': expected") as caught:
+        clash_tests_from_json(json.dumps(document))

@@ -243,6 +243,15 @@ def test_help_lists_every_option(small_scene):
         (["--html", " "], "argument --html: expected a file path"),
         (["--tests", ""], "argument --tests: expected a file path"),
         (["--baseline", ""], "argument --baseline: expected a file path"),
+        # Blender clamped these frames silently, and a 20-digit frame was an internal
+        # error; a billion substeps or ten million frames ran out of memory.
+        (["--frames", "1-1048575"], "beyond Blender's frame range -1048574 to 1048574"),
+        (["--frames=-1048575--1"], "beyond Blender's frame range"),
+        (["--frames", "12345678901234567890"], "beyond Blender's frame range"),
+        (["--substeps", "1000000000"], "substeps must be <= 64"),
+        (["--frames", "1-1000000", "--substeps", "2"], "over the limit of 1000000"),
+        (["--tests", "/dev/zero"], "larger than 64 MiB"),
+        (["--baseline", "/dev/zero"], "larger than 64 MiB"),
     ],
 )
 def test_bad_arguments_exit_2_with_one_line(small_scene, arguments, reason):
@@ -270,6 +279,45 @@ def test_invalid_tests_file_and_unmatched_selector_exit_2(small_scene, tmp_path)
     baseline.write_text(json.dumps({"format": "something else"}))
     result = clash_report(small_scene, "--baseline", str(baseline))
     assert result.returncode == 2 and "not a collide report" in error_lines(result)[0]
+
+
+def test_hostile_tests_files_exit_2_with_one_line(small_scene, tmp_path):
+    # A 400-digit tolerance and deeply nested JSON were tracebacks ("internal error").
+    huge = tmp_path / "huge.json"
+    tolerance = "9" * 400
+    huge.write_text(
+        json.dumps(
+            {**TESTS_FILE, "tests": [{"name": "x", "a": {}, "type": "hard", "tolerance": 0}]}
+        ).replace('"tolerance": 0', f'"tolerance": {tolerance}')
+    )
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    for path, reason in ((huge, "tolerance must be finite"), (deep, "nested too deeply")):
+        result = clash_report(small_scene, "--tests", str(path))
+        assert result.returncode == 2, result.stderr
+        lines = error_lines(result)
+        assert len(lines) == 1 and reason in lines[0], result.stderr
+        assert "Traceback" not in result.stderr
+
+
+def test_a_scene_whose_file_name_is_not_utf8(small_scene, tmp_path):
+    # The report's "file" could not be written as UTF-8: an internal error, no report.
+    blend = tmp_path / os.fsdecode(b"sc\xe8ne\xff.blend")
+    shutil.copy(small_scene, blend)
+    out = tmp_path / "r.json"
+    html = tmp_path / "r.html"
+    arguments = ["--frames", "1-2", "--json", str(out), "--html", str(html)]
+    result = subprocess.run(
+        [BLENDER, "-b", "--factory-startup", blend, "--python", SCRIPT, "--", *arguments],
+        capture_output=True,
+        text=True,
+        errors="replace",  # Blender prints the file name as it is
+        timeout=300,
+    )
+    assert result.returncode in (0, 1), result.stderr
+    report = json.loads(out.read_text(encoding="utf-8"))
+    assert report["file"].endswith("sc\ufffdne\ufffd.blend")
+    jsonschema.validate(report, json.loads(SCHEMA.read_text()))
 
 
 def test_known_clashes_over_frames_and_all_reports(small_scene, tmp_path):

@@ -91,3 +91,32 @@ def test_shape_mismatch_is_rejected():
         ShapeBatch.spheres([1.0, 2.0, 3.0], [1.0])
     with pytest.raises(ValueError, match="differ in length"):
         ShapeBatch.spheres([[0, 0, 0]], [1.0, 2.0])
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: ShapeBatch.spheres([[0, 0, 0], [1, 0, 0]], [1e308, 1]),
+        lambda: ShapeBatch.boxes([[0, 0, 0]], [np.eye(3)], [[1e308, 1e308, 1e308]]),
+        lambda: ShapeBatch.capsules([[-1e308, 0, 0]], [[1e308, 0, 0]], [1]),
+        lambda: ShapeBatch.spheres([[1e200, 0, 0]], [1]),
+        lambda: ShapeBatch(
+            kinds=np.zeros(1, dtype=np.int8),
+            centers=np.zeros((1, 3)),
+            rotations=np.eye(3)[None],
+            half_extents=np.full((1, 3), 1e300),
+            radii=np.zeros(1),
+        ),
+    ],
+)
+def test_finite_but_overflowing_sizes_are_refused_at_construction(make):
+    # Finite huge sizes used to give inf half-extents, NaN distances or an OverflowError
+    # deep in find_pairs; they are refused where the batch is made, with the limit named.
+    with pytest.raises(ValueError, match=r"beyond \+-1e\+100"):
+        make()
+
+
+def test_sizes_up_to_the_float32_range_are_accepted():
+    batch = ShapeBatch.spheres([[3e38, 0, 0], [-3e38, 0, 0]], [3e38, 1.0])
+    lo, hi = batch.aabbs()
+    assert np.isfinite(lo).all() and np.isfinite(hi).all()

@@ -131,3 +131,27 @@ def test_object_ifc_guid_rules():
     assert object_ifc_guid("Wall", {"GlobalId": valid}) == valid
     assert object_ifc_guid("Wall", {"IfcGuid": valid, "GlobalId": "0" * 22}) == valid
     assert object_ifc_guid("Wall", {"IfcGuid": "too short"}) == object_ifc_guid("Wall")
+
+
+@pytest.mark.parametrize(
+    "name", ["Pipe\rA", "Pipe\r\nB", "tab\tand\nnew line", "bell\x07\x00\ud800"]
+)
+def test_bcf_names_with_control_characters_round_trip(report, bcf_schemas, name):
+    # A carriage return came back from an XML parser as a line feed, so the component
+    # no longer matched its object; characters XML cannot carry become U+FFFD.
+    clash = dict(report["clashes"][0], a=name, test=name)
+    expected = "".join(
+        "\ufffd"
+        if (ord(char) < 32 and char not in "\t\n\r") or 0xD800 <= ord(char) < 0xE000
+        else char
+        for char in name
+    )
+    markup = markup_xml(clash, CREATED, "scene\r.blend", has_snapshot=False)
+    bcf_schemas["markup"].validate(io.BytesIO(markup))
+    topic = ElementTree.fromstring(markup).find("Topic")
+    assert topic.find("Title").text.startswith(f"{expected}: {expected} / ")
+    assert topic.find("Labels").text == expected
+    viewpoint = viewpoint_xml(clash, object_ifc_guid("x"), object_ifc_guid("y"))
+    bcf_schemas["visinfo"].validate(io.BytesIO(viewpoint))
+    tools = ElementTree.fromstring(viewpoint).iter("AuthoringToolId")
+    assert next(tools).text == expected

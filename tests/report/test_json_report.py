@@ -206,3 +206,24 @@ def test_clash_fields_are_the_schema_clash_fields():
     assert list(CLASH_FIELDS) == schema["required"]
     assert set(schema["properties"]) == set(CLASH_FIELDS) | set(OPTIONAL_CLASH_FIELDS)
     assert schema["additionalProperties"] is False
+
+
+def test_read_json_report_gives_one_line_errors_for_hostile_files(tmp_path, report):
+    # A 400-digit distance overflowed the number check, deep nesting overflowed the
+    # parser's recursion and /dev/zero was read forever: each is now a one-line error.
+    path = tmp_path / "baseline.json"
+    text = json.dumps(report).replace('"distance": -1.8', '"distance": ' + "9" * 400, 1)
+    assert "9" * 400 in text
+    path.write_text(text)
+    cases = [(path, "field 'distance' must be a finite number")]
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 200_000 + "]" * 200_000)
+    cases.append((deep, "nested too deeply"))
+    digits = tmp_path / "digits.json"
+    digits.write_text('{"format": ' + "1" * 5000 + "}")
+    cases.append((digits, "not a collide report"))
+    cases.append(("/dev/zero", "larger than 64 MiB"))
+    for source, expected in cases:
+        with pytest.raises(ReportError, match=expected) as caught:
+            read_json_report(source)
+        assert "\n" not in str(caught.value)

@@ -24,6 +24,7 @@ from collide_addon.report.run import (
     check_output_paths,
     object_entries,
     run_report,
+    sample_count,
     sample_times,
 )
 from tests.report.sample_report import (
@@ -65,8 +66,64 @@ def test_run_report_is_the_pipeline_by_hand():
 
 
 def test_sample_times_with_substeps():
-    assert sample_times((1, 3, 1)) == [(1, 1.0), (2, 2.0), (3, 3.0)]
-    assert sample_times((1, 5, 2), substeps=2) == [(1, 1.0), (1, 2.0), (3, 3.0), (3, 4.0), (5, 5)]
+    assert list(sample_times((1, 3, 1))) == [(1, 1.0), (2, 2.0), (3, 3.0)]
+    assert list(sample_times((1, 5, 2), substeps=2)) == [
+        (1, 1.0),
+        (1, 2.0),
+        (3, 3.0),
+        (3, 4.0),
+        (5, 5),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("frames", "substeps"), [((1, 1, 1), 1), ((1, 5, 2), 2), ((-3, 7, 3), 5), ((0, 10, 10), 64)]
+)
+def test_sample_count_is_the_number_of_samples(frames, substeps):
+    assert sample_count(frames, substeps) == len(list(sample_times(frames, substeps)))
+
+
+@pytest.mark.parametrize(
+    ("frames", "substeps", "expected"),
+    [
+        ((1, 1_048_575, 1), 1, "beyond Blender's frame range -1048574 to 1048574"),
+        ((-1_048_575, 1, 1), 1, "beyond Blender's frame range"),
+        ((1, 10**19, 1), 1, "beyond Blender's frame range"),
+        ((1, 10, 1), 65, "substeps must be <= 64, got 65"),
+        ((1, 2, 1), 1_000_000_000, "substeps must be <= 64"),
+        ((-1_000_000, 1_000_000, 1), 1, "2000001 samples .* over the limit of 1000000"),
+        ((1, 100_000, 1), 11, "over the limit of 1000000"),
+    ],
+)
+def test_scan_limits_are_refused_before_reading_a_frame(frames, substeps, expected):
+    # Blender clamps frames beyond its range silently (the report named frames never
+    # scanned), and a billion substeps or ten million frames ran out of memory first.
+    def read_frame(time):
+        raise AssertionError("no frame may be read")
+
+    with pytest.raises(ClashRunError, match=expected):
+        run_report([ClashTest("hard")], frames, read_frame, substeps=substeps)
+
+
+def test_scan_keeps_no_per_sample_state_for_clash_free_frames():
+    # 3,000 clash-free samples leave nothing behind per sample: the samples are
+    # generated lazily and empty frame hits are not kept.
+    import tracemalloc
+
+    objects = [ObjectMetadata("a"), ObjectMetadata("b")]
+    batch = ShapeBatch.spheres([[0.0, 0, 0], [5.0, 0, 0]], [1.0, 1.0])
+
+    def read_frame(time):
+        return FrameSample(batch, objects)
+
+    tracemalloc.start()
+    run_report([ClashTest("hard")], (1, 200, 1), read_frame)
+    small = tracemalloc.get_traced_memory()[1]
+    tracemalloc.reset_peak()
+    run_report([ClashTest("hard")], (1, 3_000, 1), read_frame)
+    large = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert large < small + 64 * 1024
 
 
 def test_substeps_catch_a_fast_mover_between_frames():
