@@ -71,16 +71,12 @@ class OneLineParser(argparse.ArgumentParser):
 
 
 def parse_frames(text: str) -> tuple[int, int, int]:
-    """Frame range from "1-250", "1-250:5" or "12": (start, end, step)."""
-    match = re.fullmatch(r"\s*(-?\d+)(?:\s*-\s*(-?\d+))?(?::(\d+))?\s*", text)
-    if not match:
-        raise argparse.ArgumentTypeError(f"expected START-END[:STEP], got {text!r}")
-    start = int(match.group(1))
-    end = int(match.group(2)) if match.group(2) is not None else start
-    step = int(match.group(3)) if match.group(3) is not None else 1
-    if end < start or step < 1:
-        raise argparse.ArgumentTypeError(f"need START <= END and STEP >= 1, got {text!r}")
-    return start, end, step
+    """`--frames` as the add-on's `report.run.parse_frame_range` reads it, for argparse."""
+    report_run = importlib.import_module(import_addon().__name__ + ".report.run")
+    try:
+        return report_run.parse_frame_range(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def file_path(text: str) -> str:

@@ -15,7 +15,6 @@ no report written.
 from __future__ import annotations
 
 import argparse
-import re
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
@@ -29,7 +28,7 @@ from collide_addon.report.csv_report import write_csv_report
 from collide_addon.report.html_report import write_html_report
 from collide_addon.report.json_report import ReportError, read_json_report, write_json_report
 from collide_addon.report.merge import MergeError, merge_reports
-from collide_addon.report.run import ClashRunError, check_output_paths
+from collide_addon.report.run import ClashRunError, check_output_paths, parse_frame_range
 
 from .chunk import FarmError, find_blender, report_command
 from .scan import ScanSettings, run_scan
@@ -58,16 +57,11 @@ class OneLineParser(argparse.ArgumentParser):
 
 
 def parse_frames(text: str) -> tuple[int, int, int]:
-    """Frame range from "1-250", "1-250:5" or "12": (start, end, step)."""
-    match = re.fullmatch(r"\s*(-?\d+)(?:\s*-\s*(-?\d+))?(?::(\d+))?\s*", text)
-    if not match:
-        raise argparse.ArgumentTypeError(f"expected START-END[:STEP], got {text!r}")
-    start = int(match.group(1))
-    end = int(match.group(2)) if match.group(2) is not None else start
-    step = int(match.group(3)) if match.group(3) is not None else 1
-    if end < start or step < 1:
-        raise argparse.ArgumentTypeError(f"need START <= END and STEP >= 1, got {text!r}")
-    return start, end, step
+    """`--frames` as `report.run.parse_frame_range` reads it, for argparse."""
+    try:
+        return parse_frame_range(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def positive_int(text: str) -> int:

@@ -16,6 +16,7 @@ with arrays:
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -117,6 +118,20 @@ def sample_count(frames: tuple[int, int, int], substeps: int = 1) -> int:
     """How many samples `sample_times(frames, substeps)` gives."""
     start, end, step = frames
     return ((end - start) // step) * substeps + 1
+
+
+def parse_frame_range(text: str) -> tuple[int, int, int]:
+    """Frame range from "1-250", "1-250:5" or "12": (start, end, step), the form of
+    `--frames` wherever a command takes it. Raises ValueError saying what is wrong."""
+    match = re.fullmatch(r"\s*(-?\d+)(?:\s*-\s*(-?\d+))?(?::(\d+))?\s*", text)
+    if not match:
+        raise ValueError(f"expected START-END[:STEP], got {text!r}")
+    start = int(match.group(1))
+    end = int(match.group(2)) if match.group(2) is not None else start
+    step = int(match.group(3)) if match.group(3) is not None else 1
+    if end < start or step < 1:
+        raise ValueError(f"need START <= END and STEP >= 1, got {text!r}")
+    return start, end, step
 
 
 def check_scan_limits(frames: tuple[int, int, int], substeps: int) -> None:

@@ -23,6 +23,7 @@ from collide_addon.report.run import (
     FrameSample,
     check_output_paths,
     object_entries,
+    parse_frame_range,
     run_report,
     sample_count,
     sample_times,
@@ -292,3 +293,31 @@ def test_check_output_paths_sees_links_and_skips_unset_paths(tmp_path):
         {"--json": tmp_path / "a.json", "--html": tmp_path / "a.html", "--csv": None, "--bcf": ""},
         {"the scene": "", "the tests file": tests_file, "the baseline": None},
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "frames"),
+    [
+        ("1-250", (1, 250, 1)),
+        ("1-250:5", (1, 250, 5)),
+        ("12", (12, 12, 1)),
+        (" -5 - -1 ", (-5, -1, 1)),
+    ],
+)
+def test_parse_frame_range_reads_every_form(text, frames):
+    assert parse_frame_range(text) == frames
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("1..5", "expected START-END[:STEP], got '1..5'"),
+        ("", "expected START-END[:STEP]"),
+        ("5-1", "need START <= END and STEP >= 1, got '5-1'"),
+        ("1-5:0", "need START <= END and STEP >= 1"),
+    ],
+)
+def test_parse_frame_range_says_what_is_wrong(text, message):
+    with pytest.raises(ValueError) as error:
+        parse_frame_range(text)
+    assert message in str(error.value)
