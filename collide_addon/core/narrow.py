@@ -593,13 +593,19 @@ def _keep_certified(rows, pairs, candidates, results) -> np.ndarray:
     """
     x_found, y_found = candidates
     gap, found = box_pairs.gap_certificates(*pairs, x_found, y_found)
+    _write_found(rows, found, gap, x_found, y_found, results)
+    return found
+
+
+def _write_found(rows, found, gap, x, y, results) -> None:
+    """Write the gaps (k,) and closest points x, y (3, k) of the `found` ((k,) bool) of
+    `rows` into `results` (see `_keep_certified`) and mark them certified."""
     distance, x_local, y_local, certified = results[:4]
     kept = rows[found]
     distance[kept] = gap[found]
-    x_local[:, kept] = x_found[:, found]
-    y_local[:, kept] = y_found[:, found]
+    x_local[:, kept] = x[:, found]
+    y_local[:, kept] = y[:, found]
     certified[kept] = True
-    return found
 
 
 def _near_contact_gaps(rows, pairs, frame_a, results):
@@ -621,12 +627,7 @@ def _near_contact_gaps(rows, pairs, frame_a, results):
     found &= ~_touching_columns(
         gap, centers + box_pairs.apply(axes, x), centers + box_pairs.apply(axes, y)
     )
-    distance, x_local, y_local, certified = results[:4]
-    kept = rows[found]
-    distance[kept] = gap[found]
-    x_local[:, kept] = x[:, found]
-    y_local[:, kept] = y[:, found]
-    certified[kept] = True
+    _write_found(rows, found, gap, x, y, results)
 
 
 @dataclass(frozen=True)
