@@ -28,8 +28,9 @@ checkout's path changed.
 Works on a bare machine: it creates them from the pinned requirement files and,
 when run as root, installs Debian's `blender` (3.4) and `python3-numpy` (that
 Blender build has no numpy of its own) with apt-get, for the `blender -b` tests,
-and `xvfb` with `xauth` (only recommended by xvfb, but `xvfb-run` needs it), which
-give the viewport overlay test a display with OpenGL.
+`xvfb` with `xauth` (only recommended by xvfb, but `xvfb-run` needs it), which
+give the viewport overlay test a display with OpenGL, and `chromium`, in which the HTML
+report's tests check its Content-Security-Policy as a browser applies it.
 Standard library only, so it runs before anything is installed.
 """
 
@@ -56,7 +57,7 @@ BPY_VENVS = {
 PACKAGE = ROOT / "collide_addon"
 MANIFEST = PACKAGE / "blender_manifest.toml"
 DIST = ROOT / "dist"
-APT_PACKAGES = ("blender", "python3-numpy", "xvfb", "xauth")
+APT_PACKAGES = ("blender", "python3-numpy", "xvfb", "xauth", "chromium")
 
 
 def log(message: str) -> None:
@@ -112,13 +113,16 @@ def ensure_venv(venv: Path, requirements: Path) -> Path:
 
 
 def ensure_blender() -> None:
-    """Install Debian's blender, python3-numpy, xvfb and xauth when missing and we may
-    (root)."""
+    """Install Debian's blender, python3-numpy, xvfb, xauth and chromium when missing and
+    we may (root)."""
     missing = [name for name in APT_PACKAGES if not debian_package_installed(name)]
     if not missing:
         return
     if os.geteuid() != 0 or shutil.which("apt-get") is None:
-        log(f"not root or no apt-get: cannot install {' '.join(missing)}; the CLI tests will fail")
+        log(
+            f"not root or no apt-get: cannot install {' '.join(missing)}; "
+            "the tests needing them will fail"
+        )
         return
     env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
     run(["apt-get", "update", "-qq"], env=env)
