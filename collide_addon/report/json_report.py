@@ -273,8 +273,16 @@ def read_json_report(path: str | Path) -> dict[str, Any]:
     clashes = report.get("clashes")
     if not isinstance(clashes, list):
         raise ReportError(f"{path}: 'clashes' must be a list")
+    first_index_of_id: dict[str, int] = {}
     for index, record in enumerate(clashes):
         error = clash_error(record)
         if error is not None:
             raise ReportError(f"{path}: clashes[{index}] {error}")
+        # Statuses carry over by id, and a BCF topic's guid is the id: a repeated id
+        # would give two records of one clash in the next report and an invalid BCF.
+        first = first_index_of_id.setdefault(record["id"], index)
+        if first != index:
+            raise ReportError(
+                f"{path}: clashes[{index}] repeats the id {record['id']!r} of clashes[{first}]"
+            )
     return report

@@ -191,6 +191,20 @@ def test_read_json_report_rejects_unknown_fields_and_non_finite_numbers(tmp_path
         read_json_report(path)
 
 
+def test_read_json_report_rejects_a_clash_id_given_twice(tmp_path, report):
+    # Carried over, both copies would come back as resolved: one clash twice in the
+    # next report, and two BCF topics with one guid.
+    report["clashes"].append({**report["clashes"][0], "status": "approved"})
+    path = tmp_path / "baseline.json"
+    path.write_text(json.dumps(report))
+    clash_id = report["clashes"][0]["id"]
+    last = len(report["clashes"]) - 1
+    with pytest.raises(
+        ReportError, match=rf"clashes\[{last}\] repeats the id '{clash_id}' of clashes\[0\]$"
+    ):
+        read_json_report(path)
+
+
 def test_read_json_report_accepts_a_baseline_from_before_mesh_mode(tmp_path, report):
     for clash in report["clashes"]:
         for field in OPTIONAL_CLASH_FIELDS:
