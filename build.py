@@ -43,6 +43,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+# Standard library only, like this file; the checkout's root is on sys.path here.
+from collide_dev.blender_path import drop_pyenv_shim_paths
+
 ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
 CORE_VENV = ROOT / ".venv-core"
@@ -212,10 +215,10 @@ def cmd_bench(args: list[str]) -> int:
 
 
 def cmd_bench_ifc(args: list[str]) -> int:
-    """benchmarks/bench_ifc.py with this interpreter (standard library only); it creates
-    .venv-ifc (ifcopenshell, ifcclash) itself and runs Debian's `blender`."""
-    ensure_blender()
-    command = [sys.executable, ROOT / "benchmarks" / "bench_ifc.py", *args]
+    """benchmarks/bench_ifc.py in .venv-core; it creates .venv-ifc (ifcopenshell,
+    ifcclash) itself and runs Debian's `blender`."""
+    setup()
+    command = [venv_python(CORE_VENV), ROOT / "benchmarks" / "bench_ifc.py", *args]
     log("$ " + " ".join(str(part) for part in command))
     return subprocess.run(command, cwd=ROOT).returncode
 
@@ -300,21 +303,6 @@ COMMANDS = {
     "bench-ifc": cmd_bench_ifc,
     "lint": cmd_lint,
 }
-
-
-def drop_pyenv_shim_paths() -> None:
-    """Undo what a pyenv shim adds to PATH for the interpreter running this script.
-
-    The shim puts $PYENV_ROOT/versions/<v>/bin first on PATH; Debian's Blender finds
-    its Python home through PATH, so started from here it would load pyenv's Python,
-    which has no numpy, instead of the system one with python3-numpy.
-    """
-    root = os.environ.get("PYENV_ROOT")
-    if not root:
-        return
-    versions = os.path.join(root, "versions") + os.sep
-    entries = os.environ.get("PATH", "").split(os.pathsep)
-    os.environ["PATH"] = os.pathsep.join(e for e in entries if not e.startswith(versions))
 
 
 def main(argv: list[str]) -> int:

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """collide against IfcClash 0.9.0 on real IFC models: the same elements, pairs and times.
 
-    python3 benchmarks/bench_ifc.py [--models NAME ...] [--keep DIR] [--record-fixture]
+    .venv-core/bin/python benchmarks/bench_ifc.py [--models NAME ...] [--keep DIR]
+        [--record-fixture]
 
 For each model in benchmarks/models/ (*.ifc.gz; --models picks some by a part of the
 file name):
@@ -23,7 +24,8 @@ and recall of IfcClash's deep pairs (its intersection-mode depth > DEEP_PAIR_DEP
 --keep DIR keeps each model's .npz, .blend, both results and a disagreements.tsv (every
 pair only one tool finds, with both tools' numbers and the elements' classes and names).
 --record-fixture writes the FZK-Haus .npz and IfcClash's pairs into tests/data/ifc/.
-Standard library only: the IFC work runs in .venv-ifc, the Blender work in `blender`.
+The IFC work runs in .venv-ifc, the Blender work in `blender`; this script needs only
+the standard library and collide_dev (on the path in .venv-core).
 """
 
 from __future__ import annotations
@@ -40,6 +42,8 @@ import tempfile
 import time
 import venv
 from pathlib import Path
+
+from collide_dev.blender_path import drop_pyenv_shim_paths
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCHMARKS = ROOT / "benchmarks"
@@ -137,21 +141,6 @@ def ensure_ifc_venv() -> Path:
         )
     stamp.write_text(wanted)
     return venv_python(IFC_VENV)
-
-
-def drop_pyenv_shim_paths() -> None:
-    """Undo what a pyenv shim adds to PATH for the interpreter running this script.
-
-    The shim puts $PYENV_ROOT/versions/<v>/bin first on PATH; Debian's Blender finds its
-    Python home through PATH, so started from here it would load pyenv's Python, which
-    has no numpy, instead of the system one with python3-numpy (as build.py does too).
-    """
-    root = os.environ.get("PYENV_ROOT")
-    if not root:
-        return
-    versions = os.path.join(root, "versions") + os.sep
-    entries = os.environ.get("PATH", "").split(os.pathsep)
-    os.environ["PATH"] = os.pathsep.join(e for e in entries if not e.startswith(versions))
 
 
 def find_blender() -> str:
