@@ -97,10 +97,9 @@ class _SceneFrames:
     def __call__(self, time_of_sample: float) -> FrameSample:
         whole_frame = math.floor(time_of_sample)
         self.scene.frame_set(whole_frame, subframe=time_of_sample - whole_frame)
-        # Modifiers, shape keys, armatures, Geometry Nodes and visibility may differ
-        # on this frame, and a frame_change_pre handler may have swapped or edited a
-        # plain mesh (stop motion); other plain meshes keep their geometry and fits.
-        self.reader.invalidate_changing_geometry()
+        # Only the geometry this frame change updated is read again: what modifiers,
+        # shape keys, armatures or Geometry Nodes animate, and what a frame_change_pre
+        # handler swapped or edited (stop motion), as `watch` saw the depsgraph say.
         self.reader.geometry_changed(self.updated_geometry)
         self.updated_geometry = set()
         try:

@@ -270,12 +270,6 @@ class ProxyReader:
         settings as they were (a click selecting an object in live mode)."""
         self._recheck = True
 
-    def invalidate_changing_geometry(self) -> None:
-        """Forget the geometry that may change from frame to frame (modifiers, shape
-        keys, curves, instances; not plain meshes). For reads of successive frames that
-        do not watch the depsgraph's updates, as live mode does."""
-        self.geometry_changed({_updated_by(key) for key in self._geometry if key[1] != "mesh"})
-
     @property
     def has_changing_geometry(self) -> bool:
         """Whether a proxy's geometry may change without an edit (modifiers, shape keys,
@@ -297,10 +291,10 @@ class ProxyReader:
         (NaN/inf, no collection).
 
         Who takes part, geometry and fits are kept from the last read: `invalidate`
-        (object edits, settings) builds them again, `geometry_changed` (geometry edits;
-        `invalidate_changing_geometry` between frames) refits only what uses that
-        geometry, and `recheck_participants` (selection, visibility, membership) keeps
-        them when the same objects take part.
+        (object edits, settings) builds them again, `geometry_changed` (geometry edits,
+        and geometry a frame change updated) refits only what uses that geometry, and
+        `recheck_participants` (selection, visibility, membership) keeps them when the
+        same objects take part.
         """
         previous = self._structure
         if self._recheck and not self._rebuild and previous is not None:

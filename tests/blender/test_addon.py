@@ -604,15 +604,14 @@ def test_deforming_geometry_is_refitted_per_frame(addon):
     assert scenes.records() == [("Blob", "Post")]
     scene.collide.live = False
 
-    # A batch reader across frames forgets the changing geometry itself.
-    reader = blender_module(addon, "scene").ProxyReader()
-    sizes = []
-    for frame in (1, 11):
-        scene.frame_set(frame)
-        reader.invalidate_changing_geometry()
-        proxies = reader.read(bpy.context.evaluated_depsgraph_get(), scene)
-        sizes.append(proxies.batch.half_extents[proxies.names.index("Blob")].max())
-    assert sizes == [pytest.approx(1.0), pytest.approx(3.0)]
+    # A report scan reads again what each frame change updated, in both geometries.
+    for geometry in ("proxy", "mesh"):
+        test = addon.clash.tests.clash_test_from_dict(
+            {"name": "hard", "a": {}, "type": "hard", "geometry": geometry}
+        )
+        result = addon.blender.run_clash_report([test], frames=(1, 11, 1))
+        [clash] = result.report["clashes"]
+        assert (clash["a"], clash["b"], clash["worst_frame"]) == ("Blob", "Post", 11)
 
 
 def test_live_geometry_changes_refit_only_what_changed(addon):

@@ -151,3 +151,49 @@ def test_a_mesh_swapped_by_a_frame_handler_is_read_again(tmp_path, geometry):
     assert result.returncode == 1, result.stderr
     clashes = json.loads(out.read_text(encoding="utf-8"))["clashes"]
     assert [(c["a"], c["b"], c["frames"]) for c in clashes] == [("Puppet", "Wall", [[5, 10]])]
+
+
+# Geometry animated by Blender itself, read again at every frame it changes: Blob's shape
+# key grows it into Wall from frame 6 on (value 0 at frame 4, 0.5 at 5, 1 from 6); Rail's
+# Array modifier goes from 1 to 5 copies at frame 6 (constant interpolation), reaching
+# Post. Their proxies and meshes at frame 1 touch nothing.
+ANIMATED_GEOMETRY_SCENE = (
+    BOX_HELPERS
+    + """
+scene.frame_start, scene.frame_end = 1, 10
+blob = box("Blob", (0, 0, 0), (0.1, 0.1, 0.1))
+box("Wall", (0.6, 0, 0), (0.3, 0.3, 0.3))
+blob.shape_key_add(name="Basis")
+grow = blob.shape_key_add(name="Grow")
+for point in grow.data:
+    point.co *= 4
+grow.value = 0.0
+grow.keyframe_insert("value", frame=4)
+grow.value = 1.0
+grow.keyframe_insert("value", frame=6)
+rail = box("Rail", (10, 0, 0), (0.1, 0.1, 0.1))
+box("Post", (10.75, 0, 0), (0.1, 0.1, 0.1))
+array = rail.modifiers.new("Array", "ARRAY")
+array.count = 1
+array.keyframe_insert("count", frame=5)
+array.count = 5
+array.keyframe_insert("count", frame=6)
+for curve in rail.animation_data.action.fcurves:
+    for point in curve.keyframe_points:
+        point.interpolation = "CONSTANT"
+bpy.ops.wm.save_as_mainfile(filepath=out)
+"""
+)
+
+
+@pytest.mark.parametrize("geometry", ["mesh", "proxy"])
+def test_geometry_animated_by_a_shape_key_or_a_modifier_is_read_again(tmp_path, geometry):
+    blend = build_scene(tmp_path, ANIMATED_GEOMETRY_SCENE, "animated")
+    out = tmp_path / "report.json"
+    result = clash_report(blend, "--frames", "1-10", "--geometry", geometry, "--json", str(out))
+    assert result.returncode == 1, result.stderr
+    clashes = json.loads(out.read_text(encoding="utf-8"))["clashes"]
+    assert sorted((c["a"], c["b"], c["frames"]) for c in clashes) == [
+        ("Blob", "Wall", [[6, 10]]),
+        ("Post", "Rail", [[6, 10]]),
+    ]
