@@ -97,9 +97,11 @@ class _SceneFrames:
     def __call__(self, time_of_sample: float) -> FrameSample:
         whole_frame = math.floor(time_of_sample)
         self.scene.frame_set(whole_frame, subframe=time_of_sample - whole_frame)
-        # Only the geometry this frame change updated is read again: what modifiers,
-        # shape keys, armatures or Geometry Nodes animate, and what a frame_change_pre
-        # handler swapped or edited (stop motion), as `watch` saw the depsgraph say.
+        # Who takes part is found again (visibility may be animated), and only the
+        # geometry this frame change updated is read again: what modifiers, shape keys,
+        # armatures or Geometry Nodes animate, and what a frame_change_pre handler
+        # swapped or edited (stop motion), as `watch` saw the depsgraph say.
+        self.reader.recheck_participants()
         self.reader.geometry_changed(self.updated_geometry)
         self.updated_geometry = set()
         try:

@@ -686,7 +686,7 @@ def test_batch_reads_follow_animated_visibility(addon):
     seen = {}
     for frame in (1, 5, 9):
         scene.frame_set(frame)
-        reader.invalidate_changing_geometry()
+        reader.recheck_participants()
         seen[frame] = sorted(reader.read(bpy.context.evaluated_depsgraph_get(), scene).names)
     assert seen == {1: ["Blinker", "Still"], 5: ["Still"], 9: ["Blinker", "Still"]}
 
