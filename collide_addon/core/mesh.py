@@ -30,6 +30,13 @@ contact):
       distance to that surface. Face centres find overlaps whose surfaces meet only along
       edges (two boxes of one height overlapping end to end: every vertex lies on the
       other's surface, but each end face lies inside the other).
+  and never more than a translation known to separate the two meshes
+  (`_separating_bound`): the smallest overlap of the two meshes' posed local bounds
+  along the axes of both meshes' frames (the columns of their matrices) and their cross
+  products. A depth is the least move that separates, so an estimate above a move that
+  does is too deep: faces overlapping by a millimetre along an edge give (a) the
+  height of the face and this bound the millimetre. For box meshes the depth is then
+  at most their exact (convex) penetration depth; (b) is never more than the true one.
   A depth of at most `eps` is no penetration: the pair touches, and its distance is
   the vertex-triangle and edge-edge minimum, within about `eps` of 0 (0 where triangles
   cut through each other by more than `eps`). Near-coplanar triangles are never taken
@@ -916,22 +923,72 @@ def mesh_contacts(
             found.first if inner == 0 else found.second,
             found.second if inner == 0 else found.first,
         )
-    return _combine(nearest, crossing, i_in_j, j_in_i, max_distance, ~closed.all(axis=1))
+    bound = _separating_bound(meshes, matrices, used, world, slots)
+    return _combine(nearest, crossing, i_in_j, j_in_i, bound, max_distance, ~closed.all(axis=1))
 
 
-def _combine(nearest, crossing, i_in_j, j_in_i, max_distance, open_pair) -> MeshContacts:
+def _extents(corners: np.ndarray, directions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Extent along each direction of each box given by its corners.
+
+    corners: (m, 8, 3); directions: (m, d, 3) unit vectors
+    returns: low, high (m, d)
+    """
+    along = np.einsum("mdk,mck->mdc", directions, corners)
+    return along.min(axis=2), along.max(axis=2)
+
+
+def _separating_bound(meshes, matrices, used, world: _World, slots: np.ndarray) -> np.ndarray:
+    """For each pair, a translation length that separates its two posed meshes (an upper
+    bound of the penetration depth): along the axes of both meshes' frames and their
+    cross products (the box-box SAT's 15 axes of their posed local bounds), the
+    smallest overlap of the meshes' posed local bounds. Frames only, so that a rigid
+    motion of both meshes leaves it as it is; meshes in world coordinates (an identity
+    matrix) are bounded along the world axes.
+
+    slots: (m, 2) rows of `used` (u,) in `world`; returns (m,) >= 0, +inf for a pair
+    with a mesh without triangles
+    """
+    local_lo = np.array([meshes[k].vertices.min(axis=0, initial=np.inf) for k in used])
+    local_hi = np.array([meshes[k].vertices.max(axis=0, initial=-np.inf) for k in used])
+    local_lo, local_hi = local_lo.reshape(-1, 3), local_hi.reshape(-1, 3)
+    signs = np.array([(x, y, z) for x in (0, 1) for y in (0, 1) for z in (0, 1)])
+    local_corners = np.where(signs, local_hi[:, None], local_lo[:, None])
+    frames = matrices[used, :3, :3]
+    posed = np.einsum("uij,ucj->uci", frames, local_corners) + matrices[used, None, :3, 3]
+    axes = frames.transpose(0, 2, 1)  # (u, 3 columns, 3)
+    axes = axes / np.maximum(_length(axes), np.finfo(float).tiny)[..., None]
+    first, second = slots[:, 0], slots[:, 1]
+    crosses = _cross(axes[first][:, :, None], axes[second][:, None, :]).reshape(-1, 9, 3)
+    lengths = _length(crosses)[..., None]
+    # Any unit direction gives a valid bound; near-parallel axes give none of their own.
+    crosses = np.where(lengths > 1e-9, crosses / np.maximum(lengths, 1e-300), axes[first][:, :1])
+    directions = np.concatenate([axes[first], axes[second], crosses], axis=1)
+    with np.errstate(invalid="ignore"):
+        lo_a, hi_a = _extents(posed[first], directions)
+        lo_b, hi_b = _extents(posed[second], directions)
+        overlap = np.minimum(hi_a - lo_b, hi_b - lo_a).min(axis=1)
+    empty = (world.triangle_count[first] == 0) | (world.triangle_count[second] == 0)
+    return np.where(empty, np.inf, np.maximum(np.nan_to_num(overlap, nan=np.inf), 0.0))
+
+
+def _combine(nearest, crossing, i_in_j, j_in_i, bound, max_distance, open_pair) -> MeshContacts:
     """The pairs' `MeshContacts` from the per-pair stages (each a `_Best` whose value is
-    the distance, or minus a depth; witness points on mesh i first)."""
-    depth = -np.minimum(np.minimum(crossing.value, i_in_j.value), j_in_i.value)
+    the distance, or minus a depth; witness points on mesh i first) and the separating
+    bound (m,) that caps the depth."""
+    estimate = -np.minimum(np.minimum(crossing.value, i_in_j.value), j_in_i.value)
+    depth = np.minimum(estimate, bound)
     relation = np.full(len(depth), APART, dtype=np.int8)
     epsilon = _epsilon(np.abs(np.nan_to_num(nearest.first)).max(axis=1, initial=0.0))
+    # A crossing that a move of at most eps separates is a touch.
+    crossing_value = np.where(depth > epsilon, crossing.value, 0.0)
     relation[nearest.value <= epsilon] = TOUCHING
     # Inside without the surfaces meeting is containment; with them meeting (along edges,
     # or crossing) the volumes overlap through the surfaces.
     apart = nearest.value > epsilon
     relation[(j_in_i.value < 0) & apart] = J_INSIDE_I
     relation[(i_in_j.value < 0) & apart] = I_INSIDE_J
-    relation[(crossing.value < 0) | (((i_in_j.value < 0) | (j_in_i.value < 0)) & ~apart)] = CROSSING
+    relation[(crossing_value < 0) | (((i_in_j.value < 0) | (j_in_i.value < 0)) & ~apart)] = CROSSING
+    depth[depth <= epsilon] = 0.0
     distance = np.where(depth > 0, -depth, nearest.value)
     far = (depth <= 0) & (nearest.value > np.maximum(max_distance, epsilon))
     distance[far] = np.inf
@@ -939,6 +996,6 @@ def _combine(nearest, crossing, i_in_j, j_in_i, max_distance, open_pair) -> Mesh
     point_i[far] = np.nan
     point_j[far] = np.nan
     for stage in (j_in_i, i_in_j, crossing):
-        deepest = (depth > 0) & (stage.value == -depth)
+        deepest = (depth > 0) & (stage.value == -estimate)
         point_i[deepest], point_j[deepest] = stage.first[deepest], stage.second[deepest]
     return MeshContacts(distance, point_i, point_j, relation, open_pair)

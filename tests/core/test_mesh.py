@@ -14,7 +14,9 @@ from collide_addon.core import (
     I_INSIDE_J,
     J_INSIDE_I,
     TOUCHING,
+    ShapeBatch,
     mesh_contacts,
+    pair_distance,
     prepare_mesh,
 )
 from collide_addon.core.mesh import closest_on_triangles
@@ -165,9 +167,23 @@ def test_crossing_beams_with_coplanar_faces_are_hard():
     along_y = box([-half_width, -length, -half_width], [half_width, length, half_width])
     distance, relation, _, _ = one_pair(along_x, along_y)
     assert relation == CROSSING
-    # Each beam's sides poke through the other's sides by length - half_width.
-    assert distance == pytest.approx(-(length - half_width), abs=1e-12)
-    assert -distance >= half_width
+    # Each beam's sides poke through the other's sides by length - half_width, but
+    # lifting one beam by its height separates them: that is the depth.
+    assert distance == pytest.approx(-2 * half_width, abs=1e-12)
+
+
+def test_faces_overlapping_by_a_millimetre_along_an_edge_are_that_deep():
+    # A slab's edge overlaps a wall's side by 1 mm (as in the Allplan model): each of
+    # the slab's end faces pokes 0.29 m through the wall's bottom face, but moving the
+    # slab 1 mm off the wall separates them.
+    slab = box([21.145, 6.913, -2.67], [25.235, 7.975, -0.07])
+    wall = box([22.514, 6.713, -2.38], [29.789, 6.914, 0.0])
+    distance, relation, _, _ = one_pair(slab, wall)
+    assert relation == CROSSING
+    assert distance == pytest.approx(-0.001, abs=1e-9)
+    # Turned and moved as one, they are exactly as deep (the bound follows their frame).
+    pose = affine(turn([0.2, 0.3, 1.0], 40.0), (3.0, -8.0, 1.5))
+    assert one_pair(slab, wall, pose, pose)[0] == pytest.approx(-0.001, abs=1e-9)
 
 
 def test_box_resting_on_a_floor_touches():
@@ -329,6 +345,25 @@ def test_agrees_with_coal(seed):
         coal_distance, _, _ = coal_mesh_distance(a, b)
         assert distance == pytest.approx(coal_distance, rel=1e-9)
         assert np.linalg.norm(result.point_i[0] - result.point_j[0]) == pytest.approx(distance)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_box_depth_is_never_more_than_the_exact_box_box_depth(seed):
+    # A depth is the least move that separates. For box meshes the exact value is the
+    # oriented-box SAT's (15 axes): the mesh estimate may be shallower, never deeper.
+    rng = np.random.default_rng(seed)
+    half = rng.uniform(0.1, 1.0, (2, 3))
+    centers = rng.uniform(-0.5, 0.5, (2, 3))
+    rotations = np.stack([np.linalg.qr(rng.normal(size=(3, 3)))[0] for _ in range(2)])
+    rotations[np.linalg.det(rotations) < 0, :, 0] *= -1
+    exact = pair_distance(ShapeBatch.boxes(centers, rotations, half), [0], [1]).distance[0]
+    assume(exact < -1e-6)
+    meshes = [box(-half[k], half[k]) for k in range(2)]
+    poses = [affine(rotations[k], centers[k]) for k in range(2)]
+    distance, relation, _, _ = one_pair(*meshes, *poses)
+    assert relation == CROSSING or relation in (I_INSIDE_J, J_INSIDE_I)
+    assert exact - 1e-9 <= distance < 0
 
 
 @settings(max_examples=40, deadline=None)
