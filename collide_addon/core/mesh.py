@@ -92,6 +92,9 @@ _ZERO_AREA = 1e-12
 # Edges closer to parallel than this (sin^2 of their angle) have no interior closest pair
 # that the vertex-triangle cases miss.
 _PARALLEL_SIN2 = 1e-14
+# A bounds grid starts with at most this many cells along its longest axis (three packed
+# cell indices must fit an int64 key).
+_MAX_CELLS_PER_AXIS = float(1 << 20)
 
 
 @dataclass(frozen=True, eq=False)
@@ -660,31 +663,64 @@ def _covered_cells(low: np.ndarray, high: np.ndarray, counts: np.ndarray):
     return box, cell, (cell[:, 0] * counts[1] + cell[:, 1]) * counts[2] + cell[:, 2]
 
 
+def _grid_cells(lo, hi, origin, size):
+    """The cells low..high (k, 3) float that boxes lo, hi (k, 3) cover in a grid of cell
+    `size` from `origin` (3,)."""
+    return (lo - origin) // size, (hi - origin) // size
+
+
+def _lookup_cost(low_a, high_a, low_b, high_b, counts) -> int:
+    """Cells covered plus the (a box, b box) entries met in shared cells: the work of
+    `_cross_pairs` on one grid (int64 cells low..high (k, 3), `counts` (3,) per axis)."""
+    _, _, keys_b = _covered_cells(low_b, high_b, counts)
+    _, _, keys_a = _covered_cells(low_a, high_a, counts)
+    keys_b = np.sort(keys_b)
+    met = np.searchsorted(keys_b, keys_a, side="right") - np.searchsorted(keys_b, keys_a)
+    return len(keys_a) + len(keys_b) + int(met.sum())
+
+
 def _cross_pairs(lo_a, hi_a, lo_b, hi_b) -> tuple[np.ndarray, np.ndarray]:
     """Every overlapping pair of a box of set a (k, 3 bounds) and one of set b (l, 3):
     (index into a (p,), index into b (p,)).
 
-    A uniform grid of both sets' 90th-percentile box size, doubled until the cells the
-    boxes cover stay few: b's boxes are stored in every cell they cover, a's look them
-    up, and a pair is kept only in the cell holding the low corner of the two boxes'
-    intersection, so it comes once. Unlike the shared grid, pairs within a set (the
-    neighbouring triangles of one mesh) cost nothing."""
+    A uniform grid, first of both sets' 90th-percentile box size, doubled until the cells
+    the boxes cover stay few, then halved while that makes the look-ups cheaper (small
+    boxes, rays above all, among large ones): b's boxes are stored in every cell they
+    cover, a's look them up, and a pair is kept only in the cell holding the low corner
+    of the two boxes' intersection, so it comes once. Unlike the shared grid, pairs
+    within a set (the neighbouring triangles of one mesh) cost nothing."""
     empty = np.zeros(0, dtype=np.int64)
     if len(lo_a) == 0 or len(lo_b) == 0:
         return empty, empty
     origin = np.minimum(lo_a.min(axis=0), lo_b.min(axis=0))
     extents = np.concatenate([hi_a - lo_a, hi_b - lo_b])
-    size = max(float(np.quantile(extents.max(axis=1), 0.9)), np.finfo(float).tiny)
-    while True:
-        low_a, high_a = ((bound - origin) // size for bound in (lo_a, hi_a))
-        low_b, high_b = ((bound - origin) // size for bound in (lo_b, hi_b))
+    span = float((np.maximum(hi_a.max(axis=0), hi_b.max(axis=0)) - origin).max())
+    # Boxes without extent (the vertical rays of the inside test) would start the doubling
+    # below from the smallest float, a thousand rounds over every box; no grid finer than
+    # this many cells along the longest axis can be counted anyway.
+    smallest = max(span / _MAX_CELLS_PER_AXIS, np.finfo(float).tiny)
+    size = max(float(np.quantile(extents.max(axis=1), 0.9)), smallest)
+    limit = 16 * (len(lo_a) + len(lo_b))
+
+    def grid(size):
+        """The cells of both sets and the cells per axis, or None when too many."""
+        low_a, high_a = _grid_cells(lo_a, hi_a, origin, size)
+        low_b, high_b = _grid_cells(lo_b, hi_b, origin, size)
         covered = (high_a - low_a + 1).prod(axis=1).sum() + (high_b - low_b + 1).prod(axis=1).sum()
         counts = np.maximum(high_a.max(axis=0), high_b.max(axis=0)) + 1
-        if covered <= 16 * (len(lo_a) + len(lo_b)) and counts.prod() < 2**62:
-            break
+        if covered > limit or counts.prod() >= 2**62:
+            return None
+        return tuple(x.astype(np.int64) for x in (low_a, high_a, low_b, high_b, counts))
+
+    while (cells := grid(size)) is None:
         size *= 2.0
-    low_a, high_a, low_b, high_b = (x.astype(np.int64) for x in (low_a, high_a, low_b, high_b))
-    counts = counts.astype(np.int64)
+    cost = _lookup_cost(*cells)
+    while size / 2 >= smallest and (finer := grid(size / 2)) is not None:
+        finer_cost = _lookup_cost(*finer)
+        if finer_cost >= cost:
+            break
+        size, cells, cost = size / 2, finer, finer_cost
+    low_a, high_a, low_b, high_b, counts = cells
     box_b, _, keys_b = _covered_cells(low_b, high_b, counts)
     order = np.argsort(keys_b, kind="stable")
     box_b, keys_b = box_b[order], keys_b[order]
