@@ -817,9 +817,11 @@ def _point_candidates(
     return box[keep], triangle[keep]
 
 
-def _nearest_on_meshes(world: _World, points, target, upper) -> _Best:
+def _nearest_on_meshes(world: _World, points, target, upper, enough) -> tuple[_Best, np.ndarray]:
     """Closest point of world meshes `target` (k,) to points (k, 3), each known to be
-    at most `upper` (k,) away: `_Best` per point (distance, the point, the closest point).
+    at most `upper` (k,) away: (`_Best` per point (distance, the point, the closest
+    point), exact (k,) bool). A point for which a triangle within `enough` (k,) turns up
+    is left there: its distance is then at most `enough` but maybe not exact.
 
     Searched within a radius growing from the meshes' typical triangle size, so that a
     deep point does not meet every triangle within its (loose) upper bound: a triangle
@@ -829,6 +831,7 @@ def _nearest_on_meshes(world: _World, points, target, upper) -> _Best:
     sizes = (world.hi - world.lo).max(axis=1)[np.isin(world.owner, target)]
     radius = np.minimum(upper, float(np.median(sizes)) if len(sizes) else 0.0)
     todo = np.arange(len(points))
+    exact = np.zeros(len(points), dtype=bool)
     while len(todo):
         point, triangle = _point_candidates(
             world,
@@ -840,10 +843,10 @@ def _nearest_on_meshes(world: _World, points, target, upper) -> _Best:
             seen_from = points[todo[point[part]]]
             closest = closest_on_triangles(seen_from, world.corners[triangle[part]])
             nearest.offer(todo[point[part]], _length(seen_from - closest), seen_from, closest)
-        done = (nearest.value[todo] <= radius[todo]) | (radius[todo] >= upper[todo])
-        todo = todo[~done]
+        exact[todo] = (nearest.value[todo] <= radius[todo]) | (radius[todo] >= upper[todo])
+        todo = todo[~exact[todo] & (nearest.value[todo] > enough[todo])]
         radius[todo] = np.minimum(4.0 * radius[todo], upper[todo])
-    return nearest
+    return nearest, exact
 
 
 def _parity_inside(world: _World, points, target) -> tuple[np.ndarray, np.ndarray]:
@@ -891,8 +894,12 @@ def _inside_stage(world: _World, inner: np.ndarray, outer: np.ndarray, known) ->
     while len(todo):
         rank = np.arange(len(todo)) - np.searchsorted(pair[todo], pair[todo])
         now, todo = todo[rank < batch], todo[rank >= batch]
-        nearest = _nearest_on_meshes(world, points[now], target[now], upper[now])
-        strictly = nearest.value > _epsilon(np.abs(points[now]).max(axis=1, initial=0.0))
+        # A point whose distance cannot beat the depth found already needs no exact one.
+        best = np.maximum(known, -deepest.value)
+        nearest, exact = _nearest_on_meshes(
+            world, points[now], target[now], upper[now], best[pair[now]]
+        )
+        strictly = exact & (nearest.value > _epsilon(np.abs(points[now]).max(axis=1, initial=0.0)))
         deepest.offer(
             pair[now][strictly],
             -nearest.value[strictly],
