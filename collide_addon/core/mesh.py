@@ -92,6 +92,9 @@ _ZERO_AREA = 1e-12
 # Edges closer to parallel than this (sin^2 of their angle) have no interior closest pair
 # that the vertex-triangle cases miss.
 _PARALLEL_SIN2 = 1e-14
+# Relative rounding of a lower bound of a triangle pair's distance (a few hundred float64
+# steps of the coordinates).
+_ROUNDING = 1e-12
 # A bounds grid starts with at most this many cells along its longest axis (three packed
 # cell indices must fit an int64 key).
 _MAX_CELLS_PER_AXIS = float(1 << 20)
@@ -614,6 +617,24 @@ def _upper_bounds(world: _World, count: int, pair, first, second) -> np.ndarray:
     return upper
 
 
+def _seed_distances(world: _World, count: int, pair, first, second, lower, rows) -> np.ndarray:
+    """Each pair's distance bound (count,): the exact distance of its candidate among
+    `rows` (k,) with the least lower bound `lower`, mostly the nearest one (+inf for a
+    pair without one), so that the candidates (pair, first, second) whose lower bound
+    exceeds it can be left out."""
+    order = rows[np.lexsort((lower[rows], pair[rows]))]
+    lead = np.ones(len(order), dtype=bool)
+    lead[1:] = pair[order[1:]] != pair[order[:-1]]
+    seeds = order[lead]
+    bound = np.full(count, np.inf)
+    for part in _chunks(np.ones(len(seeds), dtype=np.int64), _CHUNK_ROWS):
+        distance, _, _ = _triangle_distance(
+            world.corners[first[seeds[part]]], world.corners[second[seeds[part]]]
+        )
+        bound[pair[seeds[part]]] = distance
+    return bound
+
+
 def _triangle_stage(world: _World, slots: np.ndarray, grow: float):
     """Minimum distance and deepest crossing of each pair of world meshes `slots` (m, 2):
     (`_Best` of the distance, `_Best` of minus the depth (a)).
@@ -642,7 +663,12 @@ def _triangle_stage(world: _World, slots: np.ndarray, grow: float):
             a[cross], b[cross], tests.signed_first[cross], tests.signed_second[cross]
         )
         deepest.offer(rows[cross], -depth, deep_a, deep_b)
-    rest = np.flatnonzero((nearest.value[pair] > 0) & (lower <= upper[pair]))
+    unmet = np.flatnonzero((nearest.value[pair] > 0) & (lower <= upper[pair]))
+    seed = _seed_distances(world, len(slots), pair, first, second, lower, unmet)
+    # The bounds are rounded differently from the distances: a triangle pair touching at
+    # distance 0 may get a lower bound of 1e-16, and it must stay a candidate.
+    slack = _ROUNDING * max(1.0, float(np.abs(world.corners).max(initial=0.0)))
+    rest = unmet[lower[unmet] <= seed[pair[unmet]] + slack]
     for part in _chunks(np.ones(len(rest), dtype=np.int64), _CHUNK_ROWS):
         rows = rest[part]
         distance, point_a, point_b = _triangle_distance(
