@@ -53,11 +53,13 @@ triangle pairs decided together in chunks (memory stays within a few hundred MB)
 pair's triangles near the other mesh's bounds (grown by `max_distance`) are paired in
 full for small meshes and through a uniform grid of both sets for large ones. Plane
 tests run on every candidate; the exact distance only on pairs whose triangles do not
-meet, and there only on candidates that planes and bounds cannot rule out. The inside
+meet, and there only on candidates that planes and bounds cannot rule out against the
+exact distance of the pair's candidate with the least lower bound. The inside
 test casts a ray straight up from each vertex and face centre inside the other mesh's
 bounds and counts crossings (ray parity, exact on shared edges and vertices by a
 consistent tie rule); a point's depth search is bounded by its ray's first crossing
-and skipped when that bound cannot beat the depth already found. Pairs of large meshes
+and skipped when that bound cannot beat the depth already found, and it stops
+as soon as a triangle within that depth turns up. Pairs of large meshes
 far apart next to the size of their triangles cost more: the grid's boxes grow with the
 gap.
 """
