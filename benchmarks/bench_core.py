@@ -2,6 +2,7 @@
 
     python3 build.py bench            (or: .venv-core/bin/python benchmarks/bench_core.py)
     options: --sizes 1000,10000,100000 --repeats 5 --pairs 1000000 --skip-fcl-above 100000
+             --mesh-only (section 5 alone) --ifcclash-result PATH
 
 1. find_pairs vs DynamicAABBTreeCollisionManager (build + collide with the default
    narrow-phase callback, enough max contacts) of coal and python-fcl, on the seeded
@@ -21,15 +22,23 @@
    per step over 30 steps; the pair sets are compared at every step. Also timed: the
    live path, find_contacts (the pairs and the exact distance of each hit) with its own
    CoherentBounds.
+5. mesh_contacts (one call) vs coal's BVHModelOBBRSS distance + collide per pair, on
+   pairs of small meshes, of 5k-triangle meshes, and on the FZK-Haus fixture
+   (tests/data/ifc/: 82 elements, every pair whose bounds come within 5 cm, as the
+   clearance set of benchmarks/bench_ifc.py needs). With --ifcclash-result (the
+   ifcclash.json that `benchmarks/bench_ifc.py --models FZK --keep DIR` keeps) it also
+   prints IfcClash's clash calls on the same model.
 Best of `repeats` wall-clock runs each, one core (the machine's BLAS is not used).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 import tracemalloc
+from pathlib import Path
 
 import coal
 import fcl
@@ -49,6 +58,7 @@ from collide_addon.core import (
     pair_intersects,
     prepare_mesh,
 )
+from collide_addon.core.contact import contact_epsilon
 from collide_dev.coal_oracle import (
     coal_mesh,
     coal_mesh_collide,
@@ -379,7 +389,57 @@ def bench_mesh_contacts(label: str, shapes: list, count: int, repeats: int) -> d
     }
 
 
-def report_mesh_contacts(repeats: int) -> None:
+FZK_FIXTURE = (
+    Path(__file__).resolve().parent.parent / "tests" / "data" / "ifc" / "ac20-fzk-haus.npz"
+)
+# The widest clash set of bench_ifc.py (clearance 5 cm) needs every pair this close.
+FZK_CLEARANCE = 0.05
+
+
+def fzk_pairs():
+    """The FZK-Haus fixture's meshes and the pairs whose bounds come within the clearance:
+    (raw meshes [(vertices (v, 3), triangles (t, 3))], pairs (m, 2), max_distance)."""
+    data = np.load(FZK_FIXTURE)
+    vertex_offsets, triangle_offsets = data["vertex_offsets"], data["triangle_offsets"]
+    raw = [
+        (
+            data["vertices"][vertex_offsets[k] : vertex_offsets[k + 1]],
+            data["triangles"][triangle_offsets[k] : triangle_offsets[k + 1]],
+        )
+        for k in range(len(data["names"]))
+    ]
+    lo = np.array([vertices.min(axis=0) for vertices, _ in raw])
+    hi = np.array([vertices.max(axis=0) for vertices, _ in raw])
+    grow = FZK_CLEARANCE + float(contact_epsilon(np.r_[lo, hi]).max())
+    first, second = np.triu_indices(len(raw), 1)
+    near = ((lo[first] - grow <= hi[second]) & (lo[second] <= hi[first] + grow)).all(axis=1)
+    return raw, np.stack([first[near], second[near]], axis=1), grow
+
+
+def bench_fzk(repeats: int, ifcclash_result: Path | None) -> dict:
+    """mesh_contacts on the FZK-Haus fixture's near pairs (meshes prepared beforehand, as
+    a report run caches them) vs coal per pair, and IfcClash's recorded clash calls."""
+    raw, pairs, max_distance = fzk_pairs()
+    meshes = [prepare_mesh(*shape) for shape in raw]
+    matrices = np.tile(np.eye(4), (len(meshes), 1, 1))
+    ours_time, _ = best_of(repeats, lambda: mesh_contacts(meshes, matrices, pairs, max_distance))
+    objects = [coal_mesh(*shape, np.eye(4)) for shape in raw]
+
+    def coal_per_pair():
+        for a, b in pairs.tolist():
+            coal_mesh_distance(objects[a], objects[b])
+            coal_mesh_collide(objects[a], objects[b])
+
+    coal_time, _ = best_of(repeats, coal_per_pair)
+    row = {"pairs": len(pairs), "ours_s": ours_time, "coal_s": coal_time}
+    if ifcclash_result is not None:
+        sets = json.loads(ifcclash_result.read_text())["sets"]
+        row["ifcclash_s"] = {name: sets[name]["clash_seconds"] for name in sets}
+    print_progress("mesh contacts (FZK-Haus): done")
+    return row
+
+
+def report_mesh_contacts(repeats: int, ifcclash_result: Path | None = None) -> None:
     """Print section 5: mesh_contacts against coal's BVH meshes per pair."""
     small = [
         box_mesh([-0.5, -0.5, -0.5], [0.5, 0.5, 0.5]),
@@ -400,9 +460,28 @@ def report_mesh_contacts(repeats: int) -> None:
     for row in rows:
         print(
             f"{row['what']:14} {row['pairs']:>6} {row['crossing']:>8} {row['ours_per_s']:16,.0f} "
-            f"{row['coal_per_s']:13,.0f} {row['ours_per_s'] / row['coal_per_s']:9.2f}  "
+            f"{row['coal_per_s']:13,.0f} {row['ours_per_s'] / row['coal_per_s']:9.3f}  "
             f"{row['verdict_mismatches']} meets-vs-collide mismatches, worst distance "
             f"error {row['worst_distance_error']:.1e}"
+        )
+    fzk = bench_fzk(max(1, repeats // 3), ifcclash_result)
+    print(
+        f"FZK-Haus fixture, {fzk['pairs']} pairs within {FZK_CLEARANCE} m: collide's exact stage "
+        f"{fzk['ours_s']:.2f} s, coal {fzk['coal_s']:.2f} s, speed-up "
+        f"{fzk['coal_s'] / fzk['ours_s']:.3f}"
+    )
+    if "ifcclash_s" in fzk:
+        total = sum(fzk["ifcclash_s"].values())
+        per_set = ", ".join(
+            f"{name} {seconds:.2f} s" for name, seconds in fzk["ifcclash_s"].items()
+        )
+        print(
+            f"IfcClash's clash calls on the same model ({per_set}): {total:.2f} s in all; "
+            f"collide's one call covers the three sets: ratio {fzk['ours_s'] / total:.1f}"
+        )
+    else:
+        print(
+            "(IfcClash's clash time: pass --ifcclash-result DIR/.../ifcclash.json from bench_ifc)"
         )
     print()
 
@@ -419,7 +498,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--pairs", type=int, default=1_000_000)
     parser.add_argument("--skip-fcl-above", type=int, default=100_000)
+    parser.add_argument("--mesh-only", action="store_true", help="run section 5 alone")
+    parser.add_argument(
+        "--ifcclash-result",
+        type=Path,
+        help="IfcClash's result on the FZK-Haus (ifcclash.json of bench_ifc.py --keep DIR)",
+    )
     args = parser.parse_args(argv)
+    if args.mesh_only:
+        print(f"coal {coal.__version__}, numpy {np.__version__}; best of {args.repeats}\n")
+        report_mesh_contacts(args.repeats, args.ifcclash_result)
+        return
     sizes = [int(size) for size in args.sizes.split(",")]
 
     print(f"coal {coal.__version__}, python-fcl, numpy {np.__version__}; best of {args.repeats}\n")
@@ -471,7 +560,7 @@ def main(argv: list[str] | None = None) -> None:
         f"find_pairs' at {moving['live_differs']} steps"
     )
     print()
-    report_mesh_contacts(args.repeats)
+    report_mesh_contacts(args.repeats, args.ifcclash_result)
     largest = max(sizes)
     print(
         f"peak memory of find_pairs at n={largest:,}: {peak_memory(largest):.0f} MiB (tracemalloc)"

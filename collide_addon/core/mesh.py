@@ -60,11 +60,13 @@ triangle pairs decided together in chunks (memory stays within a few hundred MB)
 pair's triangles near the other mesh's bounds (grown by `max_distance`) are paired in
 full for small meshes and through a uniform grid of both sets for large ones. Plane
 tests run on every candidate; the exact distance only on pairs whose triangles do not
-meet, and there only on candidates that planes and bounds cannot rule out. The inside
+meet, and there only on candidates that planes and bounds cannot rule out against the
+exact distance of the pair's candidate with the least lower bound. The inside
 test casts a ray straight up from each vertex and face centre inside the other mesh's
 bounds and counts crossings (ray parity, exact on shared edges and vertices by a
 consistent tie rule); a point's depth search is bounded by its ray's first crossing
-and skipped when that bound cannot beat the depth already found. Pairs of large meshes
+and skipped when that bound cannot beat the depth already found, and it stops
+as soon as a triangle within that depth turns up. Pairs of large meshes
 far apart next to the size of their triangles cost more: the grid's boxes grow with the
 gap.
 """
@@ -99,6 +101,12 @@ _ZERO_AREA = 1e-12
 # Edges closer to parallel than this (sin^2 of their angle) have no interior closest pair
 # that the vertex-triangle cases miss.
 _PARALLEL_SIN2 = 1e-14
+# Relative rounding of a lower bound of a triangle pair's distance (a few hundred float64
+# steps of the coordinates).
+_ROUNDING = 1e-12
+# A bounds grid starts with at most this many cells along its longest axis (three packed
+# cell indices must fit an int64 key).
+_MAX_CELLS_PER_AXIS = float(1 << 20)
 
 
 @dataclass(frozen=True, eq=False)
@@ -618,6 +626,24 @@ def _upper_bounds(world: _World, count: int, pair, first, second) -> np.ndarray:
     return upper
 
 
+def _seed_distances(world: _World, count: int, pair, first, second, lower, rows) -> np.ndarray:
+    """Each pair's distance bound (count,): the exact distance of its candidate among
+    `rows` (k,) with the least lower bound `lower`, mostly the nearest one (+inf for a
+    pair without one), so that the candidates (pair, first, second) whose lower bound
+    exceeds it can be left out."""
+    order = rows[np.lexsort((lower[rows], pair[rows]))]
+    lead = np.ones(len(order), dtype=bool)
+    lead[1:] = pair[order[1:]] != pair[order[:-1]]
+    seeds = order[lead]
+    bound = np.full(count, np.inf)
+    for part in _chunks(np.ones(len(seeds), dtype=np.int64), _CHUNK_ROWS):
+        distance, _, _ = _triangle_distance(
+            world.corners[first[seeds[part]]], world.corners[second[seeds[part]]]
+        )
+        bound[pair[seeds[part]]] = distance
+    return bound
+
+
 def _triangle_stage(world: _World, slots: np.ndarray, grow: float):
     """Minimum distance and deepest crossing of each pair of world meshes `slots` (m, 2):
     (`_Best` of the distance, `_Best` of minus the depth (a)).
@@ -646,7 +672,12 @@ def _triangle_stage(world: _World, slots: np.ndarray, grow: float):
             a[cross], b[cross], tests.signed_first[cross], tests.signed_second[cross]
         )
         deepest.offer(rows[cross], -depth, deep_a, deep_b)
-    rest = np.flatnonzero((nearest.value[pair] > 0) & (lower <= upper[pair]))
+    unmet = np.flatnonzero((nearest.value[pair] > 0) & (lower <= upper[pair]))
+    seed = _seed_distances(world, len(slots), pair, first, second, lower, unmet)
+    # The bounds are rounded differently from the distances: a triangle pair touching at
+    # distance 0 may get a lower bound of 1e-16, and it must stay a candidate.
+    slack = _ROUNDING * max(1.0, float(np.abs(world.corners).max(initial=0.0)))
+    rest = unmet[lower[unmet] <= seed[pair[unmet]] + slack]
     for part in _chunks(np.ones(len(rest), dtype=np.int64), _CHUNK_ROWS):
         rows = rest[part]
         distance, point_a, point_b = _triangle_distance(
@@ -667,31 +698,64 @@ def _covered_cells(low: np.ndarray, high: np.ndarray, counts: np.ndarray):
     return box, cell, (cell[:, 0] * counts[1] + cell[:, 1]) * counts[2] + cell[:, 2]
 
 
+def _grid_cells(lo, hi, origin, size):
+    """The cells low..high (k, 3) float that boxes lo, hi (k, 3) cover in a grid of cell
+    `size` from `origin` (3,)."""
+    return (lo - origin) // size, (hi - origin) // size
+
+
+def _lookup_cost(low_a, high_a, low_b, high_b, counts) -> int:
+    """Cells covered plus the (a box, b box) entries met in shared cells: the work of
+    `_cross_pairs` on one grid (int64 cells low..high (k, 3), `counts` (3,) per axis)."""
+    _, _, keys_b = _covered_cells(low_b, high_b, counts)
+    _, _, keys_a = _covered_cells(low_a, high_a, counts)
+    keys_b = np.sort(keys_b)
+    met = np.searchsorted(keys_b, keys_a, side="right") - np.searchsorted(keys_b, keys_a)
+    return len(keys_a) + len(keys_b) + int(met.sum())
+
+
 def _cross_pairs(lo_a, hi_a, lo_b, hi_b) -> tuple[np.ndarray, np.ndarray]:
     """Every overlapping pair of a box of set a (k, 3 bounds) and one of set b (l, 3):
     (index into a (p,), index into b (p,)).
 
-    A uniform grid of both sets' 90th-percentile box size, doubled until the cells the
-    boxes cover stay few: b's boxes are stored in every cell they cover, a's look them
-    up, and a pair is kept only in the cell holding the low corner of the two boxes'
-    intersection, so it comes once. Unlike the shared grid, pairs within a set (the
-    neighbouring triangles of one mesh) cost nothing."""
+    A uniform grid, first of both sets' 90th-percentile box size, doubled until the cells
+    the boxes cover stay few, then halved while that makes the look-ups cheaper (small
+    boxes, rays above all, among large ones): b's boxes are stored in every cell they
+    cover, a's look them up, and a pair is kept only in the cell holding the low corner
+    of the two boxes' intersection, so it comes once. Unlike the shared grid, pairs
+    within a set (the neighbouring triangles of one mesh) cost nothing."""
     empty = np.zeros(0, dtype=np.int64)
     if len(lo_a) == 0 or len(lo_b) == 0:
         return empty, empty
     origin = np.minimum(lo_a.min(axis=0), lo_b.min(axis=0))
     extents = np.concatenate([hi_a - lo_a, hi_b - lo_b])
-    size = max(float(np.quantile(extents.max(axis=1), 0.9)), np.finfo(float).tiny)
-    while True:
-        low_a, high_a = ((bound - origin) // size for bound in (lo_a, hi_a))
-        low_b, high_b = ((bound - origin) // size for bound in (lo_b, hi_b))
+    span = float((np.maximum(hi_a.max(axis=0), hi_b.max(axis=0)) - origin).max())
+    # Boxes without extent (the vertical rays of the inside test) would start the doubling
+    # below from the smallest float, a thousand rounds over every box; no grid finer than
+    # this many cells along the longest axis can be counted anyway.
+    smallest = max(span / _MAX_CELLS_PER_AXIS, np.finfo(float).tiny)
+    size = max(float(np.quantile(extents.max(axis=1), 0.9)), smallest)
+    limit = 16 * (len(lo_a) + len(lo_b))
+
+    def grid(size):
+        """The cells of both sets and the cells per axis, or None when too many."""
+        low_a, high_a = _grid_cells(lo_a, hi_a, origin, size)
+        low_b, high_b = _grid_cells(lo_b, hi_b, origin, size)
         covered = (high_a - low_a + 1).prod(axis=1).sum() + (high_b - low_b + 1).prod(axis=1).sum()
         counts = np.maximum(high_a.max(axis=0), high_b.max(axis=0)) + 1
-        if covered <= 16 * (len(lo_a) + len(lo_b)) and counts.prod() < 2**62:
-            break
+        if covered > limit or counts.prod() >= 2**62:
+            return None
+        return tuple(x.astype(np.int64) for x in (low_a, high_a, low_b, high_b, counts))
+
+    while (cells := grid(size)) is None:
         size *= 2.0
-    low_a, high_a, low_b, high_b = (x.astype(np.int64) for x in (low_a, high_a, low_b, high_b))
-    counts = counts.astype(np.int64)
+    cost = _lookup_cost(*cells)
+    while size / 2 >= smallest and (finer := grid(size / 2)) is not None:
+        finer_cost = _lookup_cost(*finer)
+        if finer_cost >= cost:
+            break
+        size, cells, cost = size / 2, finer, finer_cost
+    low_a, high_a, low_b, high_b, counts = cells
     box_b, _, keys_b = _covered_cells(low_b, high_b, counts)
     order = np.argsort(keys_b, kind="stable")
     box_b, keys_b = box_b[order], keys_b[order]
@@ -788,9 +852,11 @@ def _point_candidates(
     return box[keep], triangle[keep]
 
 
-def _nearest_on_meshes(world: _World, points, target, upper) -> _Best:
+def _nearest_on_meshes(world: _World, points, target, upper, enough) -> tuple[_Best, np.ndarray]:
     """Closest point of world meshes `target` (k,) to points (k, 3), each known to be
-    at most `upper` (k,) away: `_Best` per point (distance, the point, the closest point).
+    at most `upper` (k,) away: (`_Best` per point (distance, the point, the closest
+    point), exact (k,) bool). A point for which a triangle within `enough` (k,) turns up
+    is left there: its distance is then at most `enough` but maybe not exact.
 
     Searched within a radius growing from the meshes' typical triangle size, so that a
     deep point does not meet every triangle within its (loose) upper bound: a triangle
@@ -800,6 +866,7 @@ def _nearest_on_meshes(world: _World, points, target, upper) -> _Best:
     sizes = (world.hi - world.lo).max(axis=1)[np.isin(world.owner, target)]
     radius = np.minimum(upper, float(np.median(sizes)) if len(sizes) else 0.0)
     todo = np.arange(len(points))
+    exact = np.zeros(len(points), dtype=bool)
     while len(todo):
         point, triangle = _point_candidates(
             world,
@@ -811,10 +878,10 @@ def _nearest_on_meshes(world: _World, points, target, upper) -> _Best:
             seen_from = points[todo[point[part]]]
             closest = closest_on_triangles(seen_from, world.corners[triangle[part]])
             nearest.offer(todo[point[part]], _length(seen_from - closest), seen_from, closest)
-        done = (nearest.value[todo] <= radius[todo]) | (radius[todo] >= upper[todo])
-        todo = todo[~done]
+        exact[todo] = (nearest.value[todo] <= radius[todo]) | (radius[todo] >= upper[todo])
+        todo = todo[~exact[todo] & (nearest.value[todo] > enough[todo])]
         radius[todo] = np.minimum(4.0 * radius[todo], upper[todo])
-    return nearest
+    return nearest, exact
 
 
 def _parity_inside(world: _World, points, target) -> tuple[np.ndarray, np.ndarray]:
@@ -862,8 +929,12 @@ def _inside_stage(world: _World, inner: np.ndarray, outer: np.ndarray, known) ->
     while len(todo):
         rank = np.arange(len(todo)) - np.searchsorted(pair[todo], pair[todo])
         now, todo = todo[rank < batch], todo[rank >= batch]
-        nearest = _nearest_on_meshes(world, points[now], target[now], upper[now])
-        strictly = nearest.value > _epsilon(np.abs(points[now]).max(axis=1, initial=0.0))
+        # A point whose distance cannot beat the depth found already needs no exact one.
+        best = np.maximum(known, -deepest.value)
+        nearest, exact = _nearest_on_meshes(
+            world, points[now], target[now], upper[now], best[pair[now]]
+        )
+        strictly = exact & (nearest.value > _epsilon(np.abs(points[now]).max(axis=1, initial=0.0)))
         deepest.offer(
             pair[now][strictly],
             -nearest.value[strictly],

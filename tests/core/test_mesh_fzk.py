@@ -1,0 +1,95 @@
+"""Mesh mode on a real building: the FZK-Haus fixture (tests/data/ifc/) decided by
+`mesh_contacts` agrees with IfcClash's recorded pairs as well as the README's benchmark
+table says (precision, recall and recall of the pairs deeper than 2 mm, per clash set).
+
+The candidates are every pair of elements whose bounds come within the clearance, a
+superset of the proxies' candidates in a report run: `mesh_contacts` decides each pair on
+its own, so the pairs that clash are the ones a report finds."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from collide_addon.core.contact import clash_mask, contact_epsilon
+from collide_addon.core.mesh import mesh_contacts, prepare_mesh
+
+FIXTURE = Path(__file__).resolve().parent.parent / "data" / "ifc"
+CLEARANCE = 0.05
+DEEP = 0.002
+# clash set: (collide's rule, tolerance), as benchmarks/bench_ifc.py pairs them.
+RULES = {
+    "intersection": ("hard", 0.002),
+    "collision": ("hard", 0.0),
+    "clearance": ("clearance", CLEARANCE),
+}
+# The README's FZK-Haus row per clash set: least precision, recall and deep recall.
+README_FZK = {
+    "intersection": (0.97, 0.99, 0.99),
+    "collision": (1.00, 0.89, 1.00),
+    "clearance": (0.97, 1.00, 1.00),
+}
+
+
+def unordered(first: str, second: str) -> tuple[str, str]:
+    return (first, second) if first <= second else (second, first)
+
+
+def fzk_pairs() -> tuple[dict, dict]:
+    """(per clash set the set of pairs collide's mesh mode finds, IfcClash's recorded
+    sets)."""
+    data = np.load(FIXTURE / "ac20-fzk-haus.npz")
+    vertex_offsets, triangle_offsets = data["vertex_offsets"], data["triangle_offsets"]
+    meshes = [
+        prepare_mesh(
+            data["vertices"][vertex_offsets[k] : vertex_offsets[k + 1]],
+            data["triangles"][triangle_offsets[k] : triangle_offsets[k + 1]],
+        )
+        for k in range(len(data["names"]))
+    ]
+    lo = np.array([mesh.vertices.min(axis=0) for mesh in meshes])
+    hi = np.array([mesh.vertices.max(axis=0) for mesh in meshes])
+    first, second = np.triu_indices(len(meshes), 1)
+    grow = CLEARANCE + float(contact_epsilon(np.r_[lo, hi]).max())
+    near = ((lo[first] - grow <= hi[second]) & (lo[second] <= hi[first] + grow)).all(axis=1)
+    pairs = np.stack([first[near], second[near]], axis=1)
+    result = mesh_contacts(meshes, np.tile(np.eye(4), (len(meshes), 1, 1)), pairs, grow)
+    epsilon = contact_epsilon(np.nan_to_num((result.point_i + result.point_j) / 2))
+    names = [str(name) for name in data["names"]]
+    ours = {}
+    for clash_set, (rule, tolerance) in RULES.items():
+        clashing = pairs[clash_mask(rule, tolerance, result.distance, epsilon)]
+        ours[clash_set] = {unordered(names[i], names[j]) for i, j in clashing}
+    recorded = json.loads((FIXTURE / "ac20-fzk-haus-ifcclash.json").read_text())["sets"]
+    return ours, recorded
+
+
+@pytest.fixture(scope="module")
+def fzk():
+    return fzk_pairs()
+
+
+def ifcclash_pairs(recorded: dict, clash_set: str) -> dict[tuple[str, str], float]:
+    """IfcClash's pairs of one clash set with their largest distance."""
+    pairs: dict[tuple[str, str], float] = {}
+    for clash in recorded[clash_set]["clashes"]:
+        if clash["a"] != clash["b"]:
+            key = unordered(clash["a"], clash["b"])
+            pairs[key] = max(clash["distance"], pairs.get(key, -np.inf))
+    return pairs
+
+
+@pytest.mark.parametrize("clash_set", sorted(RULES))
+def test_mesh_mode_agrees_with_ifcclash_on_fzk_haus(fzk, clash_set):
+    ours, recorded = fzk
+    theirs = ifcclash_pairs(recorded, clash_set)
+    deep = {key for key, depth in ifcclash_pairs(recorded, "intersection").items() if depth > DEEP}
+    deep &= theirs.keys()
+    found = ours[clash_set]
+    both = found & theirs.keys()
+    least_precision, least_recall, least_deep_recall = README_FZK[clash_set]
+    assert found and theirs and deep
+    assert len(both) / len(found) >= least_precision
+    assert len(both) / len(theirs) >= least_recall
+    assert len(deep & found) / len(deep) >= least_deep_recall
