@@ -19,6 +19,7 @@ from collide_addon.core.resolve import (
     FIX_MOVED,
     FIX_NO_DIRECTION,
     FIX_TOO_FAR,
+    along_free_axes,
     mesh_separating_translations,
     separating_translations,
 )
@@ -292,3 +293,37 @@ def test_one_mesh_moved_differently_in_each_of_its_pairs():
     assert fixes.found.all()
     assert fixes.translation[0, 0] == pytest.approx(0.3, rel=1e-3)
     assert fixes.translation[1, 0] == pytest.approx(-0.3, rel=1e-3)
+
+
+# --- locked axes ------------------------------------------------------------------------
+
+
+def test_locked_axes_take_the_projection_lengthened_to_separate():
+    batch = ShapeBatch.boxes([[0, 0, 0], [1.5, 0.2, 0]], [IDENTITY] * 2, [[1, 1, 1]] * 2)
+    translation = separating_translations(batch, [0], [1], 1e-6)
+    # Location axes turned 45 degrees about z (a rotated parent); x locked: only the
+    # parent's y axis, (-1, 1, 0) / sqrt(2), may move.
+    turn = rotation_z(math.pi / 4)
+    moves, possible = along_free_axes(translation, turn[None], [[False, True, True]])
+    assert possible[0]
+    np.testing.assert_allclose(moves[0], [0.500001, -0.500001, 0.0], atol=1e-9)
+    after = pair_distance(moved(batch, 1, moves[0]), [0], [1]).distance[0]
+    assert after >= 1e-6 - 1e-12
+    # Only z free: perpendicular to the way out.
+    _, possible = along_free_axes(translation, IDENTITY[None], [[False, False, True]])
+    assert not possible[0]
+
+
+@settings(max_examples=100, deadline=None)
+@given(solid_shape, solid_shape, small_offset, quaternion, st.tuples(*[st.booleans()] * 3))
+def test_moves_on_free_axes_separate_and_keep_locked_axes(first, second, offset, turn, free):
+    batch = overlapping_pair(first, second, offset)
+    translation = separating_translations(batch, [0], [1], 1e-6)
+    axes = rotation_from_quaternion(turn) * np.array([1.0, 2.0, 0.5])  # scaled parent
+    moves, possible = along_free_axes(translation, axes[None], [free])
+    local = np.linalg.solve(axes, moves[0])
+    np.testing.assert_allclose(local[~np.array(free)], 0.0, atol=1e-9)
+    if possible[0]:
+        assert pair_distance(moved(batch, 1, moves[0]), [0], [1]).distance[0] >= 1e-6 - 1e-9
+    else:
+        np.testing.assert_array_equal(moves[0], 0.0)
