@@ -236,29 +236,31 @@ def _search(meshes, matrices, pairs, units, clearance, depth, bound, size) -> np
     return high
 
 
-def along_free_axes(translations, axes, free) -> tuple[np.ndarray, np.ndarray]:
+def along_free_axes(translations, axes, free) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Separating translations restricted to the free axes of locked transforms.
 
     translations: (m, 3) world translations that separate (`separating_translations`:
     length = depth + clearance along the separating direction n)
-    axes: (m, 3, 3), column k the world move of one unit of location axis k
+    axes: (m, 3, 3), column k the world move of one unit of location axis k (the linear
+    part of the parent's world matrix times the parent inverse)
     free: (m, 3) bool, which location axes may move
-    returns: (moves (m, 3), possible (m,) bool). A move is the translation projected on
-    the span of the free axes and lengthened until its component along n is the
-    translation's length: past the touching position along n, so the pair is apart (its
-    projections on n are). Not the shortest move within the span, a separating one.
-    Impossible where the span is (nearly) perpendicular to n: moves 0.
+    returns: (moves (m, 3) in the world, the same as location changes (m, 3), exactly 0
+    on locked axes, possible (m,) bool). A move is the translation projected on the span
+    of the free axes and lengthened until its component along n is the translation's
+    length: past the touching position along n, so the pair is apart (its projections on
+    n are). Not the shortest move within the span, a separating one. Impossible where the
+    span is (nearly) perpendicular to n: moves 0.
     """
     translations = np.asarray(translations, dtype=np.float64).reshape(-1, 3)
     spanning = np.asarray(axes, dtype=np.float64) * np.asarray(free, dtype=bool)[:, None, :]
-    # Projection on the span: A pinv(A) t, with the locked columns zero.
-    projected = np.einsum(
-        "mkl,ml->mk", spanning, np.einsum("mlk,mk->ml", np.linalg.pinv(spanning), translations)
-    )
+    # The least-squares location change and its world move, the projection of t on the
+    # span (A pinv(A) t); pinv's rows of locked (zero) columns are zero.
+    local = np.einsum("mlk,mk->ml", np.linalg.pinv(spanning), translations)
+    projected = np.einsum("mkl,ml->mk", spanning, local)
     squared = np.einsum("mk,mk->m", translations, translations)
-    along = np.einsum("mk,mk->m", projected, translations)  # |projected|^2: A pinv(A) projects
+    along = np.einsum("mk,mk->m", projected, translations)  # |projected|^2
     # Below this share of the translation the free axes would need a move many times its
     # length (1000 times at 1e-6): taken as no way out along them.
     possible = (squared == 0) | (along > 1e-6 * squared)
     scale = np.divide(squared, along, out=np.zeros_like(squared), where=possible & (along > 0))
-    return scale[:, None] * projected, possible
+    return scale[:, None] * projected, scale[:, None] * local, possible

@@ -304,13 +304,14 @@ def test_locked_axes_take_the_projection_lengthened_to_separate():
     # Location axes turned 45 degrees about z (a rotated parent); x locked: only the
     # parent's y axis, (-1, 1, 0) / sqrt(2), may move.
     turn = rotation_z(math.pi / 4)
-    moves, possible = along_free_axes(translation, turn[None], [[False, True, True]])
+    moves, local, possible = along_free_axes(translation, turn[None], [[False, True, True]])
     assert possible[0]
+    np.testing.assert_allclose(local[0], [0.0, -math.sqrt(2) * 0.500001, 0.0], atol=1e-9)
     np.testing.assert_allclose(moves[0], [0.500001, -0.500001, 0.0], atol=1e-9)
     after = pair_distance(moved(batch, 1, moves[0]), [0], [1]).distance[0]
     assert after >= 1e-6 - 1e-12
     # Only z free: perpendicular to the way out.
-    _, possible = along_free_axes(translation, IDENTITY[None], [[False, False, True]])
+    _, _, possible = along_free_axes(translation, IDENTITY[None], [[False, False, True]])
     assert not possible[0]
 
 
@@ -320,9 +321,9 @@ def test_moves_on_free_axes_separate_and_keep_locked_axes(first, second, offset,
     batch = overlapping_pair(first, second, offset)
     translation = separating_translations(batch, [0], [1], 1e-6)
     axes = rotation_from_quaternion(turn) * np.array([1.0, 2.0, 0.5])  # scaled parent
-    moves, possible = along_free_axes(translation, axes[None], [free])
-    local = np.linalg.solve(axes, moves[0])
-    np.testing.assert_allclose(local[~np.array(free)], 0.0, atol=1e-9)
+    moves, local, possible = along_free_axes(translation, axes[None], [free])
+    np.testing.assert_array_equal(local[0][~np.array(free)], 0.0)
+    np.testing.assert_allclose(axes @ local[0], moves[0], atol=1e-12)
     if possible[0]:
         assert pair_distance(moved(batch, 1, moves[0]), [0], [1]).distance[0] >= 1e-6 - 1e-9
     else:
