@@ -70,17 +70,17 @@ BISECTION_STEPS = 12
 _SMALLEST_STEP = 1e-6
 
 
-def separating_translations(batch: ShapeBatch, i, j, clearance: float = 0.0) -> np.ndarray:
+def separating_translations(batch: ShapeBatch, i, j, clearance=0.0) -> np.ndarray:
     """The shortest translation of shape j[k] that leaves it `clearance` (>= 0) apart
     from shape i[k]; zero for pairs that are that far apart already.
 
-    batch: n shapes; i, j: (m,) int indices into batch
+    batch: n shapes; i, j: (m,) int indices into batch; clearance: scalar or (m,)
     returns: (m, 3) float64 translations of the j shapes (moving i[k] by minus row k
     separates the pair equally well). Exactness per kind pairing: module docstring.
     """
-    clearance = float(clearance)
-    if not clearance >= 0:
-        raise ValueError(f"clearance must be >= 0, got {clearance}")
+    clearance = np.asarray(clearance, dtype=np.float64)
+    if not (clearance >= 0).all():
+        raise ValueError(f"clearance must be >= 0, got {clearance.min()}")
     result = pair_distance(batch, i, j)
     length = np.maximum(clearance - result.distance, 0.0)
     return length[:, None] * result.normal
@@ -252,10 +252,12 @@ def along_free_axes(translations, axes, free) -> tuple[np.ndarray, np.ndarray, n
     span is (nearly) perpendicular to n: moves 0.
     """
     translations = np.asarray(translations, dtype=np.float64).reshape(-1, 3)
-    spanning = np.asarray(axes, dtype=np.float64) * np.asarray(free, dtype=bool)[:, None, :]
+    free = np.asarray(free, dtype=bool)
+    spanning = np.asarray(axes, dtype=np.float64) * free[:, None, :]
     # The least-squares location change and its world move, the projection of t on the
-    # span (A pinv(A) t); pinv's rows of locked (zero) columns are zero.
-    local = np.einsum("mlk,mk->ml", np.linalg.pinv(spanning), translations)
+    # span (A pinv(A) t). pinv's rows of locked (zero) columns are zero up to the SVD's
+    # rounding: the mask makes them exactly zero.
+    local = np.einsum("mlk,mk->ml", np.linalg.pinv(spanning), translations) * free
     projected = np.einsum("mkl,ml->mk", spanning, local)
     squared = np.einsum("mk,mk->m", translations, translations)
     along = np.einsum("mk,mk->m", projected, translations)  # |projected|^2

@@ -328,3 +328,9 @@ def test_moves_on_free_axes_separate_and_keep_locked_axes(first, second, offset,
         assert pair_distance(moved(batch, 1, moves[0]), [0], [1]).distance[0] >= 1e-6 - 1e-9
     else:
         np.testing.assert_array_equal(moves[0], 0.0)
+
+
+def test_each_pair_may_have_its_own_clearance():
+    batch = ShapeBatch.spheres([[0, 0, 0], [1.5, 0, 0], [0, 1.5, 0]], [1.0, 1.0, 1.0])
+    translations = separating_translations(batch, [0, 0], [1, 2], [0.0, 0.25])
+    np.testing.assert_allclose(translations, [[0.5, 0, 0], [0, 0.75, 0]], atol=1e-12)
