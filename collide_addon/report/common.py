@@ -21,7 +21,9 @@ def fix_text(clash) -> str:
         return ""
     if "none" in fix:
         return f"none: {fix['none']}"
-    moves = ", ".join(f"{value:.6g}" for value in fix["translation"])
+    # 12 digits: the move's margin past contact is a few micrometres, which fewer digits
+    # of a move of metres would round away.
+    moves = ", ".join(f"{value:.12g}" for value in fix["translation"])
     return f"move {fix['object']} by ({moves})"
 
 
