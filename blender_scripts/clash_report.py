@@ -3,7 +3,8 @@
     blender -b scene.blend --python blender_scripts/clash_report.py -- \\
         [--tests tests.json] [--frames 1-250[:step]] [--json out.json] [--html out.html] \\
         [--csv out.csv] [--bcf out.bcf] [--baseline previous.json] \\
-        [--fail-on new|any|never] [--substeps N] [--geometry mesh|proxy] [--thumbnails]
+        [--fail-on new|any|never] [--substeps N] [--geometry mesh|proxy] [--thumbnails] \\
+        [--suggest-fixes]
 
 Without --tests the clash tests stored on the scene run (set up in the panel's Clash
 Tests); a scene without any runs one hard test of every proxy against every other.
@@ -151,6 +152,12 @@ def make_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="render a Workbench thumbnail per clash into the HTML and BCF reports",
     )
+    parser.add_argument(
+        "--suggest-fixes",
+        action="store_true",
+        help="for each clash, the move of object b that leaves the pair apart at its worst "
+        'frame: printed, and written into the JSON as "fix" (CSV and HTML show it)',
+    )
     return parser
 
 
@@ -231,6 +238,7 @@ def run_report(addon, arguments: argparse.Namespace) -> int:
             bcf_path=arguments.bcf,
             thumbnails=arguments.thumbnails,
             substeps=arguments.substeps,
+            suggest_fixes=arguments.suggest_fixes,
         )
     except report_run.ClashRunError as error:
         return fail(str(error))
@@ -240,6 +248,8 @@ def run_report(addon, arguments: argparse.Namespace) -> int:
     counts = ", ".join(f"{count} {name}" for name, count in summary["by_status"].items())
     written = [path for option in OUTPUT_OPTIONS if (path := getattr(arguments, option))]
     print(f"collide: {summary['open']} open clashes ({counts})", file=sys.stderr)
+    if arguments.suggest_fixes:
+        print_fixes(addon, result.report["clashes"])
     for path in written:
         print(f"collide: wrote {path}", file=sys.stderr)
     if result.failing:
@@ -248,6 +258,15 @@ def run_report(addon, arguments: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     return result.exit_status
+
+
+def print_fixes(addon, clashes) -> None:
+    """One line per clash with a fix, on stdout: "fix <id> <a> / <b>: move <b> by (...)"."""
+    common = importlib.import_module(addon.__name__ + ".report.common")
+    for clash in clashes:
+        if "fix" in clash:
+            text = one_line(f"{clash['a']} / {clash['b']}: {common.fix_text(clash)}")
+            print(f"fix {clash['id']} {text}")
 
 
 def run() -> None:

@@ -1,4 +1,4 @@
-"""Operators: check now, clear, select a clash; edit, import and export the scene's
+"""Operators: check now, clear, select and resolve a clash; edit, import and export the scene's
 clash tests and export a clash report."""
 
 import os
@@ -10,6 +10,7 @@ from bpy_extras.io_utils import ExportHelper, ImportHelper
 
 from ..clash.tests import ClashTestError, load_tests, save_tests
 from . import clash_test_props, report_run, session
+from .resolve import resolve
 
 
 def _progress_reporter(context):
@@ -102,6 +103,53 @@ class COLLIDE_OT_select_clash(bpy.types.Operator):
         if not session.select_clash(context, self.index):
             self.report({"WARNING"}, f"No clash {self.index} with objects in this view layer")
             return {"CANCELLED"}
+        return {"FINISHED"}
+
+
+class COLLIDE_OT_resolve(bpy.types.Operator):
+    """Move the active object of the picked clash (or of the selected objects' clashes)
+    out by the shortest translation that separates the pair, then check again"""
+
+    bl_idname = "collide.resolve"
+    bl_label = "Resolve"
+    bl_options = {"REGISTER", "UNDO"}
+
+    use_selection: BoolProperty(
+        name="Selected Objects",
+        description="Resolve every clash of the selected objects, not only the picked row",
+    )
+    move_both: BoolProperty(
+        name="Move Both", description="Move each object of a pair half the way apart"
+    )
+    use_mesh: BoolProperty(
+        name="Exact Meshes",
+        description="Move until the meshes are apart (checked on their triangles), not "
+        "only the proxies; a mesh inside another gets no move",
+    )
+
+    @classmethod
+    def poll(cls, context):
+        settings = context.scene.collide
+        if 0 <= settings.active_clash_index < len(settings.clashes):
+            return True
+        if context.selected_objects and len(settings.clashes):
+            return True
+        cls.poll_message_set("Pick a clash in the list, or select objects that clash")
+        return False
+
+    def execute(self, context):
+        try:
+            outcome = resolve(context, self.use_selection, self.move_both, self.use_mesh)
+        except ValueError as error:  # SceneReadError, or input the core rejects
+            self.report({"ERROR"}, str(error))
+            return {"CANCELLED"}
+        for warning in outcome.warnings:
+            self.report({"WARNING"}, warning)
+        if not outcome.moved:
+            if not outcome.warnings:
+                self.report({"INFO"}, "Nothing to move: the pairs are apart")
+            return {"CANCELLED"}
+        self.report({"INFO"}, f"Moved {', '.join(outcome.moved)}")
         return {"FINISHED"}
 
 
@@ -432,6 +480,7 @@ classes = (
     COLLIDE_OT_detect,
     COLLIDE_OT_clear,
     COLLIDE_OT_select_clash,
+    COLLIDE_OT_resolve,
     COLLIDE_OT_clash_test_add,
     COLLIDE_OT_clash_test_remove,
     COLLIDE_OT_clash_test_move,

@@ -24,7 +24,7 @@ from .scene import Progress, Proxies, ProxyReader
 
 # The panel's Check as a rule of `core.contact`: penetration is the hard clash test's
 # rule, contact the clearance test's (touching or closer than the tolerance).
-_CHECK_RULES = {"PENETRATION": "hard", "CONTACT": "clearance"}
+CHECK_RULES = {"PENETRATION": "hard", "CONTACT": "clearance"}
 
 
 @dataclass
@@ -99,7 +99,7 @@ def find_clashes(
     tolerance: >= 0, in scene units
     broad_phase: keeps the broad phase's work between checks of the same proxies
     """
-    rule = _CHECK_RULES[check]
+    rule = CHECK_RULES[check]
     pairs, result = find_contacts(
         proxies.batch, margin=contact_margin(rule, tolerance, proxies.batch), coherent=broad_phase
     )

@@ -26,7 +26,7 @@ class COLLIDE_UL_clashes(bpy.types.UIList):
 
 
 def _draw_clash_details(layout, context, record) -> None:
-    """The picked clash in full: names, depth or gap, proxy kinds."""
+    """The picked clash in full: names, depth or gap, proxy kinds; Resolve buttons."""
     box = layout.box()
     column = box.column(align=True)
     column.label(text=record.name_a, icon="OBJECT_DATA")
@@ -37,6 +37,9 @@ def _draw_clash_details(layout, context, record) -> None:
         what = "Depth" if record.distance < 0 else "Gap"
         column.label(text=f"{what} {_length(context, abs(record.distance))}")
     column.label(text=f"Proxies: {record.kind_a} / {record.kind_b}")
+    row = box.row(align=True)
+    row.operator("collide.resolve", text="Resolve", icon="CON_TRANSLIKE")
+    row.operator("collide.resolve", text="Both", icon="ARROW_LEFTRIGHT").move_both = True
 
 
 class COLLIDE_PT_main(bpy.types.Panel):

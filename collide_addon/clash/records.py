@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 import numpy as np
 
@@ -44,6 +44,9 @@ class ClashRecord(TypedDict):
     frames       [[first, last], ...] frames where the clash exists, merged intervals
     worst_frame  frame of the smallest distance (the earliest one on a tie)
     status       one of STATUSES: "new", "active", "reviewed", "approved", "resolved"
+    fix          with --suggest-fixes: {"object": b, "translation": [x, y, z]}, the move
+                 of b that leaves the pair apart at the worst frame, or {"none": why}
+                 (`fixes.add_fixes`)
     """
 
     id: str
@@ -61,6 +64,7 @@ class ClashRecord(TypedDict):
     frames: list[list[int]]
     worst_frame: int
     status: str
+    fix: NotRequired[dict[str, Any]]
 
 
 def merge_frame_intervals(

@@ -20,6 +20,8 @@ One layer per module; each imports only modules listed before it:
   matrix; `wireframe`: line segments that draw shapes
 - `synthetic`: random scenes for tests and benchmarks
 - `mesh`: `prepare_mesh` and `mesh_contacts`, exact contact of triangle meshes
+- `resolve`: `separating_translations` (the minimum translation that pushes proxies
+  apart) and `mesh_separating_translations` (a checked push-apart of meshes)
 """
 
 from .broad import find_contacts, find_pairs
@@ -37,6 +39,7 @@ from .mesh import (
     prepare_mesh,
 )
 from .narrow import PairResult, distances_within, pair_distance, pair_intersects
+from .resolve import MeshFixes, mesh_separating_translations, separating_translations
 from .shapes import ShapeBatch
 
 __all__ = [
@@ -51,6 +54,7 @@ __all__ = [
     "TOUCHING",
     "CoherentBounds",
     "MeshContacts",
+    "MeshFixes",
     "PairResult",
     "ShapeBatch",
     "TriangleMesh",
@@ -58,7 +62,9 @@ __all__ = [
     "find_contacts",
     "find_pairs",
     "mesh_contacts",
+    "mesh_separating_translations",
     "pair_distance",
     "pair_intersects",
     "prepare_mesh",
+    "separating_translations",
 ]

@@ -101,3 +101,17 @@ def contact_margin(rule: str, tolerance: float, batch: ShapeBatch) -> float:
     if rule in ("clearance", "touching"):
         return tolerance + largest_contact_epsilon(batch)
     raise ValueError(f"contact_margin: {rule!r} is not a distance-based test type")
+
+
+def resolved_distance(rule: str, tolerance: float, epsilon) -> np.ndarray:
+    """The distance a pushed-apart pair is given so that `clash_mask(rule, tolerance,
+    ...)` no longer counts it: 0 for "hard" and `tolerance` for "touching" and
+    "clearance", plus twice the contact epsilon so that rounding keeps it out.
+
+    epsilon: (k,) or scalar contact epsilon; returns: (k,) or scalar float64
+    """
+    if rule == "hard":
+        return 2.0 * np.asarray(epsilon, dtype=np.float64)
+    if rule in ("clearance", "touching"):
+        return tolerance + 2.0 * np.asarray(epsilon, dtype=np.float64)
+    raise ValueError(f"resolved_distance: {rule!r} is not a distance-based test type")

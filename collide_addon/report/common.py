@@ -13,6 +13,20 @@ def format_intervals(intervals: list[list[int]], separator: str = ";") -> str:
     )
 
 
+def fix_text(clash) -> str:
+    """A clash's suggested fix to read: "move B by (0.5, 0, -0.25)", "none: why", or ""
+    without one."""
+    fix = clash.get("fix")
+    if fix is None:
+        return ""
+    if "none" in fix:
+        return f"none: {fix['none']}"
+    # 12 digits: the move's margin past contact is a few micrometres, which fewer digits
+    # of a move of metres would round away.
+    moves = ", ".join(f"{value:.12g}" for value in fix["translation"])
+    return f"move {fix['object']} by ({moves})"
+
+
 def checked_on(clash) -> str:
     """What decided a clash, to read: "mesh, crossing" or "proxies box / sphere" (a
     report written before mesh mode has no "geometry" and was decided on proxies)."""

@@ -24,7 +24,7 @@ from typing import Any
 
 from ..clash.atomic import write_text_atomic
 from ..clash.records import STATUSES
-from .common import PNG_SIGNATURE, checked_on, format_intervals
+from .common import PNG_SIGNATURE, checked_on, fix_text, format_intervals
 
 # The timeline stays readable and the file small for large runs: it shows the worst
 # clashes (report order) up to this many rows and says how many it left out.
@@ -263,6 +263,10 @@ def _table_html(report: Mapping[str, Any], thumbnails: Mapping[str, bytes]) -> s
         ("Point", None),
         ("Id", "text"),
     ]
+    # Reports run with --suggest-fixes show each clash's suggested move.
+    with_fixes = any("fix" in clash for clash in report["clashes"])
+    if with_fixes:
+        headers.append(("Fix", None))
     head = "".join(
         f'<th class="sortable" data-type="{_escape(kind)}">{_escape(title)}</th>'
         if kind
@@ -291,6 +295,8 @@ def _table_html(report: Mapping[str, Any], thumbnails: Mapping[str, bytes]) -> s
             f"<td>{_escape(point)}</td>",
             f"<td><code>{_escape(clash['id'])}</code></td>",
         ]
+        if with_fixes:
+            cells.append(f"<td>{_escape(fix_text(clash))}</td>")
         rows.append(f'<tr id="clash-{_escape(clash["id"])}">{"".join(cells)}</tr>')
     return (
         f'<section id="clashes"><h2>Clashes</h2><table class="sortable"><thead><tr>{head}'

@@ -197,6 +197,19 @@ def _is_interval(value: Any) -> bool:
     return _is_list_of(value, 2, _is_integer)
 
 
+def _is_fix(value: Any) -> bool:
+    """A clash's "fix" (`clash.fixes`): a move of a named object, or none with a reason."""
+    if not isinstance(value, dict):
+        return False
+    if set(value) == {"none"}:
+        return isinstance(value["none"], str)
+    return (
+        set(value) == {"object", "translation"}
+        and isinstance(value["object"], str)
+        and _is_vector3(value["translation"])
+    )
+
+
 _CLASH_ID = re.compile(r"[0-9a-f]{16}")
 _SHAPE_KINDS = ("box", "sphere", "capsule")
 # Every field of a clash (ClashRecord, the schema's "$defs/clash") and what it must hold:
@@ -230,6 +243,10 @@ OPTIONAL_CLASH_FIELDS: dict[str, tuple[str, Callable[[Any], bool]]] = {
     ),
     "geometry": ("mesh or proxy", lambda value: value in ("mesh", "proxy")),
     "relation": (f"one of {', '.join(RELATIONS)}", lambda value: value in RELATIONS),
+    "fix": (
+        '{"object": name, "translation": [x, y, z]} or {"none": reason}',
+        _is_fix,
+    ),
 }
 
 

@@ -32,6 +32,7 @@ from ..clash.evaluate import (
     object_table,
     prepare_test,
 )
+from ..clash.fixes import add_fixes
 from ..clash.records import (
     ClashRecord,
     carry_over_status,
@@ -290,6 +291,7 @@ def run_report(
     bcf_path: str | Path | None = None,
     render_thumbnails: RenderThumbnails | None = None,
     substeps: int = 1,
+    suggest_fixes: bool = False,
     progress: Progress | None = None,
     blender: str | None = None,
     file: str | None = None,
@@ -305,6 +307,8 @@ def run_report(
     render_thumbnails: pictures for the HTML and BCF reports, called once after the scan
     substeps: samples per scanned frame (see `sample_times`); the range and substeps
         must pass `check_scan_limits`
+    suggest_fixes: give each clash not resolved a "fix" (`clash.fixes.add_fixes`), read
+        at its worst frame after the scan
     blender, file: the Blender version and the scanned file, stored in the report
     scope: see `scan_frames`
     Raises ClashRunError for input the run cannot use, before reading any frame when
@@ -328,6 +332,8 @@ def run_report(
         clashes = carry_over_status(
             clashes, baseline.get("clashes", []), [test.name for test in tests]
         )
+    if suggest_fixes:
+        clashes = add_fixes(clashes, tests, read_frame)
     report = build_report(
         tests=tests,
         clashes=clashes,

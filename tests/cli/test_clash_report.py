@@ -222,6 +222,7 @@ def test_help_lists_every_option(small_scene):
         "--baseline",
         "--fail-on",
         "--thumbnails",
+        "--suggest-fixes",
     ):
         assert option in result.stdout
 

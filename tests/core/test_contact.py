@@ -8,10 +8,12 @@ from hypothesis import strategies as st
 from collide_addon.core import ShapeBatch, find_contacts, pair_distance
 from collide_addon.core.contact import (
     CONTACT_RELATIVE,
+    clash_mask,
     contact_epsilon,
     contact_margin,
     largest_contact_epsilon,
     penetrating,
+    resolved_distance,
     touching,
     within,
 )
@@ -106,3 +108,17 @@ def test_contact_margin_keeps_every_pair_the_rule_can_count():
     assert contact_margin("clearance", 0.2, batch) == 0.2 + epsilon
     with pytest.raises(ValueError, match="not a distance-based"):
         contact_margin("duplicates", 0.0, batch)
+
+
+@pytest.mark.parametrize("rule", ["hard", "touching", "clearance"])
+@pytest.mark.parametrize("tolerance", [0.0, 0.01])
+def test_a_pair_pushed_to_the_resolved_distance_no_longer_clashes(rule, tolerance):
+    epsilon = contact_epsilon([[3.0, -2.0, 100.0]])
+    distance = resolved_distance(rule, tolerance, epsilon)
+    assert not clash_mask(rule, tolerance, distance, epsilon)[0]
+    assert distance[0] >= 0
+
+
+def test_resolved_distance_refuses_other_rules():
+    with pytest.raises(ValueError, match="resolved_distance"):
+        resolved_distance("volume", 0.0, 1e-6)

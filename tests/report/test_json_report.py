@@ -152,6 +152,9 @@ CLASH_DAMAGE = [
     ("witnesses", [[0, 0, 0], [0, 0, "<b>"]], "two"),
     ("geometry", "triangles", "mesh or proxy"),
     ("relation", "<i>", "one of apart, touching"),
+    ("fix", {"object": "<b>", "translation": [0, 0]}, "or {.none.: reason}"),
+    ("fix", {"none": 3}, "or {.none.: reason}"),
+    ("fix", {"object": "B", "translation": [0, 0, 1], "extra": 1}, "or {.none.: reason}"),
 ]
 
 
@@ -208,7 +211,7 @@ def test_read_json_report_rejects_a_clash_id_given_twice(tmp_path, report):
 def test_read_json_report_accepts_a_baseline_from_before_mesh_mode(tmp_path, report):
     for clash in report["clashes"]:
         for field in OPTIONAL_CLASH_FIELDS:
-            del clash[field]
+            clash.pop(field, None)  # "fix" is only there with --suggest-fixes
     del report["warnings"], report["open_meshes"]
     path = tmp_path / "baseline.json"
     path.write_text(json.dumps(report))
