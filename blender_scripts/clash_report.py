@@ -262,11 +262,8 @@ def run_report(addon, arguments: argparse.Namespace) -> int:
 
 def print_fixes(addon, clashes) -> None:
     """One line per clash with a fix, on stdout: "fix <id> <a> / <b>: move <b> by (...)"."""
-    common = importlib.import_module(addon.__name__ + ".report.common")
-    for clash in clashes:
-        if "fix" in clash:
-            text = one_line(f"{clash['a']} / {clash['b']}: {common.fix_text(clash)}")
-            print(f"fix {clash['id']} {text}")
+    for line in importlib.import_module(addon.__name__ + ".report.common").fix_lines(clashes):
+        print(line)
 
 
 def run() -> None:

@@ -24,6 +24,7 @@ from typing import Any
 from collide_addon.clash.records import count_failing, effective_fail_on
 from collide_addon.clash.tests import ClashTestError, load_tests
 from collide_addon.report.bcf_report import write_bcf_report
+from collide_addon.report.common import fix_lines, one_line
 from collide_addon.report.csv_report import write_csv_report
 from collide_addon.report.html_report import write_html_report
 from collide_addon.report.json_report import ReportError, read_json_report, write_json_report
@@ -53,7 +54,7 @@ class OneLineParser(argparse.ArgumentParser):
         super().__init__(*args, allow_abbrev=False, **kwargs)
 
     def error(self, message: str) -> None:
-        self.exit(EXIT_ERROR, f"collide: error: {message}\n")
+        self.exit(EXIT_ERROR, f"collide: error: {one_line(message)}\n")
 
 
 def parse_frames(text: str) -> tuple[int, int, int]:
@@ -128,6 +129,17 @@ def _add_scan(commands, parents: list[argparse.ArgumentParser]) -> None:
     scan.add_argument("--timeout", type=seconds, metavar="S", help="seconds per chunk")
     scan.add_argument("--tests", metavar="FILE", help="clash tests JSON file")
     scan.add_argument(
+        "--geometry",
+        choices=("mesh", "proxy"),
+        help="decide every test on the triangles (mesh) or the proxies (proxy), as for "
+        "collide report",
+    )
+    scan.add_argument(
+        "--suggest-fixes",
+        action="store_true",
+        help='each clash\'s "fix" at its worst frame in the JSON, printed, as for collide report',
+    )
+    scan.add_argument(
         "--substeps", type=positive_int, default=1, metavar="N", help="only 1 is supported"
     )
     scan.add_argument("--thumbnails", action="store_true", help="not supported by scan")
@@ -162,7 +174,7 @@ def make_parser() -> argparse.ArgumentParser:
 
 
 def fail(message: str) -> int:
-    print(f"collide: error: {message}", file=sys.stderr)
+    print(f"collide: error: {one_line(message)}", file=sys.stderr)
     return EXIT_ERROR
 
 
@@ -199,6 +211,8 @@ def finish(
     summary = report["summary"]
     counts = ", ".join(f"{number} {name}" for name, number in summary["by_status"].items())
     print(f"collide: {summary['open']} open clashes ({counts})", file=sys.stderr)
+    for line in fix_lines(report["clashes"]):
+        print(line)
     for path in written:
         print(f"collide: wrote {path}", file=sys.stderr)
     failing = count_failing(report["clashes"], fail_on)
@@ -245,6 +259,8 @@ def command_scan(arguments: argparse.Namespace) -> int:
         timeout=arguments.timeout,
         tests=arguments.tests,
         baseline=arguments.baseline,
+        geometry=arguments.geometry,
+        suggest_fixes=arguments.suggest_fixes,
     )
     parts, names = run_scan(settings)
     return finish(parts, names, arguments, baseline)

@@ -34,6 +34,9 @@ class ScanSettings:
     timeout: seconds one chunk's Blender may run; None: no limit
     blender: the Blender binary (the same path on every worker)
     tests, baseline: clash_report.py's --tests and --baseline files, or None
+    geometry: clash_report.py's --geometry ("mesh" or "proxy"), or None
+    suggest_fixes: clash_report.py's --suggest-fixes (the merge keeps the fix of each
+      clash's worst frame, as one run would)
     """
 
     scene: str
@@ -47,6 +50,8 @@ class ScanSettings:
     timeout: float | None = None
     tests: str | None = None
     baseline: str | None = None
+    geometry: str | None = None
+    suggest_fixes: bool = False
 
 
 def split_frames(frames: tuple[int, int, int], chunk: int) -> list[tuple[int, int, int]]:
@@ -117,6 +122,10 @@ def chunk_arguments(settings: ScanSettings, frames: tuple[int, int, int], part: 
     for option, value in (("--tests", settings.tests), ("--baseline", settings.baseline)):
         if value:
             arguments += [option, str(Path(value).resolve())]
+    if settings.geometry:
+        arguments += ["--geometry", settings.geometry]
+    if settings.suggest_fixes:
+        arguments.append("--suggest-fixes")
     return arguments
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 # The first 8 bytes of every PNG file; thumbnails are checked against it before embedding.
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -11,6 +13,25 @@ def format_intervals(intervals: list[list[int]], separator: str = ";") -> str:
     return separator.join(
         str(first) if first == last else f"{first}-{last}" for first, last in intervals
     )
+
+
+# Characters str.splitlines() breaks at: a name holding one would split a printed line.
+LINE_BREAKS = re.compile("[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]")
+
+
+def one_line(text: str) -> str:
+    """`text` with line breaks written as Python escapes (\\n, \\r, ...)."""
+    return LINE_BREAKS.sub(lambda match: repr(match.group())[1:-1], text)
+
+
+def fix_lines(clashes) -> list[str]:
+    """One line per clash with a suggested fix, as the command line prints them:
+    "fix <id> <a> / <b>: move <b> by (x, y, z)" or "... : none: <why>"."""
+    return [
+        f"fix {clash['id']} " + one_line(f"{clash['a']} / {clash['b']}: {fix_text(clash)}")
+        for clash in clashes
+        if "fix" in clash
+    ]
 
 
 def fix_text(clash) -> str:

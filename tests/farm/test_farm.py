@@ -167,3 +167,21 @@ def _is_zombie(pid: int) -> bool:
             return stat.read().rsplit(")", 1)[1].split()[0] == "Z"
     except OSError:
         return True
+
+
+def test_scan_with_fixes_and_proxy_geometry_equals_one_run(scene, tmp_path):
+    # Each chunk suggests the fix at its own worst frame; the merge keeps the clash's
+    # worst chunk, so the fixes are those of one run.
+    options = ["--frames", "1-30", "--geometry", "proxy", "--suggest-fixes"]
+    one = collide("report", scene, *options, "--json", tmp_path / "one.json")
+    scan = collide(
+        "scan", scene, *options, "--chunk", "10", "--workers", "2", "--json", tmp_path / "scan.json"
+    )
+    assert one.returncode == scan.returncode == 1, scan.stderr
+    single, merged = read(tmp_path / "one.json"), read(tmp_path / "scan.json")
+    assert report_to_json(merged) == report_to_json(single)
+    assert {clash["geometry"] for clash in merged["clashes"]} == {"proxy"}
+    assert all("fix" in clash for clash in merged["clashes"])
+    fixes = sorted(line for line in scan.stdout.splitlines() if line.startswith("fix "))
+    assert fixes == sorted(line for line in one.stdout.splitlines() if line.startswith("fix "))
+    assert len(fixes) == len(merged["clashes"])
