@@ -35,6 +35,15 @@ CHECK_ITEMS = (
         "Penetrating objects and objects touching or closer than the tolerance",
     ),
 )
+LIVE_GEOMETRY_ITEMS = (
+    ("PROXY", "Proxy", "Fast: decide on the fitted boxes, spheres and capsules"),
+    (
+        "MESH",
+        "Mesh",
+        "Exact: the proxies find the candidate pairs and the evaluated triangles decide "
+        "them; objects without triangles are decided on their proxies",
+    ),
+)
 SHAPE_ITEMS = (
     ("AUTO", "Auto", "The smallest of box, sphere and capsule"),
     ("BOX", "Box", "Tight oriented box"),
@@ -113,12 +122,17 @@ class CollideClash(bpy.types.PropertyGroup):
     kind_b: StringProperty(name="Proxy B")
     distance: FloatProperty(
         name="Distance",
-        description="Signed distance between the proxies (negative: penetration depth)",
+        description="Signed distance between the objects (negative: penetration depth), "
+        "measured on what decided the clash: the meshes or the proxies",
         subtype="DISTANCE",
         unit="LENGTH",
     )
     point: FloatVectorProperty(
-        name="Point", description="Where the proxies meet", size=3, subtype="XYZ", unit="LENGTH"
+        name="Point", description="Where the objects meet", size=3, subtype="XYZ", unit="LENGTH"
+    )
+    on_mesh: BoolProperty(
+        name="On Mesh",
+        description="Decided on both objects' triangles (else on their proxies)",
     )
 
 
@@ -227,6 +241,13 @@ class CollideSceneSettings(bpy.types.PropertyGroup):
         min=0.0,
         subtype="DISTANCE",
         unit="LENGTH",
+        update=_settings_changed,
+    )
+    geometry: EnumProperty(
+        name="Geometry",
+        items=LIVE_GEOMETRY_ITEMS,
+        default="PROXY",
+        description="What decides a clash",
         update=_settings_changed,
     )
     live: BoolProperty(

@@ -15,18 +15,26 @@ def _length(context, value: float) -> str:
     return f"-{text}" if value < 0 else text
 
 
+# The icon of a clash row: what decided it, the triangles or the proxies.
+ICON_ON_MESH = "MESH_DATA"
+ICON_ON_PROXY = "MESH_CUBE"
+
+
 class COLLIDE_UL_clashes(bpy.types.UIList):
-    """One row per clash: the two objects' names. The default sidebar is about 25
-    characters wide, so the depth, the proxy kinds and the full names are in the details
-    below the list, for the picked row."""
+    """One row per clash: an icon for what decided it and the two objects' names. The
+    default sidebar is about 25 characters wide, so the depth, the proxy kinds and the
+    full names are in the details below the list, for the picked row."""
 
     def draw_item(self, context, layout, data, item, icon, active_data, active_propname, index):
         # One label for both names, so that a short name leaves its room to a long one.
-        layout.label(text=f"{item.name_a}  \u00d7  {item.name_b}")
+        layout.label(
+            text=f"{item.name_a}  \u00d7  {item.name_b}",
+            icon=ICON_ON_MESH if item.on_mesh else ICON_ON_PROXY,
+        )
 
 
 def _draw_clash_details(layout, context, record) -> None:
-    """The picked clash in full: names, depth or gap, proxy kinds."""
+    """The picked clash in full: names, depth or gap, what decided it, proxy kinds."""
     box = layout.box()
     column = box.column(align=True)
     column.label(text=record.name_a, icon="OBJECT_DATA")
@@ -36,6 +44,10 @@ def _draw_clash_details(layout, context, record) -> None:
     else:
         what = "Depth" if record.distance < 0 else "Gap"
         column.label(text=f"{what} {_length(context, abs(record.distance))}")
+    if record.on_mesh:
+        column.label(text="Decided on the meshes", icon=ICON_ON_MESH)
+    else:
+        column.label(text="Decided on the proxies", icon=ICON_ON_PROXY)
     column.label(text=f"Proxies: {record.kind_a} / {record.kind_b}")
 
 
@@ -53,6 +65,7 @@ class COLLIDE_PT_main(bpy.types.Panel):
         if settings.scope == "COLLECTION":
             layout.prop(settings, "collection")
         layout.row().prop(settings, "check", expand=True)
+        layout.prop(settings, "geometry")
         layout.prop(settings, "tolerance")
         row = layout.row(align=True)
         row.prop(settings, "live", toggle=True, icon="PLAY" if not settings.live else "PAUSE")

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core import CoherentBounds, ShapeBatch, find_contacts
+from ..core import CoherentBounds, PairResult, ShapeBatch, find_contacts
 from ..core.columns import concatenate_fields
 from ..core.constants import CUBE_CORNER_SIGNS
 from ..core.contact import clash_mask, contact_epsilon, contact_margin
@@ -234,9 +234,16 @@ def broad_phase_margin(test: ClashTest, batch: ShapeBatch) -> float:
     inside them may penetrate while their proxies only touch."""
     if test.test_type == "duplicates":
         return 0.0
-    if decides_on_meshes(test) and test.test_type == "hard":
+    return candidate_margin(test.test_type, test.tolerance, decides_on_meshes(test), batch)
+
+
+def candidate_margin(rule: str, tolerance: float, on_mesh: bool, batch: ShapeBatch) -> float:
+    """Margin for `find_contacts` that keeps every pair a `core.contact` rule ("hard",
+    "touching" or "clearance") with `tolerance` can report, deciding on the proxies or,
+    with `on_mesh`, on the triangles (see `broad_phase_margin`)."""
+    if on_mesh and rule == "hard":
         return contact_margin("touching", 0.0, batch)
-    return contact_margin(test.test_type, test.tolerance, batch)
+    return contact_margin(rule, tolerance, batch)
 
 
 def core_corners(batch: ShapeBatch, indices: np.ndarray) -> np.ndarray:
@@ -363,6 +370,22 @@ def proxy_relations(distances: np.ndarray, epsilon: np.ndarray) -> np.ndarray:
     return relations
 
 
+def proxy_pair_contacts(pairs: np.ndarray, result: PairResult) -> PairContacts:
+    """The contacts `find_contacts` found between proxies, as decided on the proxies.
+
+    pairs: (k, 2) int64 object indices; result: the k pairs' contacts
+    """
+    epsilon = contact_epsilon(0.5 * (result.point_i + result.point_j))
+    return PairContacts(
+        pairs=pairs,
+        distances=result.distance,
+        points_i=result.point_i,
+        points_j=result.point_j,
+        on_mesh=np.zeros(len(pairs), dtype=bool),
+        relations=proxy_relations(result.distance, epsilon),
+    )
+
+
 def hits_from_pairs(
     prepared: PreparedTest,
     batch: ShapeBatch,
@@ -463,15 +486,7 @@ def evaluate_frame(
     margin = broad_phase_margin(test, involved_batch)
     pairs, result = find_contacts(involved_batch, margin, coherent)
     keep = eligible_pair_mask(prepared, involved[pairs])
-    epsilon = contact_epsilon(0.5 * (result.point_i + result.point_j))
-    contacts = PairContacts(
-        pairs=involved[pairs],
-        distances=result.distance,
-        points_i=result.point_i,
-        points_j=result.point_j,
-        on_mesh=np.zeros(len(pairs), dtype=bool),
-        relations=proxy_relations(result.distance, epsilon),
-    ).take(np.flatnonzero(keep))
+    contacts = proxy_pair_contacts(involved[pairs], result).take(np.flatnonzero(keep))
     open_names = None
     if test.test_type == "duplicates":
         clashing = duplicate_mask(batch, contacts.pairs, test.tolerance)
