@@ -35,13 +35,17 @@ CHECK_ITEMS = (
         "Penetrating objects and objects touching or closer than the tolerance",
     ),
 )
+# With the icons the clash rows show for what decided them (`ui.ICON_ON_PROXY`,
+# `ui.ICON_ON_MESH`), so that the buttons are the rows' legend.
 LIVE_GEOMETRY_ITEMS = (
-    ("PROXY", "Proxy", "Fast: decide on the fitted boxes, spheres and capsules"),
+    ("PROXY", "Proxy", "Fast: decide on the fitted boxes, spheres and capsules", "MESH_CUBE", 0),
     (
         "MESH",
         "Mesh",
         "Exact: the proxies find the candidate pairs and the evaluated triangles decide "
         "them; objects without triangles are decided on their proxies",
+        "MESH_DATA",
+        1,
     ),
 )
 SHAPE_ITEMS = (

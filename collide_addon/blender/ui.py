@@ -15,7 +15,8 @@ def _length(context, value: float) -> str:
     return f"-{text}" if value < 0 else text
 
 
-# The icon of a clash row: what decided it, the triangles or the proxies.
+# The icon of a clash row: what decided it, the triangles or the proxies (the icons of
+# the Geometry setting's buttons too).
 ICON_ON_MESH = "MESH_DATA"
 ICON_ON_PROXY = "MESH_CUBE"
 
@@ -65,7 +66,8 @@ class COLLIDE_PT_main(bpy.types.Panel):
         if settings.scope == "COLLECTION":
             layout.prop(settings, "collection")
         layout.row().prop(settings, "check", expand=True)
-        layout.prop(settings, "geometry")
+        # Expanded: "Geometry" with a drop-down is cut short at the default width.
+        layout.row().prop(settings, "geometry", expand=True)
         layout.prop(settings, "tolerance")
         row = layout.row(align=True)
         row.prop(settings, "live", toggle=True, icon="PLAY" if not settings.live else "PAUSE")
