@@ -96,16 +96,15 @@ def test_thumbnail_camera_frames_the_clash_point_and_the_smaller_object(addon):
         assert camera_data.clip_start < depth < camera_data.clip_end
 
 
-def red_pixels(png: bytes, folder) -> np.ndarray:
-    """Which pixels of a thumbnail show object a, red (seen through the blue b, more red
-    than blue; b and the background are bluer): (height, width) bool."""
+def thumbnail_pixels(png: bytes, folder) -> np.ndarray:
+    """The RGBA pixels of a thumbnail, top row first: (height, width, 4) float."""
     path = folder / "thumbnail.png"
     path.write_bytes(png)
     image = bpy.data.images.load(str(path))
     width, height = image.size
     pixels = np.array(image.pixels[:]).reshape(height, width, 4)
     bpy.data.images.remove(image)
-    return (pixels[..., 0] > pixels[..., 2]) & (pixels[..., 0] > 0.2)
+    return pixels[::-1]
 
 
 @pytest.mark.blender
@@ -115,9 +114,18 @@ def test_thumbnail_shows_the_clash_in_the_middle(addon, tmp_path):
     pictures = thumbnails.render_thumbnails(
         bpy.context, bpy.context.scene, [clash], {"Pipe": pipe, "Wall": wall}
     )
-    red = red_pixels(pictures[clash["id"]], tmp_path)
+    pixels = thumbnail_pixels(pictures[clash["id"]], tmp_path)
+    red = (pixels[..., 0] > pixels[..., 2]) & (pixels[..., 0] > 0.2)
     height, width = red.shape
     middle = red[height // 4 : 3 * height // 4, width // 4 : 3 * width // 4]
-    # The pipe, 0.2 m thick, covers a few percent of the middle half of the picture (a
-    # few pixels when the picture framed the whole 20 m wall).
+    # The pipe (red; seen through the blue wall still more red than blue, while the wall
+    # and the background are bluer), 0.2 m thick, covers a few percent of the middle
+    # half of the picture (a few pixels when the picture framed the whole 20 m wall).
     assert middle.mean() > 0.02
+    # The yellow ball marking the clash point, drawn in front of both, in the centre.
+    centre = pixels[height // 2 - 3 : height // 2 + 4, width // 2 - 3 : width // 2 + 4]
+    red_, green, blue = centre[..., :3].reshape(-1, 3).mean(axis=0)
+    assert red_ > blue + 0.15 and green > blue + 0.15
+    # The camera and the marker are gone with their data.
+    assert set(bpy.data.objects.keys()) == {"Pipe", "Wall"}
+    assert set(bpy.data.meshes.keys()) == {pipe.data.name, wall.data.name}
