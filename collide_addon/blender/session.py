@@ -11,6 +11,7 @@ the proxies and clashes of the last check, which the viewport overlay draws.
 from __future__ import annotations
 
 import sys
+import time
 import traceback
 from dataclasses import dataclass, field
 
@@ -81,6 +82,9 @@ class Session:
     # `hide_viewport` of the layer's objects and of the collections at the last frame
     # change, to follow visibility animated by keyframes.
     hidden_flags: np.ndarray | None = None
+    # Seconds the last check spent finding its clashes on meshes (0: it used proxies),
+    # for the panel to say when deciding on meshes is slower than live mode's frames.
+    mesh_seconds: float = 0.0
 
 
 _sessions: dict[int, Session] = {}
@@ -300,7 +304,9 @@ def check(
         return None
     settings = scene.collide
     meshes = session.reader.frame_meshes(proxies) if settings.geometry == "MESH" else None
+    started = time.perf_counter()
     clashes = find_clashes(proxies, settings.check, settings.tolerance, session.broad_phase, meshes)
+    session.mesh_seconds = time.perf_counter() - started if meshes is not None else 0.0
     session.proxies, session.clashes = proxies, clashes
     session.generation += 1
     store_fit_info(proxies)

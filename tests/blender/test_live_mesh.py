@@ -1,6 +1,8 @@
 """The panel's Geometry setting: Detect and live mode deciding on the proxies or on the
 evaluated triangles (bpy 5.0.1 wheel)."""
 
+import sys
+
 import bpy
 import numpy as np
 import pytest
@@ -97,3 +99,24 @@ def test_objects_without_triangles_are_decided_on_their_proxies(addon):
     rows = clash_rows(settings)
     assert set(rows) == {("Wire", "Block")} or set(rows) == {("Block", "Wire")}
     assert not next(iter(rows.values()))[1]
+
+
+def test_the_panel_says_when_mesh_checks_are_slower_than_a_frame(addon, monkeypatch):
+    ui = sys.modules[f"{addon.__name__}.blender.ui"]
+    ring_pin_and_beams()
+    scene = bpy.context.scene
+    settings = scene.collide
+    settings.geometry = "MESH"
+    assert bpy.ops.collide.detect() == {"FINISHED"}
+    seconds = sys.modules[f"{addon.__name__}.blender.session"].session_for(scene).mesh_seconds
+    assert seconds > 0
+    # Whatever this machine's speed: a budget below and above the measured time.
+    monkeypatch.setattr(ui, "FRAME_SECONDS", seconds / 2)
+    assert ui.mesh_cost_note(scene) == f"Mesh check: {seconds * 1e3:.0f} ms"
+    monkeypatch.setattr(ui, "FRAME_SECONDS", seconds * 2)
+    assert ui.mesh_cost_note(scene) is None
+    # Deciding on proxies says nothing, however long the last check took.
+    monkeypatch.setattr(ui, "FRAME_SECONDS", 0.0)
+    settings.geometry = "PROXY"
+    assert bpy.ops.collide.detect() == {"FINISHED"}
+    assert ui.mesh_cost_note(scene) is None
