@@ -120,3 +120,28 @@ def test_the_panel_says_when_mesh_checks_are_slower_than_a_frame(addon, monkeypa
     settings.geometry = "PROXY"
     assert bpy.ops.collide.detect() == {"FINISHED"}
     assert ui.mesh_cost_note(scene) is None
+
+
+def test_instances_are_decided_on_their_own_meshes(addon):
+    # Geometry Nodes instances (2 m cubes 1.5 m apart) and collection instances (unit
+    # spheres 1.5 m apart) overlap on their triangles too, each placed by its instance's
+    # matrix.
+    scenes.geometry_nodes_instances("Host", count=3, spacing=1.5, size=2.0)
+    source_collection = bpy.data.collections.new("Parts")
+    scenes.add_object("Part", scenes.mesh("sphere"), collection=source_collection)
+    for name, x in (("InstanceA", 10.0), ("InstanceB", 11.5), ("InstanceC", 14.5)):
+        empty = bpy.data.objects.new(name, None)
+        empty.instance_type = "COLLECTION"
+        empty.instance_collection = source_collection
+        empty.location = (x, 0.0, 0.0)
+        bpy.context.scene.collection.objects.link(empty)
+    settings = bpy.context.scene.collide
+    settings.geometry = "MESH"
+    assert bpy.ops.collide.detect() == {"FINISHED"}
+    rows = clash_rows(settings)
+    assert set(rows) == {
+        ("Host/Mesh[0]", "Host/Mesh[1]"),
+        ("Host/Mesh[1]", "Host/Mesh[2]"),
+        ("InstanceA/Part[0]", "InstanceB/Part[0]"),
+    }
+    assert all(on_mesh and distance < 0 for distance, on_mesh in rows.values())
