@@ -6,8 +6,9 @@ time of one update deciding on the proxies and on the meshes, in one run.
 The scenes of `bench_live.py` (a cube, a 16x8 UV sphere and a 16-sided cylinder shared
 by every object, about one object in ten clashing): for each size, the same
 UPDATES updates (every object moves by up to 0.1 and turns by up to 0.05 rad, as in an
-animation) are timed with Geometry Proxy and then Mesh, from the same start, and the
-median handler times printed with their ratio. The first check (reading and fitting
+animation; then only one object moving, as when one is dragged) are timed with
+Geometry Proxy and then Mesh, from the same start, and the median handler times
+printed with their ratio. The first check (reading and fitting
 everything, and with Mesh preparing each distinct mesh) is printed apart.
 """
 
@@ -23,8 +24,9 @@ from collide_addon.blender import handlers, session
 COUNTS = (200, 1_000)
 
 
-def time_updates(scene, geometry: str, start: np.ndarray, seed: int) -> dict:
-    """Handler times of UPDATES small moves from the locations `start` ((n, 3))."""
+def time_updates(scene, geometry: str, start: np.ndarray, seed: int, movers: int) -> dict:
+    """Handler times of UPDATES small moves of the first `movers` objects from the
+    locations `start` ((n, 3))."""
     rng = np.random.default_rng(seed)
     objects = list(scene.collection.objects)
     locations, rotations = start.copy(), np.zeros_like(start)
@@ -39,9 +41,10 @@ def time_updates(scene, geometry: str, start: np.ndarray, seed: int) -> dict:
         bpy.app.handlers.depsgraph_update_post, handlers.on_depsgraph_update_post
     ) as timer:
         for _ in range(UPDATES):
-            locations = locations + rng.uniform(-0.1, 0.1, locations.shape) / 3**0.5
-            rotations = rotations + rng.uniform(-0.05, 0.05, rotations.shape)
-            for obj, location, rotation in zip(objects, locations, rotations, strict=True):
+            locations[:movers] += rng.uniform(-0.1, 0.1, (movers, 3)) / 3**0.5
+            rotations[:movers] += rng.uniform(-0.05, 0.05, (movers, 3))
+            moved = zip(objects[:movers], locations, rotations, strict=False)
+            for obj, location, rotation in moved:
                 obj.location = location
                 obj.rotation_euler = rotation
             bpy.context.view_layer.update()
@@ -61,18 +64,22 @@ def main() -> None:
 
     collide_addon.register()
     print(f"bpy {bpy.app.version_string}, numpy {np.__version__}, {UPDATES} updates")
-    print("objects | geometry | first check | update median | clashes (on mesh) | Mesh / Proxy")
+    print("objects | moving | geometry | first check | update | clashes (on mesh) | Mesh / Proxy")
     for count in COUNTS:
         scene, _ = build_scene(count, np.random.default_rng(count))
         start = np.array([tuple(obj.location) for obj in scene.collection.objects])
-        results = {g: time_updates(scene, g, start, seed=count) for g in ("PROXY", "MESH")}
-        for geometry, result in results.items():
-            ratio = result["median"] / results["PROXY"]["median"]
-            print(
-                f"{count} | {geometry.title()} | {result['first'] * 1e3:.0f} ms | "
-                f"{result['median'] * 1e3:.1f} ms | {result['clashes']} ({result['on_mesh']}) | "
-                f"{ratio:.2f}x"
-            )
+        for movers in (count, 1):
+            results = {
+                g: time_updates(scene, g, start, seed=count, movers=movers)
+                for g in ("PROXY", "MESH")
+            }
+            for geometry, result in results.items():
+                ratio = result["median"] / results["PROXY"]["median"]
+                print(
+                    f"{count} | {'all' if movers == count else movers} | {geometry.title()} | "
+                    f"{result['first'] * 1e3:.0f} ms | {result['median'] * 1e3:.1f} ms | "
+                    f"{result['clashes']} ({result['on_mesh']}) | {ratio:.2f}x"
+                )
     collide_addon.unregister()
 
 

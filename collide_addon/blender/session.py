@@ -20,6 +20,7 @@ import numpy as np
 
 from ..clash.evaluate import (
     FrameMeshes,
+    MeshPairCache,
     candidate_margin,
     mesh_pair_contacts,
     proxy_pair_contacts,
@@ -85,6 +86,8 @@ class Session:
     # Seconds the last check spent finding its clashes on meshes (0: it used proxies),
     # for the panel to say when deciding on meshes is slower than live mode's frames.
     mesh_seconds: float = 0.0
+    # The last check's mesh contacts, reused for pairs whose objects did not move.
+    mesh_cache: MeshPairCache = field(default_factory=MeshPairCache)
 
 
 _sessions: dict[int, Session] = {}
@@ -104,6 +107,7 @@ def find_clashes(
     tolerance: float,
     broad_phase: CoherentBounds | None = None,
     meshes: FrameMeshes | None = None,
+    mesh_cache: MeshPairCache | None = None,
 ) -> Clashes:
     """The clashing pairs of proxies under the scene's rule (`core.contact`).
 
@@ -114,13 +118,14 @@ def find_clashes(
     meshes: the proxies' triangles: the proxies then only find the candidate pairs, and
         each is decided on the two meshes, as a clash test with geometry "mesh" does
         (pairs where an object has no triangles stay decided on the proxies)
+    mesh_cache: keeps the mesh contacts between checks (`MeshPairCache`)
     """
     rule = _CHECK_RULES[check]
     margin = candidate_margin(rule, tolerance, meshes is not None, proxies.batch)
     pairs, result = find_contacts(proxies.batch, margin=margin, coherent=broad_phase)
     contacts = proxy_pair_contacts(pairs, result)
     if meshes is not None:
-        contacts, _ = mesh_pair_contacts(contacts, meshes, margin)
+        contacts, _ = mesh_pair_contacts(contacts, meshes, margin, mesh_cache)
     points = 0.5 * (contacts.points_i + contacts.points_j)
     keep = clash_mask(rule, tolerance, contacts.distances, contact_epsilon(points))
     return Clashes(
@@ -305,7 +310,14 @@ def check(
     settings = scene.collide
     meshes = session.reader.frame_meshes(proxies) if settings.geometry == "MESH" else None
     started = time.perf_counter()
-    clashes = find_clashes(proxies, settings.check, settings.tolerance, session.broad_phase, meshes)
+    clashes = find_clashes(
+        proxies,
+        settings.check,
+        settings.tolerance,
+        session.broad_phase,
+        meshes,
+        session.mesh_cache,
+    )
     session.mesh_seconds = time.perf_counter() - started if meshes is not None else 0.0
     session.proxies, session.clashes = proxies, clashes
     session.generation += 1
