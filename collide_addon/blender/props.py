@@ -35,6 +35,19 @@ CHECK_ITEMS = (
         "Penetrating objects and objects touching or closer than the tolerance",
     ),
 )
+# With the icons the clash rows show for what decided them (`ui.ICON_ON_PROXY`,
+# `ui.ICON_ON_MESH`), so that the buttons are the rows' legend.
+LIVE_GEOMETRY_ITEMS = (
+    ("PROXY", "Proxy", "Fast: decide on the fitted boxes, spheres and capsules", "MESH_CUBE", 0),
+    (
+        "MESH",
+        "Mesh",
+        "Exact: the proxies find the candidate pairs and the evaluated triangles decide "
+        "them; objects without triangles are decided on their proxies",
+        "MESH_DATA",
+        1,
+    ),
+)
 SHAPE_ITEMS = (
     ("AUTO", "Auto", "The smallest of box, sphere and capsule"),
     ("BOX", "Box", "Tight oriented box"),
@@ -113,12 +126,17 @@ class CollideClash(bpy.types.PropertyGroup):
     kind_b: StringProperty(name="Proxy B")
     distance: FloatProperty(
         name="Distance",
-        description="Signed distance between the proxies (negative: penetration depth)",
+        description="Signed distance between the objects (negative: penetration depth), "
+        "measured on what decided the clash: the meshes or the proxies",
         subtype="DISTANCE",
         unit="LENGTH",
     )
     point: FloatVectorProperty(
-        name="Point", description="Where the proxies meet", size=3, subtype="XYZ", unit="LENGTH"
+        name="Point", description="Where the objects meet", size=3, subtype="XYZ", unit="LENGTH"
+    )
+    on_mesh: BoolProperty(
+        name="On Mesh",
+        description="Decided on both objects' triangles (else on their proxies)",
     )
 
 
@@ -227,6 +245,13 @@ class CollideSceneSettings(bpy.types.PropertyGroup):
         min=0.0,
         subtype="DISTANCE",
         unit="LENGTH",
+        update=_settings_changed,
+    )
+    geometry: EnumProperty(
+        name="Geometry",
+        items=LIVE_GEOMETRY_ITEMS,
+        default="PROXY",
+        description="What decides a clash",
         update=_settings_changed,
     )
     live: BoolProperty(

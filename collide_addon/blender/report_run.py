@@ -17,7 +17,7 @@ from typing import Any
 
 import bpy
 
-from ..clash.evaluate import FrameMeshes, ObjectMetadata, decides_on_meshes
+from ..clash.evaluate import ObjectMetadata, decides_on_meshes
 from ..clash.tests import ClashTest
 from ..report.run import ClashRunError, FrameSample, ReportResult, run_report
 from .handlers import geometry_updates
@@ -118,9 +118,7 @@ class _SceneFrames:
             self.owners.update(zip(self._names, proxies.objects, strict=True))
         if not self.meshes:
             return FrameSample(proxies.batch, self._objects)
-        keys, triangle_mesh = proxies.geometry_keys, self.reader.triangle_mesh
-        meshes = FrameMeshes(lambda row: triangle_mesh(keys[row]), proxies.matrices)
-        return FrameSample(proxies.batch, self._objects, meshes)
+        return FrameSample(proxies.batch, self._objects, self.reader.frame_meshes(proxies))
 
     def watch(self, scene, depsgraph=None) -> None:
         """frame_change_post handler for the run: note the geometry each frame change

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..clash.evaluate import FrameMeshes
 from ..core import ShapeBatch
 from ..core.fit import ProxyFit, fit_shapes, stack_fits
 from ..core.mesh import TriangleMesh, prepare_mesh
@@ -263,6 +264,12 @@ class ProxyReader:
                 prepare_mesh(geometry.points, geometry.triangles) if has_triangles else None
             )
         return self._meshes[geometry_key]
+
+    def frame_meshes(self, proxies: Proxies) -> FrameMeshes:
+        """The triangles of `proxies` (this reader's last read) for deciding on meshes,
+        each prepared when a candidate pair first needs it (`triangle_mesh`)."""
+        keys, triangle_mesh = proxies.geometry_keys, self.triangle_mesh
+        return FrameMeshes(lambda row: triangle_mesh(keys[row]), proxies.matrices)
 
     def recheck_participants(self) -> None:
         """At the next read, find who takes part and rebuild only if that changed: for

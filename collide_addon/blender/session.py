@@ -11,14 +11,22 @@ the proxies and clashes of the last check, which the viewport overlay draws.
 from __future__ import annotations
 
 import sys
+import time
 import traceback
 from dataclasses import dataclass, field
 
 import bpy
 import numpy as np
 
+from ..clash.evaluate import (
+    FrameMeshes,
+    MeshPairCache,
+    candidate_margin,
+    mesh_pair_contacts,
+    proxy_pair_contacts,
+)
 from ..core import KIND_NAMES, CoherentBounds, find_contacts
-from ..core.contact import clash_mask, contact_epsilon, contact_margin
+from ..core.contact import clash_mask, contact_epsilon
 from . import tint
 from .scene import Progress, Proxies, ProxyReader
 
@@ -34,11 +42,13 @@ class Clashes:
     pairs: (k, 2) int64 proxy indices, i < j
     distances: (k,) signed distance (< 0: minus the penetration depth)
     points: (k, 3) midpoint of the two witness points
+    on_mesh: (k,) bool, decided on the two objects' triangles (else on their proxies)
     """
 
     pairs: np.ndarray
     distances: np.ndarray
     points: np.ndarray
+    on_mesh: np.ndarray
 
     def __len__(self) -> int:
         return len(self.pairs)
@@ -73,6 +83,11 @@ class Session:
     # `hide_viewport` of the layer's objects and of the collections at the last frame
     # change, to follow visibility animated by keyframes.
     hidden_flags: np.ndarray | None = None
+    # Seconds the last check spent finding its clashes on meshes (0: it used proxies),
+    # for the panel to say when deciding on meshes is slower than live mode's frames.
+    mesh_seconds: float = 0.0
+    # The last check's mesh contacts, reused for pairs whose objects did not move.
+    mesh_cache: MeshPairCache = field(default_factory=MeshPairCache)
 
 
 _sessions: dict[int, Session] = {}
@@ -91,6 +106,8 @@ def find_clashes(
     check: str,
     tolerance: float,
     broad_phase: CoherentBounds | None = None,
+    meshes: FrameMeshes | None = None,
+    mesh_cache: MeshPairCache | None = None,
 ) -> Clashes:
     """The clashing pairs of proxies under the scene's rule (`core.contact`).
 
@@ -98,14 +115,22 @@ def find_clashes(
         clash) or "CONTACT" (touching or closer than `tolerance`, penetrations too)
     tolerance: >= 0, in scene units
     broad_phase: keeps the broad phase's work between checks of the same proxies
+    meshes: the proxies' triangles: the proxies then only find the candidate pairs, and
+        each is decided on the two meshes, as a clash test with geometry "mesh" does
+        (pairs where an object has no triangles stay decided on the proxies)
+    mesh_cache: keeps the mesh contacts between checks (`MeshPairCache`)
     """
     rule = CHECK_RULES[check]
-    pairs, result = find_contacts(
-        proxies.batch, margin=contact_margin(rule, tolerance, proxies.batch), coherent=broad_phase
+    margin = candidate_margin(rule, tolerance, meshes is not None, proxies.batch)
+    pairs, result = find_contacts(proxies.batch, margin=margin, coherent=broad_phase)
+    contacts = proxy_pair_contacts(pairs, result)
+    if meshes is not None:
+        contacts, _ = mesh_pair_contacts(contacts, meshes, margin, mesh_cache)
+    points = 0.5 * (contacts.points_i + contacts.points_j)
+    keep = clash_mask(rule, tolerance, contacts.distances, contact_epsilon(points))
+    return Clashes(
+        contacts.pairs[keep], contacts.distances[keep], points[keep], contacts.on_mesh[keep]
     )
-    points = 0.5 * (result.point_i + result.point_j)
-    keep = clash_mask(rule, tolerance, result.distance, contact_epsilon(points))
-    return Clashes(pairs[keep], result.distance[keep], points[keep])
 
 
 def _clashing_owner_rows(proxies: Proxies, clashes: Clashes) -> np.ndarray:
@@ -154,13 +179,18 @@ def _write_record(record, proxies: Proxies, pair) -> None:
     record["object_a"], record["object_b"] = proxies.objects[first], proxies.objects[second]
 
 
-def _write_measures(records, distances: np.ndarray, points: np.ndarray) -> None:
-    """Each row's distance (k,) and point (k, 3), as ID properties row by row: the bulk
-    `foreach_set` tags the scene for a depsgraph update, which in a frame change makes
-    `frame_set` run a second evaluation pass over the scene and what depends on it."""
-    for record, distance, point in zip(records, distances.tolist(), points.tolist(), strict=True):
+def _write_measures(
+    records, distances: np.ndarray, points: np.ndarray, on_mesh: np.ndarray
+) -> None:
+    """Each row's distance (k,), point (k, 3) and deciding geometry (k,) bool, as ID
+    properties row by row: the bulk `foreach_set` tags the scene for a depsgraph update,
+    which in a frame change makes `frame_set` run a second evaluation pass over the scene
+    and what depends on it."""
+    rows = zip(records, distances.tolist(), points.tolist(), on_mesh.tolist(), strict=True)
+    for record, distance, point, decided_on_mesh in rows:
         record["distance"] = distance
         record["point"] = point
+        record["on_mesh"] = decided_on_mesh
 
 
 def _redraw_panels() -> None:
@@ -218,7 +248,9 @@ def store_records(scene, proxies: Proxies, clashes: Clashes) -> None:
         elif emptied:
             scene.collide.active_clash_index = active - int(np.searchsorted(emptied, active))
     if len(records):
-        _write_measures(records, clashes.distances[order], clashes.points[order])
+        _write_measures(
+            records, clashes.distances[order], clashes.points[order], clashes.on_mesh[order]
+        )
     if len(records) or len(listed):
         _redraw_panels()
 
@@ -276,7 +308,17 @@ def check(
     if proxies is None:
         return None
     settings = scene.collide
-    clashes = find_clashes(proxies, settings.check, settings.tolerance, session.broad_phase)
+    meshes = session.reader.frame_meshes(proxies) if settings.geometry == "MESH" else None
+    started = time.perf_counter()
+    clashes = find_clashes(
+        proxies,
+        settings.check,
+        settings.tolerance,
+        session.broad_phase,
+        meshes,
+        session.mesh_cache,
+    )
+    session.mesh_seconds = time.perf_counter() - started if meshes is not None else 0.0
     session.proxies, session.clashes = proxies, clashes
     session.generation += 1
     store_fit_info(proxies)

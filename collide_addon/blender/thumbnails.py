@@ -1,5 +1,7 @@
 """Workbench thumbnails of clashes: each clash at its worst frame, only its two objects
-shown (a red, b blue), seen by the camera its BCF viewpoint uses."""
+shown (a red, b blue, see-through), seen from the direction its BCF viewpoint uses but
+close up: aimed at the clash point, marked by a yellow ball, the smaller object filling
+the picture."""
 
 from __future__ import annotations
 
@@ -11,13 +13,18 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import bmesh
 import bpy
+import numpy as np
 
-from ..report.viewpoint import FIELD_OF_VIEW_DEGREES, camera_for_clash
+from ..report.viewpoint import FIELD_OF_VIEW_DEGREES, camera_for_clash, focus_radius, reach
 
 THUMBNAIL_SIZE = (320, 240)
 THUMBNAIL_COLOR_A = (1.0, 0.1, 0.05, 1.0)
 THUMBNAIL_COLOR_B = (0.1, 0.35, 1.0, 1.0)
+# The ball marking the clash point, and its radius as a share of the framed radius.
+MARKER_COLOR = (1.0, 0.85, 0.0, 1.0)
+MARKER_SIZE = 0.06
 
 # Scene settings the thumbnails change, as attribute paths from the scene; restored after.
 _THUMBNAIL_SETTINGS = (
@@ -48,7 +55,7 @@ def render_thumbnails(
     context, scene, clashes: Sequence[Mapping[str, Any]], owners: Mapping[str, Any]
 ) -> dict[str, bytes]:
     """A Workbench PNG per clash: at its worst frame, only its two objects shown, a red
-    and b blue, seen by the camera its BCF viewpoint uses. Restores every setting,
+    and b blue, the camera aimed at the clash point (`aim_camera`). Restores every setting,
     colour, visibility and the frame afterwards.
 
     returns: clash id -> PNG bytes (resolved clashes get none)
@@ -63,15 +70,11 @@ def render_thumbnails(
     camera_data = bpy.data.cameras.new("collide thumbnail camera")
     camera = bpy.data.objects.new("collide thumbnail camera", camera_data)
     scene.collection.objects.link(camera)
+    marker = _new_marker(scene)
     thumbnails: dict[str, bytes] = {}
     try:
-        scene.camera = camera
-        # BCF's field of view is the vertical one; the same camera frames both.
-        camera_data.sensor_fit = "VERTICAL"
-        camera_data.angle = math.radians(FIELD_OF_VIEW_DEGREES)
+        setup_camera(scene, camera)
         render.engine = "BLENDER_WORKBENCH"
-        render.resolution_x, render.resolution_y = THUMBNAIL_SIZE
-        render.resolution_percentage = 100
         render.image_settings.file_format = "PNG"
         shading.color_type = "OBJECT"
         shading.light = "STUDIO"
@@ -93,10 +96,9 @@ def render_thumbnails(
                 for obj, color in zip(pair, (THUMBNAIL_COLOR_A, THUMBNAIL_COLOR_B), strict=True):
                     obj.hide_render = False
                     obj.color = color
-                position, direction, _ = camera_for_clash(clash["point"], clash["bounds"])
-                camera.location = position
-                camera.rotation_mode = "QUATERNION"
-                camera.rotation_quaternion = _look_rotation(direction)
+                radius = aim_camera(camera, clash, pair, context.evaluated_depsgraph_get())
+                marker.location = clash["point"]
+                marker.scale = (MARKER_SIZE * radius,) * 3
                 path = os.path.join(folder, f"{clash['id']}.png")
                 render.filepath = path
                 bpy.ops.render.render(write_still=True)
@@ -111,8 +113,75 @@ def render_thumbnails(
             _set_path(scene, path, value)
         bpy.data.objects.remove(camera)
         bpy.data.cameras.remove(camera_data)
+        marker_data = marker.data
+        bpy.data.objects.remove(marker)
+        bpy.data.meshes.remove(marker_data)
         scene.frame_set(original_frame, subframe=original_subframe)
     return thumbnails
+
+
+def setup_camera(scene, camera) -> None:
+    """Make `camera` the scene's, with the thumbnails' lens and picture size."""
+    scene.camera = camera
+    # BCF's field of view is the vertical one; the same lens serves both.
+    camera.data.sensor_fit = "VERTICAL"
+    camera.data.angle = math.radians(FIELD_OF_VIEW_DEGREES)
+    scene.render.resolution_x, scene.render.resolution_y = THUMBNAIL_SIZE
+    scene.render.resolution_percentage = 100
+
+
+def object_bounds(obj, depsgraph) -> np.ndarray:
+    """World bounds of an object's evaluated geometry: (2, 3) [lo, hi]."""
+    evaluated = obj.evaluated_get(depsgraph)
+    corners = np.array([tuple(corner) for corner in evaluated.bound_box], dtype=np.float64)
+    matrix = np.array(evaluated.matrix_world, dtype=np.float64)
+    world = corners @ matrix[:3, :3].T + matrix[:3, 3]
+    return np.stack([world.min(axis=0), world.max(axis=0)])
+
+
+def aim_camera(camera, clash: Mapping[str, Any], pair: Sequence, depsgraph) -> float:
+    """Aim `camera` at the clash point, close enough that the clash fills the picture:
+    the smaller object whole and both witness points (`report.viewpoint.focus_radius`),
+    its clipping range covering both objects whole.
+
+    clash: a clash record ("a", "b", "point", "bounds", optional "witnesses")
+    pair: the owners of a and b, placed at the clash's frame
+    returns: the radius framed around the clash point
+    """
+    point = np.asarray(clash["point"], dtype=np.float64)
+    witnesses = clash.get("witnesses", [clash["point"], clash["point"]])
+    # An instance's bounds are not its owner's: the record's bounds of both stand in.
+    bounds = np.array(
+        [
+            object_bounds(obj, depsgraph) if name == obj.name_full else clash["bounds"]
+            for name, obj in zip((clash["a"], clash["b"]), pair, strict=True)
+        ]
+    )
+    radius = focus_radius(point, witnesses, bounds)
+    position, direction, _ = camera_for_clash(point, clash["bounds"], radius=radius)
+    camera.location = position
+    camera.rotation_mode = "QUATERNION"
+    camera.rotation_quaternion = _look_rotation(direction)
+    distance = float(np.linalg.norm(position - point))
+    farthest = max(reach(point, clash["bounds"]), *(reach(point, box) for box in bounds))
+    camera.data.clip_start = max(distance - farthest, 1e-3 * distance)
+    camera.data.clip_end = distance + farthest
+    return radius
+
+
+def _new_marker(scene):
+    """A ball of radius 1 in MARKER_COLOR, linked to `scene`, to mark clash points."""
+    builder = bmesh.new()
+    bmesh.ops.create_icosphere(builder, subdivisions=2, radius=1.0)
+    data = bpy.data.meshes.new("collide thumbnail marker")
+    builder.to_mesh(data)
+    builder.free()
+    marker = bpy.data.objects.new("collide thumbnail marker", data)
+    marker.color = MARKER_COLOR
+    # Drawn over both objects, so that neither hides or tints it.
+    marker.show_in_front = True
+    scene.collection.objects.link(marker)
+    return marker
 
 
 def _look_rotation(direction):

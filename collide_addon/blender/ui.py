@@ -4,6 +4,11 @@ sub-panel."""
 import bpy
 
 from ..core.contact import contact_epsilon
+from . import session
+
+# Live mode's budget for a check: one frame at 60 fps (seconds). Checks on meshes slower
+# than this are pointed out in the panel.
+FRAME_SECONDS = 1.0 / 60.0
 
 
 def _length(context, value: float) -> str:
@@ -15,18 +20,37 @@ def _length(context, value: float) -> str:
     return f"-{text}" if value < 0 else text
 
 
+# The icon of a clash row: what decided it, the triangles or the proxies (the icons of
+# the Geometry setting's buttons too).
+ICON_ON_MESH = "MESH_DATA"
+ICON_ON_PROXY = "MESH_CUBE"
+
+
 class COLLIDE_UL_clashes(bpy.types.UIList):
-    """One row per clash: the two objects' names. The default sidebar is about 25
-    characters wide, so the depth, the proxy kinds and the full names are in the details
-    below the list, for the picked row."""
+    """One row per clash: an icon for what decided it and the two objects' names. The
+    default sidebar is about 25 characters wide, so the depth, the proxy kinds and the
+    full names are in the details below the list, for the picked row."""
 
     def draw_item(self, context, layout, data, item, icon, active_data, active_propname, index):
         # One label for both names, so that a short name leaves its room to a long one.
-        layout.label(text=f"{item.name_a}  \u00d7  {item.name_b}")
+        layout.label(
+            text=f"{item.name_a}  \u00d7  {item.name_b}",
+            icon=ICON_ON_MESH if item.on_mesh else ICON_ON_PROXY,
+        )
+
+
+def mesh_cost_note(scene) -> str | None:
+    """What the panel says when the last check on meshes took longer than a frame:
+    "Mesh check: 290 ms"; None otherwise."""
+    seconds = session.session_for(scene).mesh_seconds
+    if scene.collide.geometry != "MESH" or seconds <= FRAME_SECONDS:
+        return None
+    return f"Mesh check: {seconds * 1e3:.0f} ms"
 
 
 def _draw_clash_details(layout, context, record) -> None:
-    """The picked clash in full: names, depth or gap, proxy kinds; Resolve buttons."""
+    """The picked clash in full: names, depth or gap, what decided it, proxy kinds;
+    Resolve buttons."""
     box = layout.box()
     column = box.column(align=True)
     column.label(text=record.name_a, icon="OBJECT_DATA")
@@ -36,6 +60,10 @@ def _draw_clash_details(layout, context, record) -> None:
     else:
         what = "Depth" if record.distance < 0 else "Gap"
         column.label(text=f"{what} {_length(context, abs(record.distance))}")
+    if record.on_mesh:
+        column.label(text="Decided on the meshes", icon=ICON_ON_MESH)
+    else:
+        column.label(text="Decided on the proxies", icon=ICON_ON_PROXY)
     column.label(text=f"Proxies: {record.kind_a} / {record.kind_b}")
     row = box.row(align=True)
     row.operator("collide.resolve", text="Resolve", icon="CON_TRANSLIKE")
@@ -56,6 +84,11 @@ class COLLIDE_PT_main(bpy.types.Panel):
         if settings.scope == "COLLECTION":
             layout.prop(settings, "collection")
         layout.row().prop(settings, "check", expand=True)
+        # Expanded: "Geometry" with a drop-down is cut short at the default width.
+        layout.row().prop(settings, "geometry", expand=True)
+        note = mesh_cost_note(context.scene)
+        if note is not None:
+            layout.label(text=note, icon="SORTTIME")
         layout.prop(settings, "tolerance")
         row = layout.row(align=True)
         row.prop(settings, "live", toggle=True, icon="PLAY" if not settings.live else "PAUSE")

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core import CoherentBounds, ShapeBatch, find_contacts
+from ..core import CoherentBounds, PairResult, ShapeBatch, find_contacts
 from ..core.columns import concatenate_fields
 from ..core.constants import CUBE_CORNER_SIGNS
 from ..core.contact import clash_mask, contact_epsilon, contact_margin
@@ -234,9 +234,16 @@ def broad_phase_margin(test: ClashTest, batch: ShapeBatch) -> float:
     inside them may penetrate while their proxies only touch."""
     if test.test_type == "duplicates":
         return 0.0
-    if decides_on_meshes(test) and test.test_type == "hard":
+    return candidate_margin(test.test_type, test.tolerance, decides_on_meshes(test), batch)
+
+
+def candidate_margin(rule: str, tolerance: float, on_mesh: bool, batch: ShapeBatch) -> float:
+    """Margin for `find_contacts` that keeps every pair a `core.contact` rule ("hard",
+    "touching" or "clearance") with `tolerance` can report, deciding on the proxies or,
+    with `on_mesh`, on the triangles (see `broad_phase_margin`)."""
+    if on_mesh and rule == "hard":
         return contact_margin("touching", 0.0, batch)
-    return contact_margin(test.test_type, test.tolerance, batch)
+    return contact_margin(rule, tolerance, batch)
 
 
 def core_corners(batch: ShapeBatch, indices: np.ndarray) -> np.ndarray:
@@ -363,6 +370,22 @@ def proxy_relations(distances: np.ndarray, epsilon: np.ndarray) -> np.ndarray:
     return relations
 
 
+def proxy_pair_contacts(pairs: np.ndarray, result: PairResult) -> PairContacts:
+    """The contacts `find_contacts` found between proxies, as decided on the proxies.
+
+    pairs: (k, 2) int64 object indices; result: the k pairs' contacts
+    """
+    epsilon = contact_epsilon(0.5 * (result.point_i + result.point_j))
+    return PairContacts(
+        pairs=pairs,
+        distances=result.distance,
+        points_i=result.point_i,
+        points_j=result.point_j,
+        on_mesh=np.zeros(len(pairs), dtype=bool),
+        relations=proxy_relations(result.distance, epsilon),
+    )
+
+
 def hits_from_pairs(
     prepared: PreparedTest,
     batch: ShapeBatch,
@@ -402,13 +425,107 @@ def hits_from_pairs(
     )
 
 
+# Pose codes of a MeshPairCache fit in 31 bits, two of them in one int64 pair key.
+_POSE_CODE_LIMIT = 1 << 31
+
+
+@dataclass
+class MeshPairCache:
+    """The mesh contacts of one call's pairs, kept for the next call
+    (`mesh_pair_contacts`): a pair whose two meshes are the same prepared `TriangleMesh`
+    objects under bit-identical world matrices, computed with a max_distance at least the
+    one asked for now, gets its contact again without a triangle test (a distance
+    between the two max_distances comes out finite where a fresh test may give +inf;
+    both are beyond the asked max_distance). For live checks, where most objects keep
+    their places while one is edited; a move, an edit or a refit misses. (The broad
+    phase's margin, the max_distance of live checks, follows the scene's extent, so it
+    changes a little with every move.)
+
+    poses: (id(mesh), matrix bytes) -> pose code, for the last call's meshes
+    meshes: the last call's meshes, kept alive so that no other mesh takes their ids
+    keys: (k,) int64 sorted pair keys (first pose code << 31 | second pose code)
+    reach: (k,) the max_distance each pair's contact was computed with
+    distance: (k,); point_i, point_j: (k, 3); relation: (k,) int8 `core.mesh` codes
+    """
+
+    poses: dict = field(default_factory=dict)
+    meshes: list = field(default_factory=list)
+    next_code: int = 0
+    keys: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    reach: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    distance: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    point_i: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
+    point_j: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
+    relation: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int8))
+
+    def pose_codes(self, meshes: Sequence[TriangleMesh], matrices: np.ndarray) -> np.ndarray:
+        """One code per (mesh, matrix), the same as in the last call for the same mesh
+        object under the same matrix bits; forgets the poses not seen now: (u,) int64."""
+        if self.next_code + len(meshes) >= _POSE_CODE_LIMIT:
+            self.poses, self.keys = {}, self.keys[:0]
+            self.next_code = 0
+        poses, codes = {}, []
+        for mesh, matrix in zip(meshes, matrices, strict=True):
+            token = (id(mesh), matrix.tobytes())
+            code = self.poses.get(token)
+            if code is None:
+                code, self.next_code = self.next_code, self.next_code + 1
+            poses[token] = code
+            codes.append(code)
+        self.poses, self.meshes = poses, list(meshes)
+        return np.array(codes, dtype=np.int64)
+
+
+def _cached_mesh_contacts(
+    mesh_list: list,
+    matrices: np.ndarray,
+    pairs: np.ndarray,
+    max_distance: float,
+    cache: MeshPairCache | None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """`core.mesh.mesh_contacts` of `pairs` ((m, 2) into mesh_list), the pairs found in
+    `cache` (a MeshPairCache, or None) taken from it: (distance (m,), point_i (m, 3),
+    point_j (m, 3), relation (m,))."""
+    if cache is None:
+        result = mesh_contacts(mesh_list, matrices, pairs, max_distance)
+        return result.distance, result.point_i, result.point_j, result.relation
+    codes = cache.pose_codes(mesh_list, matrices)[pairs]
+    keys = (codes[:, 0] << 31) | codes[:, 1]
+    distance, relation = np.zeros(len(keys)), np.zeros(len(keys), dtype=np.int8)
+    point_i, point_j = np.zeros((len(keys), 3)), np.zeros((len(keys), 3))
+    hit = np.zeros(len(keys), dtype=bool)
+    reach = np.full(len(keys), max_distance)
+    if len(cache.keys):
+        found = np.searchsorted(cache.keys, keys).clip(max=len(cache.keys) - 1)
+        hit = (cache.keys[found] == keys) & (cache.reach[found] >= max_distance)
+        rows = found[hit]
+        reach[hit] = cache.reach[rows]
+        distance[hit], relation[hit] = cache.distance[rows], cache.relation[rows]
+        point_i[hit], point_j[hit] = cache.point_i[rows], cache.point_j[rows]
+    miss = np.flatnonzero(~hit)
+    if len(miss):
+        result = mesh_contacts(mesh_list, matrices, pairs[miss], max_distance)
+        distance[miss], relation[miss] = result.distance, result.relation
+        point_i[miss], point_j[miss] = result.point_i, result.point_j
+    order = np.argsort(keys, kind="stable")
+    cache.keys, cache.reach = keys[order], reach[order]
+    cache.distance, cache.relation = distance[order], relation[order]
+    cache.point_i, cache.point_j = point_i[order], point_j[order]
+    return distance, point_i, point_j, relation
+
+
 def mesh_pair_contacts(
-    contacts: PairContacts, meshes: FrameMeshes, max_distance: float
+    contacts: PairContacts,
+    meshes: FrameMeshes,
+    max_distance: float,
+    cache: MeshPairCache | None = None,
 ) -> tuple[PairContacts, np.ndarray]:
     """Decide proxy candidate pairs on their triangles where both objects have some.
 
     contacts: the candidates with their proxy contacts (kept for pairs without meshes)
     max_distance: beyond it a pair's mesh distance may come out as +inf
+    cache: keeps the pairs' mesh contacts for the next call, which takes those of pairs
+        whose meshes and matrices did not change from it (see MeshPairCache)
     returns: (the contacts, decided on meshes where possible; (o,) int64 the objects of
               the candidates whose meshes are open or non-manifold)
     """
@@ -421,13 +538,15 @@ def mesh_pair_contacts(
     local = np.searchsorted(rows, contacts.pairs)
     decided = np.isin(contacts.pairs, rows).all(axis=1)
     mesh_list = [by_row[int(row)] for row in rows]
-    result = mesh_contacts(mesh_list, meshes.matrices[rows], local[decided], max(max_distance, 0.0))
+    distance, point_i, point_j, relation = _cached_mesh_contacts(
+        mesh_list, meshes.matrices[rows], local[decided], max(max_distance, 0.0), cache
+    )
     distances = contacts.distances.copy()
     points_i, points_j = contacts.points_i.copy(), contacts.points_j.copy()
     relations = contacts.relations.copy()
-    distances[decided] = result.distance
-    points_i[decided], points_j[decided] = result.point_i, result.point_j
-    relations[decided] = _MESH_RELATION[result.relation]
+    distances[decided] = distance
+    points_i[decided], points_j[decided] = point_i, point_j
+    relations[decided] = _MESH_RELATION[relation]
     open_rows = rows[[not mesh.closed for mesh in mesh_list]]
     return (
         PairContacts(contacts.pairs, distances, points_i, points_j, decided, relations),
@@ -463,15 +582,7 @@ def evaluate_frame(
     margin = broad_phase_margin(test, involved_batch)
     pairs, result = find_contacts(involved_batch, margin, coherent)
     keep = eligible_pair_mask(prepared, involved[pairs])
-    epsilon = contact_epsilon(0.5 * (result.point_i + result.point_j))
-    contacts = PairContacts(
-        pairs=involved[pairs],
-        distances=result.distance,
-        points_i=result.point_i,
-        points_j=result.point_j,
-        on_mesh=np.zeros(len(pairs), dtype=bool),
-        relations=proxy_relations(result.distance, epsilon),
-    ).take(np.flatnonzero(keep))
+    contacts = proxy_pair_contacts(involved[pairs], result).take(np.flatnonzero(keep))
     open_names = None
     if test.test_type == "duplicates":
         clashing = duplicate_mask(batch, contacts.pairs, test.tolerance)

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import importlib
+import math
 
 import bpy
+import numpy as np
 import pytest
+from bpy_extras.object_utils import world_to_camera_view
+from mathutils import Vector
 
 from tests.blender.scenes import add_object, mesh
 
@@ -37,3 +41,91 @@ def test_thumbnails_restore_clashing_objects_hidden_from_render(addon):
     assert hidden.hide_render and not shown.hide_render
     assert tuple(hidden.color) == pytest.approx((0.5, 0.6, 0.7, 1.0))
     assert tuple(shown.color) == pytest.approx((0.2, 0.3, 0.4, 1.0))
+
+
+def pipe_through_wall():
+    """A 20 m long wall and a 0.2 m pipe through it near one end, and their clash record
+    as a mesh test reports it: the pipe's far end and the wall's face as witnesses."""
+    wall = add_object("Wall", mesh("cube"), location=(0, 0, 1.5), scale=(10, 0.1, 1.5))
+    # The cylinder (radius 1, depth 4) scaled to radius 0.1, 2 m long, turned along y.
+    pipe = add_object("Pipe", mesh("cylinder"), location=(8.5, 0, 2.0), scale=(0.1, 0.1, 0.5))
+    pipe.rotation_euler = (math.pi / 2, 0, 0)
+    bpy.context.view_layer.update()
+    clash = {
+        "id": "00000000000000aa",
+        "status": "new",
+        "a": "Pipe",
+        "b": "Wall",
+        "worst_frame": 1,
+        "point": [8.5, 0.55, 1.9],
+        "witnesses": [[8.5, 1.0, 1.9], [8.5, 0.1, 1.9]],
+        "bounds": [[-10.0, -1.0, 0.0], [10.0, 1.0, 3.0]],
+    }
+    return pipe, wall, clash
+
+
+@pytest.mark.blender
+def test_thumbnail_camera_frames_the_clash_point_and_the_smaller_object(addon):
+    # The camera framed both whole objects, so the pipe through a 20 m wall was a few
+    # pixels wide, off the clash point; it now aims at the point and frames the pipe.
+    thumbnails = importlib.import_module(addon.__name__ + ".blender.thumbnails")
+    scene = bpy.context.scene
+    pipe, wall, clash = pipe_through_wall()
+    camera_data = bpy.data.cameras.new("camera")
+    camera = bpy.data.objects.new("camera", camera_data)
+    scene.collection.objects.link(camera)
+    thumbnails.setup_camera(scene, camera)
+    thumbnails.aim_camera(camera, clash, [pipe, wall], bpy.context.evaluated_depsgraph_get())
+    bpy.context.view_layer.update()
+
+    def view(point):
+        return np.array(world_to_camera_view(scene, camera, Vector(point)))
+
+    centre = view(clash["point"])
+    assert centre[:2] == pytest.approx([0.5, 0.5], abs=1e-4)
+    assert camera_data.clip_start < centre[2] < camera_data.clip_end
+    for witness in clash["witnesses"]:
+        assert np.all(np.abs(view(witness)[:2] - 0.5) <= 0.4)
+    # The whole pipe is in the picture and spans a quarter of it or more (framed with the
+    # whole wall, 0.05); the whole wall lies within the clipping range.
+    corners = np.array([view(pipe.matrix_world @ Vector(c)) for c in pipe.bound_box])
+    assert np.all((corners[:, :2] > 0.0) & (corners[:, :2] < 1.0))
+    assert np.ptp(corners[:, :2], axis=0).max() > 0.25
+    for corner in wall.bound_box:
+        depth = view(wall.matrix_world @ Vector(corner))[2]
+        assert camera_data.clip_start < depth < camera_data.clip_end
+
+
+def thumbnail_pixels(png: bytes, folder) -> np.ndarray:
+    """The RGBA pixels of a thumbnail, top row first: (height, width, 4) float."""
+    path = folder / "thumbnail.png"
+    path.write_bytes(png)
+    image = bpy.data.images.load(str(path))
+    width, height = image.size
+    pixels = np.array(image.pixels[:]).reshape(height, width, 4)
+    bpy.data.images.remove(image)
+    return pixels[::-1]
+
+
+@pytest.mark.blender
+def test_thumbnail_shows_the_clash_in_the_middle(addon, tmp_path):
+    thumbnails = importlib.import_module(addon.__name__ + ".blender.thumbnails")
+    pipe, wall, clash = pipe_through_wall()
+    pictures = thumbnails.render_thumbnails(
+        bpy.context, bpy.context.scene, [clash], {"Pipe": pipe, "Wall": wall}
+    )
+    pixels = thumbnail_pixels(pictures[clash["id"]], tmp_path)
+    red = (pixels[..., 0] > pixels[..., 2]) & (pixels[..., 0] > 0.2)
+    height, width = red.shape
+    middle = red[height // 4 : 3 * height // 4, width // 4 : 3 * width // 4]
+    # The pipe (red; seen through the blue wall still more red than blue, while the wall
+    # and the background are bluer), 0.2 m thick, covers a few percent of the middle
+    # half of the picture (a few pixels when the picture framed the whole 20 m wall).
+    assert middle.mean() > 0.02
+    # The yellow ball marking the clash point, drawn in front of both, in the centre.
+    centre = pixels[height // 2 - 3 : height // 2 + 4, width // 2 - 3 : width // 2 + 4]
+    red_, green, blue = centre[..., :3].reshape(-1, 3).mean(axis=0)
+    assert red_ > blue + 0.15 and green > blue + 0.15
+    # The camera and the marker are gone with their data.
+    assert set(bpy.data.objects.keys()) == {"Pipe", "Wall"}
+    assert set(bpy.data.meshes.keys()) == {pipe.data.name, wall.data.name}

@@ -7,12 +7,14 @@ import itertools
 import numpy as np
 import pytest
 
+from collide_addon.clash import evaluate as evaluate_module
 from collide_addon.clash.evaluate import (
     A_INSIDE_B,
     B_INSIDE_A,
     CROSSING,
     PENETRATING,
     FrameMeshes,
+    MeshPairCache,
     ObjectMetadata,
     PairContacts,
     broad_phase_margin,
@@ -22,6 +24,7 @@ from collide_addon.clash.evaluate import (
     eligible_pair_mask,
     evaluate_frame,
     hits_from_pairs,
+    mesh_pair_contacts,
     object_table,
     orient_pairs,
     prepare_test,
@@ -419,3 +422,57 @@ def test_mesh_test_names_open_meshes_among_its_candidates():
     assert hits.relations.tolist() == [CROSSING]
     assert hits.distances[0] == pytest.approx(-0.1)
     assert hits.open_mesh_names.tolist() == ["sheet"]
+
+
+def test_mesh_pair_cache_reuses_only_pairs_whose_poses_did_not_change(monkeypatch):
+    # A row of four unit cubes 1.5 apart (each overlaps its neighbours) and a fifth far
+    # away; every pair is a candidate. With a cache, a second call with the same
+    # matrices runs no triangle test, a move reruns only the moved cube's pairs, a larger
+    # max_distance reruns all; the results are those computed afresh.
+    cube = prepare_mesh(CUBE_VERTICES, CUBE_TRIANGLES)
+    centers = np.array([[0, 0, 0], [1.5, 0, 0], [3, 0, 0], [4.5, 0, 0], [20, 0, 0]], float)
+    pairs = all_pairs(len(centers))
+    contacts = PairContacts(
+        pairs=pairs,
+        distances=np.zeros(len(pairs)),
+        points_i=np.zeros((len(pairs), 3)),
+        points_j=np.zeros((len(pairs), 3)),
+        on_mesh=np.zeros(len(pairs), dtype=bool),
+        relations=np.zeros(len(pairs), dtype=np.int8),
+    )
+    tested: list[int] = []
+    original = evaluate_module.mesh_contacts
+
+    def counting(meshes, matrices, pairs, max_distance):
+        tested.append(len(pairs))
+        return original(meshes, matrices, pairs, max_distance)
+
+    monkeypatch.setattr(evaluate_module, "mesh_contacts", counting)
+    cache = MeshPairCache()
+
+    def decide(centers, max_distance=1.0):
+        frame_meshes = FrameMeshes(
+            lambda row: cube, np.array([placed(c, [1] * 3) for c in centers])
+        )
+        tested.clear()
+        cached, _ = mesh_pair_contacts(contacts, frame_meshes, max_distance, cache)
+        count = sum(tested)
+        fresh, _ = mesh_pair_contacts(contacts, frame_meshes, max_distance)
+        # Pairs within max_distance as computed afresh; beyond it, beyond it.
+        near = fresh.distances <= max_distance
+        for name in ("distances", "points_i", "points_j", "relations", "on_mesh"):
+            np.testing.assert_array_equal(getattr(cached, name)[near], getattr(fresh, name)[near])
+        assert np.all(cached.distances[~near] > max_distance)
+        return count, cached
+
+    assert decide(centers)[0] == len(pairs)
+    count, cached = decide(centers)
+    assert count == 0
+    assert cached.distances[0] == pytest.approx(-0.5)  # cubes 0 and 1 overlap 0.5 deep
+    moved = centers.copy()
+    moved[1] += [0.0, 0.25, 0.0]
+    assert decide(moved)[0] == len(centers) - 1  # the pairs of cube 1
+    assert decide(moved, max_distance=2.0)[0] == len(pairs)
+    # Contacts computed farther out serve a smaller max_distance; cube 4 is 15.5 from
+    # cube 3, beyond both.
+    assert decide(moved, max_distance=0.5)[0] == 0

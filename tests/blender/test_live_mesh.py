@@ -1,0 +1,147 @@
+"""The panel's Geometry setting: Detect and live mode deciding on the proxies or on the
+evaluated triangles (bpy 5.0.1 wheel)."""
+
+import sys
+
+import bpy
+import numpy as np
+import pytest
+
+from collide_dev.mesh_shapes import box_mesh, torus
+
+from . import scenes
+
+
+def mesh_from_arrays(name: str, vertices: np.ndarray, triangles: np.ndarray) -> bpy.types.Mesh:
+    data = bpy.data.meshes.new(name)
+    data.from_pydata(vertices.tolist(), [], triangles.tolist())
+    data.update()
+    return data
+
+
+def ring_pin_and_beams() -> None:
+    """Ring, a torus (major radius 1, minor 0.25), with Pin, a 0.2 m cube, in its hole:
+    the ring's proxy covers the pin, its triangles stay 0.65 m away. 10 m along x, two
+    0.4 m thick beams cross at right angles: their meshes penetrate."""
+    scenes.add_object("Ring", mesh_from_arrays("Ring", *torus(1.0, 0.25, 48, 16)))
+    scenes.add_object("Pin", mesh_from_arrays("Pin", *box_mesh([-0.1] * 3, [0.1] * 3)))
+    beam_x = box_mesh([-2.0, -0.2, -0.2], [2.0, 0.2, 0.2])
+    beam_y = box_mesh([-0.2, -2.0, -0.2], [0.2, 2.0, 0.2])
+    scenes.add_object("Beam.X", mesh_from_arrays("Beam.X", *beam_x), location=(10, 0, 0))
+    scenes.add_object("Beam.Y", mesh_from_arrays("Beam.Y", *beam_y), location=(10, 0, 0.1))
+
+
+def clash_rows(settings) -> dict[tuple[str, str], tuple[float, bool]]:
+    return {
+        (record.name_a, record.name_b): (record.distance, record.on_mesh)
+        for record in settings.clashes
+    }
+
+
+@pytest.mark.parametrize("check", ["PENETRATION", "CONTACT"])
+def test_mesh_geometry_drops_proxy_only_clashes(addon, check):
+    ring_pin_and_beams()
+    settings = bpy.context.scene.collide
+    settings.check = check
+    assert settings.geometry == "PROXY"  # the default: live speed
+    assert bpy.ops.collide.detect() == {"FINISHED"}
+    rows = clash_rows(settings)
+    assert set(rows) == {("Ring", "Pin"), ("Beam.X", "Beam.Y")}
+    assert not any(on_mesh for _, on_mesh in rows.values())
+
+    settings.geometry = "MESH"
+    assert bpy.ops.collide.detect() == {"FINISHED"}
+    rows = clash_rows(settings)
+    assert set(rows) == {("Beam.X", "Beam.Y")}
+    distance, on_mesh = rows["Beam.X", "Beam.Y"]
+    assert on_mesh and distance < -0.1
+    # The clash point, between the meshes' witness points, lies on or in a beam.
+    point = np.array(settings.clashes[0].point)
+    in_beam_x = np.all(np.abs(point - (10.0, 0.0, 0.0)) <= np.add((2.0, 0.2, 0.2), 1e-6))
+    in_beam_y = np.all(np.abs(point - (10.0, 0.0, 0.1)) <= np.add((0.2, 2.0, 0.2), 1e-6))
+    assert in_beam_x or in_beam_y
+
+
+def test_live_mode_follows_the_geometry_setting_and_moves(addon):
+    ring_pin_and_beams()
+    scene = bpy.context.scene
+    settings = scene.collide
+    settings.geometry = "MESH"
+    settings.live = True
+    assert set(clash_rows(settings)) == {("Beam.X", "Beam.Y")}
+    # The pin moves onto the ring's tube: now the triangles cross too.
+    pin = bpy.data.objects["Pin"]
+    pin.location = (1.0, 0.0, 0.2)
+    bpy.context.view_layer.update()
+    rows = clash_rows(settings)
+    assert set(rows) == {("Ring", "Pin"), ("Beam.X", "Beam.Y")}
+    assert rows["Ring", "Pin"][1]
+    # Back in the hole: gone again; switching to proxies brings it back.
+    pin.location = (0.0, 0.0, 0.0)
+    bpy.context.view_layer.update()
+    assert set(clash_rows(settings)) == {("Beam.X", "Beam.Y")}
+    settings.geometry = "PROXY"
+    assert set(clash_rows(settings)) == {("Ring", "Pin"), ("Beam.X", "Beam.Y")}
+
+
+def test_objects_without_triangles_are_decided_on_their_proxies(addon):
+    # A curve without bevel has vertices (a proxy) but no triangles.
+    curve = bpy.data.curves.new("Wire", "CURVE")
+    spline = curve.splines.new("POLY")
+    spline.points.add(1)
+    spline.points[0].co = (-3.0, 0.0, 0.0, 1.0)
+    spline.points[1].co = (3.0, 0.0, 0.0, 1.0)
+    scenes.add_object("Wire", curve)
+    scenes.add_object("Block", scenes.mesh("cube"))
+    settings = bpy.context.scene.collide
+    settings.geometry = "MESH"
+    assert bpy.ops.collide.detect() == {"FINISHED"}
+    rows = clash_rows(settings)
+    assert set(rows) == {("Wire", "Block")} or set(rows) == {("Block", "Wire")}
+    assert not next(iter(rows.values()))[1]
+
+
+def test_the_panel_says_when_mesh_checks_are_slower_than_a_frame(addon, monkeypatch):
+    ui = sys.modules[f"{addon.__name__}.blender.ui"]
+    ring_pin_and_beams()
+    scene = bpy.context.scene
+    settings = scene.collide
+    settings.geometry = "MESH"
+    assert bpy.ops.collide.detect() == {"FINISHED"}
+    seconds = sys.modules[f"{addon.__name__}.blender.session"].session_for(scene).mesh_seconds
+    assert seconds > 0
+    # Whatever this machine's speed: a budget below and above the measured time.
+    monkeypatch.setattr(ui, "FRAME_SECONDS", seconds / 2)
+    assert ui.mesh_cost_note(scene) == f"Mesh check: {seconds * 1e3:.0f} ms"
+    monkeypatch.setattr(ui, "FRAME_SECONDS", seconds * 2)
+    assert ui.mesh_cost_note(scene) is None
+    # Deciding on proxies says nothing, however long the last check took.
+    monkeypatch.setattr(ui, "FRAME_SECONDS", 0.0)
+    settings.geometry = "PROXY"
+    assert bpy.ops.collide.detect() == {"FINISHED"}
+    assert ui.mesh_cost_note(scene) is None
+
+
+def test_instances_are_decided_on_their_own_meshes(addon):
+    # Geometry Nodes instances (2 m cubes 1.5 m apart) and collection instances (unit
+    # spheres 1.5 m apart) overlap on their triangles too, each placed by its instance's
+    # matrix.
+    scenes.geometry_nodes_instances("Host", count=3, spacing=1.5, size=2.0)
+    source_collection = bpy.data.collections.new("Parts")
+    scenes.add_object("Part", scenes.mesh("sphere"), collection=source_collection)
+    for name, x in (("InstanceA", 10.0), ("InstanceB", 11.5), ("InstanceC", 14.5)):
+        empty = bpy.data.objects.new(name, None)
+        empty.instance_type = "COLLECTION"
+        empty.instance_collection = source_collection
+        empty.location = (x, 0.0, 0.0)
+        bpy.context.scene.collection.objects.link(empty)
+    settings = bpy.context.scene.collide
+    settings.geometry = "MESH"
+    assert bpy.ops.collide.detect() == {"FINISHED"}
+    rows = clash_rows(settings)
+    assert set(rows) == {
+        ("Host/Mesh[0]", "Host/Mesh[1]"),
+        ("Host/Mesh[1]", "Host/Mesh[2]"),
+        ("InstanceA/Part[0]", "InstanceB/Part[0]"),
+    }
+    assert all(on_mesh and distance < 0 for distance, on_mesh in rows.values())
