@@ -1,6 +1,9 @@
 """Cost of live mode in the real Blender (bpy wheel): the whole frame, and the handler.
 
-    .venv/bin/python benchmarks/bench_live.py [--quick]
+    .venv/bin/python benchmarks/bench_live.py [--quick] [--only frame,handler,playback]
+
+--only runs the named groups alone (0: frame, 1: handler, 2 and 3: playback), e.g. to
+bisect one of them quickly.
 
 0. The whole frame as a user feels it: `scene.frame_set()` timed with live mode off and
    then on, in one run, over the same frames (medians over FRAME_SAMPLES frames, with the
@@ -315,11 +318,19 @@ def whole_frame_rows(quick: bool, rng) -> list[tuple]:
     return rows
 
 
-def main() -> None:
-    quick = "--quick" in sys.argv
-    collide_addon.register()
-    rng = np.random.default_rng(7)
-    rows = whole_frame_rows(quick, rng)
+def selected_groups(argv: list[str]) -> set[str]:
+    """The case groups named by `--only a,b` (all three without it)."""
+    groups = {"frame", "handler", "playback"}
+    if "--only" not in argv:
+        return groups
+    chosen = set(argv[argv.index("--only") + 1].split(","))
+    if not chosen <= groups:
+        raise SystemExit(f"--only takes some of {sorted(groups)}, not {sorted(chosen - groups)}")
+    return chosen
+
+
+def handler_rows(quick: bool, rng) -> list[tuple]:
+    rows = []
     for count in (1_000,) if quick else (1_000, 10_000):
         for jump in (False, True):
             result = bench_update(count, rng, jump)
@@ -335,6 +346,11 @@ def main() -> None:
                     "yes" if result["median"] <= target else "NO",
                 )
             )
+    return rows
+
+
+def playback_rows(quick: bool, rng) -> list[tuple]:
+    rows = []
     playback = bench_playback(1_000, rng)
     fps = 1.0 / playback["mean"]
     rows.append(
@@ -371,6 +387,22 @@ def main() -> None:
                 "-",
             )
         )
+    return rows
+
+
+def main() -> None:
+    quick = "--quick" in sys.argv
+    groups = selected_groups(sys.argv)
+    collide_addon.register()
+    rng = np.random.default_rng(7)
+    rows = []
+    for group, make_rows in (
+        ("frame", whole_frame_rows),
+        ("handler", handler_rows),
+        ("playback", playback_rows),
+    ):
+        if group in groups:
+            rows += make_rows(quick, rng)
     collide_addon.unregister()
     print(f"bpy {bpy.app.version_string}, numpy {np.__version__}")
     widths = [max(len(row[k]) for row in rows) for k in range(4)]

@@ -74,20 +74,21 @@ def _changes(depsgraph, scope: str, edits: bool) -> _Changes:
         looked_at = np.flatnonzero(geometry_flags)
     for update in _updates_at(updates, looked_at):
         datablock = update.id
-        if update.is_updated_geometry:
-            if not isinstance(datablock, bpy.types.Collection):
-                kind = "object" if isinstance(datablock, bpy.types.Object) else "data"
-                changes.geometry.add((datablock.original.name_full, kind))
+        if isinstance(datablock, bpy.types.Scene):
+            # An edit of the scene (hiding, selecting; tagged with geometry or not) may
+            # change who takes part; frame changes tag it on every frame.
+            changes.membership |= edits
+        elif isinstance(datablock, bpy.types.Collection):
+            # Membership; other changes (even writing locations in bulk) tag it too,
+            # and for the other scopes a change of the object count triggers a rebuild.
+            changes.membership |= edits and scope == "COLLECTION"
+        elif update.is_updated_geometry:
+            kind = "object" if isinstance(datablock, bpy.types.Object) else "data"
+            changes.geometry.add((datablock.original.name_full, kind))
         elif update.is_updated_shading:
             continue  # a colour (the tint, say) or material: the proxies stay
         elif isinstance(datablock, bpy.types.Object):
             changes.objects = True
-        elif isinstance(datablock, bpy.types.Scene):
-            changes.membership = True
-        elif isinstance(datablock, bpy.types.Collection):
-            # Membership; other changes (even writing locations in bulk) tag it too,
-            # and for the other scopes a change of the object count triggers a rebuild.
-            changes.membership |= scope == "COLLECTION"
     return changes
 
 
@@ -129,10 +130,10 @@ def _live_update(scene, depsgraph, edits: bool) -> None:
             changes = _changes(depsgraph, scene.collide.scope, edits)
             if changes.objects:
                 reader.invalidate(changes.geometry)
-            elif changes.geometry:
+            else:
                 reader.geometry_changed(changes.geometry)
-            elif changes.membership:
-                reader.recheck_participants()
+                if changes.membership:
+                    reader.recheck_participants()
         session.check(scene, depsgraph, only_if_moved=True)
     except Exception as error:  # noqa: BLE001 - never raise into Blender
         session.switch_live_off(scene, error)

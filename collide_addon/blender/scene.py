@@ -102,6 +102,8 @@ class _Structure:
     geometry_keys: list[tuple]
     fits: list[ProxyFit | None]
     fitted: np.ndarray  # (n,) bool, whether fits[k] is set
+    # Whether an entry's geometry may change without an edit (see `has_changing_geometry`).
+    changing_geometry: bool
     fit_arrays: ShapeBatch | None = None  # the fits in their stretched object spaces
     stretch: np.ndarray | None = None  # (n, 3, 3) normalised stretch of the current fits
     looseness: np.ndarray | None = None
@@ -239,10 +241,12 @@ class ProxyReader:
         """The geometry of `geometry_names` ((name, "object" or "data") as for
         `invalidate`) changed, nothing else: at the next read, only the proxies using it
         are read and fitted again (unless one now needs another geometry key, makes
-        instances or has no vertices, which rebuilds)."""
+        instances or has no vertices, which rebuilds). Who takes part is not looked at:
+        a geometry change leaves types and visibility as they were, and finding who
+        takes part walks every object (a deforming object among 10,000 would pay that
+        on every frame)."""
         self._forget(geometry_names)
         self._changed_names |= set(geometry_names)
-        self._recheck = True
 
     def _forget(self, geometry_names) -> None:
         for key in [key for key in self._geometry if _updated_by(key) in geometry_names]:
@@ -282,9 +286,7 @@ class ProxyReader:
         """Whether a proxy's geometry may change without an edit (modifiers, shape keys,
         curves, instances): only then must frame changes look for geometry updates."""
         structure = self._structure
-        return structure is None or any(
-            entry.is_instance or entry.geometry_key[1] != "mesh" for entry in structure.entries
-        )
+        return structure is None or structure.changing_geometry
 
     def read(
         self,
@@ -304,13 +306,13 @@ class ProxyReader:
         same objects take part.
         """
         previous = self._structure
-        if self._recheck and not self._rebuild and previous is not None:
+        changed = self._recheck or self._changed_names or self._stale_keys
+        if changed and not self._rebuild and previous is not None:
             # Comparing who takes part, and reading the changed geometry, cost a
             # fraction of building every entry again.
-            taking_part = participants(scene, depsgraph.view_layer)
             self._rebuild = (
                 previous.use_instances
-                or not np.array_equal(_pointer_set(taking_part), previous.participant_pointers)
+                or (self._recheck and not _same_participants(previous, scene, depsgraph))
                 or not self._reread_changed(previous, depsgraph)
             )
         self._recheck = False
@@ -427,6 +429,9 @@ class ProxyReader:
             geometry_keys=[entry.geometry_key for entry in entries],
             fits=[None] * len(entries),
             fitted=np.zeros(len(entries), dtype=bool),
+            changing_geometry=any(
+                entry.is_instance or entry.geometry_key[1] != "mesh" for entry in entries
+            ),
         )
         return structure, matrices_array
 
@@ -542,6 +547,12 @@ class ProxyReader:
                 ]
                 self._fits.update(zip(keys_slice, fit_shapes(point_sets, shape), strict=True))
                 done += len(keys_slice)
+
+
+def _same_participants(structure: _Structure, scene, depsgraph) -> bool:
+    """Whether the objects taking part are those `structure` was built from."""
+    taking_part = participants(scene, depsgraph.view_layer)
+    return np.array_equal(_pointer_set(taking_part), structure.participant_pointers)
 
 
 def _pointer_set(objects) -> np.ndarray:

@@ -295,10 +295,20 @@ class ShapeBatch:
         return ShapeBatch._of_batch_rows(**fields)
 
     def aabbs(self) -> tuple[np.ndarray, np.ndarray]:
-        """Axis-aligned bounds: (lo, hi), each (n, 3)."""
-        half = np.einsum("nij,nj->ni", np.abs(self.rotations), self.half_extents)
-        half += self.radii[:, None]
-        return self.centers - half, self.centers + half
+        """Axis-aligned bounds: (lo, hi), each (n, 3), read-only.
+
+        Made once per batch: the overflow check on construction and the broad phase
+        both need them (a live update at 10,000 shapes would make them twice).
+        """
+        bounds = self.__dict__.get("_bounds")
+        if bounds is None:
+            half = np.einsum("nij,nj->ni", np.abs(self.rotations), self.half_extents)
+            half += self.radii[:, None]
+            bounds = (self.centers - half, self.centers + half)
+            for array in bounds:
+                array.flags.writeable = False
+            object.__setattr__(self, "_bounds", bounds)
+        return bounds
 
     def capsule_segments(self) -> tuple[np.ndarray, np.ndarray]:
         """Core segments as (starts, ends), each (n, 3), along each shape's third axis."""

@@ -675,6 +675,36 @@ def test_a_deforming_object_named_like_a_shared_mesh_refits_alone(addon, monkeyp
     scene.collide.live = False
 
 
+def test_deforming_frames_do_not_look_for_participants(addon, monkeypatch):
+    # Finding who takes part walks every object; a frame where only one object deforms
+    # reads that object's geometry again and nothing else.
+    scene = bpy.context.scene
+    scene_module = blender_module(addon, "scene")
+    blob = scenes.add_object("Blob", scenes.mesh("cube"))
+    scenes.add_object("Post", scenes.mesh("cube"), location=(3.5, 0, 0))
+    scenes.grow_by_shape_key(blob, 3.0, last_frame=11)
+    scene.frame_set(1)
+    scene.collide.live = True
+    looked = []
+    participants = scene_module.participants
+    monkeypatch.setattr(
+        scene_module,
+        "participants",
+        lambda *args: looked.append(args) or participants(*args),
+    )
+    for frame in range(2, 12):
+        scene.frame_set(frame)
+    assert looked == []
+    assert scenes.records() == [("Blob", "Post")]
+    # Hiding an object on a frame still takes it out.
+    bpy.data.objects["Post"].hide_viewport = True
+    bpy.data.objects["Post"].keyframe_insert("hide_viewport", frame=5)
+    scene.frame_set(5)
+    assert looked
+    assert scenes.records() == []
+    scene.collide.live = False
+
+
 def test_batch_reads_follow_animated_visibility(addon):
     scene = bpy.context.scene
     scenes.add_object("Still", scenes.mesh("cube"))

@@ -57,6 +57,12 @@ def test_aabbs_cover_each_kind():
     lo, hi = batch.aabbs()
     np.testing.assert_allclose(lo, [[-2, -1, -3], [4, 4, 4], [-0.5, -0.5, -0.5]], atol=1e-12)
     np.testing.assert_allclose(hi, [[2, 1, 3], [6, 6, 6], [2.5, 0.5, 0.5]], atol=1e-12)
+    # Made once per batch and shared: a caller cannot change them for the next one.
+    assert batch.aabbs()[0] is lo
+    with pytest.raises(ValueError, match="read-only"):
+        lo += 1.0
+    # A batch of some rows has its own.
+    np.testing.assert_allclose(batch.take(np.array([2])).aabbs()[1], [[2.5, 0.5, 0.5]], atol=1e-12)
 
 
 def test_take_selects_rows():
