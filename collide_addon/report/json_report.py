@@ -222,7 +222,8 @@ CLASH_FIELDS: dict[str, tuple[str, Callable[[Any], bool]]] = {
     "worst_frame": ("an integer", _is_integer),
     "status": (f"one of {', '.join(STATUSES)}", lambda value: value in STATUSES),
 }
-# Fields reports have had since mesh mode: a baseline written before may lack them.
+# Fields reports have had since mesh mode: a baseline written before may lack them;
+# "toi" only clashes found between samples have (continuous detection).
 OPTIONAL_CLASH_FIELDS: dict[str, tuple[str, Callable[[Any], bool]]] = {
     "witnesses": (
         "two [x, y, z] of numbers",
@@ -230,6 +231,7 @@ OPTIONAL_CLASH_FIELDS: dict[str, tuple[str, Callable[[Any], bool]]] = {
     ),
     "geometry": ("mesh or proxy", lambda value: value in ("mesh", "proxy")),
     "relation": (f"one of {', '.join(RELATIONS)}", lambda value: value in RELATIONS),
+    "toi": ("a finite number", _is_number),
 }
 
 

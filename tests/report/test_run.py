@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 
 from collide_addon.clash.evaluate import (
@@ -149,6 +150,82 @@ def test_substeps_catch_a_fast_mover_between_frames():
     assert [(clash["a"], clash["b"], clash["frames"]) for clash in clashes] == [
         ("bullet", "wall", [[1, 1]])
     ]
+
+
+def fast_ball_and_slab(objects_moving=("ball",)):
+    """A 5 cm ball at 10 m per frame through a 1 cm slab: x = 10 (time - 1) - 5, so it
+    first touches the slab (x = -0.03) at frame 1.497; `read_frame` for a run."""
+    objects = [ObjectMetadata("ball"), ObjectMetadata("slab")]
+
+    def read_frame(time):
+        x = 10.0 * (time - 1.0) - 5.0
+        batch = ShapeBatch.concat(
+            [
+                ShapeBatch.spheres([[x, 0.0, 0.0]], [0.025]),
+                ShapeBatch.boxes([[0.0, 0.0, 0.0]], [np.eye(3)], [[0.005, 1.0, 1.0]]),
+            ]
+        )
+        return FrameSample(batch, objects)
+
+    return read_frame
+
+
+@pytest.mark.parametrize("how", ["flag", "test"])
+def test_continuous_finds_what_samples_miss_with_its_time_of_first_contact(how):
+    read_frame = fast_ball_and_slab()
+    plain = run_report([ClashTest("touch", test_type="touching")], (1, 3, 1), read_frame)
+    assert plain.report["clashes"] == []
+    if how == "flag":
+        result = run_report(
+            [ClashTest("touch", test_type="touching")], (1, 3, 1), read_frame, continuous=True
+        )
+    else:
+        tests = [ClashTest("touch", test_type="touching", continuous=True)]
+        result = run_report(tests, (1, 3, 1), read_frame)
+    assert result.report["tests"][0]["continuous"] is True
+    (clash,) = result.report["clashes"]
+    assert (clash["a"], clash["b"], clash["frames"], clash["worst_frame"]) == (
+        "ball",
+        "slab",
+        [[1, 1]],
+        1,
+    )
+    assert abs(clash["toi"] - 1.497) <= 1e-3
+    assert clash["relation"] == "touching" and clash["geometry"] == "proxy"
+    # The contact is on the slab's face, the normal along x.
+    assert abs(clash["witnesses"][1][0] + 0.005) <= 1e-4
+    assert abs(clash["witnesses"][0][0] + 0.005) <= 1e-4
+
+
+def test_continuous_keeps_sampled_clashes_as_they_are():
+    """A ball that ends the interval inside the slab is a sampled clash: no toi; one
+    that sweeps through between substeps gets one only where no sample sees it."""
+    objects = [ObjectMetadata("ball"), ObjectMetadata("slab")]
+
+    def read_frame(time):
+        x = -1.0 + (time - 1.0)
+        batch = ShapeBatch.concat(
+            [
+                ShapeBatch.spheres([[x, 0.0, 0.0]], [0.5]),
+                ShapeBatch.boxes([[0.0, 0.0, 0.0]], [np.eye(3)], [[0.005, 1.0, 1.0]]),
+            ]
+        )
+        return FrameSample(batch, objects)
+
+    tests = [ClashTest("hard")]
+    sampled = run_report(tests, (1, 3, 1), read_frame).report["clashes"]
+    continuous = run_report(tests, (1, 3, 1), read_frame, continuous=True).report["clashes"]
+    assert [clash["frames"] for clash in sampled] == [[[2, 2]]]
+    assert continuous == sampled
+
+
+def test_continuous_with_substeps_reports_the_sub_interval_time():
+    read_frame = fast_ball_and_slab()
+    tests = [ClashTest("touch", test_type="touching")]
+    (clash,) = run_report(tests, (1, 3, 1), read_frame, substeps=3, continuous=True).report[
+        "clashes"
+    ]
+    assert abs(clash["toi"] - 1.497) <= 1e-3 and clash["worst_frame"] == 1
 
 
 def test_baseline_statuses_and_fail_on():
