@@ -217,10 +217,47 @@ class FirstContacts:
     point_j: np.ndarray
 
 
+def _poses(motion: SweptMotion, pairs: np.ndarray, times: np.ndarray) -> ShapeBatch:
+    """The k pairs' shapes at their times: rows 0..k-1 the first, k..2k-1 the second."""
+    return shapes_at(motion, pairs.T.reshape(-1), np.concatenate([times, times]))
+
+
 def _distances(motion: SweptMotion, pairs: np.ndarray, times: np.ndarray):
     count = len(pairs)
-    batch = shapes_at(motion, pairs.T.reshape(-1), np.concatenate([times, times]))
-    return pair_distance(batch, np.arange(count), np.arange(count, 2 * count))
+    return pair_distance(
+        _poses(motion, pairs, times), np.arange(count), np.arange(count, 2 * count)
+    )
+
+
+def _support(batch: ShapeBatch, rows: np.ndarray, directions: np.ndarray) -> np.ndarray:
+    """max over each shape of x . direction: (k,) for rows (k,), directions (k, 3) unit."""
+    along_axes = np.abs(np.einsum("kij,ki->kj", batch.rotations[rows], directions))
+    extent = (along_axes * batch.half_extents[rows]).sum(axis=1) + batch.radii[rows]
+    return (batch.centers[rows] * directions).sum(axis=1) + extent
+
+
+def _directional_steps(motion, pairs, poses, normals, threshold, slack) -> np.ndarray:
+    """Steps that keep each pair's separation along its current normal n above
+    threshold - slack (a second conservative bound, tight for sliding and grazing pairs).
+
+    For any unit n, sd >= sep_n = min over b of b . n - max over a of a . n, with equality
+    for the narrow phase's normal; sep_n falls at most at the rate
+    L_n = (dc_a - dc_b) . n + theta_a r_a |n x w_a| + theta_b r_b |n x w_b| (a point's
+    velocity is dc + theta w x (p - c), |p - c| <= r), so sd stays above
+    threshold - slack for (sep_n - threshold + slack) / L_n, and for ever if L_n <= 0.
+    returns: (k,) >= 0, inf where n never closes
+    """
+    count = len(pairs)
+    first, second = np.arange(count), np.arange(count, 2 * count)
+    separation = -_support(poses, second, -normals) - _support(poses, first, normals)
+    a, b = pairs[:, 0], pairs[:, 1]
+    turning = motion.angles * motion.reach
+    closing = ((motion.translations[a] - motion.translations[b]) * normals).sum(axis=1)
+    closing += turning[a] * np.linalg.norm(np.cross(normals, motion.axes[a]), axis=1)
+    closing += turning[b] * np.linalg.norm(np.cross(normals, motion.axes[b]), axis=1)
+    room = np.maximum(separation - threshold + slack, 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(closing > 0.0, room / closing, np.where(room > 0.0, np.inf, 0.0))
 
 
 def _speed_bounds(motion: SweptMotion, pairs: np.ndarray) -> np.ndarray:
@@ -245,11 +282,21 @@ def _advance(motion, pairs, threshold, slack):
     for _ in range(MAX_ADVANCE_STEPS):
         if not len(active):
             return lo, hi
-        gap = _distances(motion, pairs[active], now[active]).distance - threshold[active]
+        poses = _poses(motion, pairs[active], now[active])
+        count_active = len(active)
+        result = pair_distance(
+            poses, np.arange(count_active), np.arange(count_active, 2 * count_active)
+        )
+        gap = result.distance - threshold[active]
         hit = gap <= 0.0
         hi[active[hit]] = now[active[hit]]
         with np.errstate(divide="ignore"):
-            step = (gap + slack[active]) / bound[active]
+            step = np.maximum(
+                (gap + slack[active]) / bound[active],
+                _directional_steps(
+                    motion, pairs[active], poses, result.normal, threshold[active], slack[active]
+                ),
+            )
         lo[active] = now[active]
         going = ~hit & (now[active] + step <= 1.0)
         active = active[going]
