@@ -179,16 +179,16 @@ def _interval_hits(
     previous: tuple[int, float, ShapeBatch] | None,
     batch: ShapeBatch,
     time: float,
-) -> list[FrameHits]:
+) -> list[FrameHits | None]:
     """Each continuous test's clashes that start between the previous sample and this
-    one (empty for the other tests, or without a previous sample of the same objects)."""
+    one (None for the other tests, or without a previous sample of the same objects)."""
     if previous is None:
-        return [concat_hits([]) for _ in prepared_tests]
+        return [None for _ in prepared_tests]
     frame, previous_time, previous_batch = previous
     return [
         evaluate_interval(prepared, previous_batch, batch, frame, (previous_time, time))
         if prepared.test.continuous
-        else concat_hits([])
+        else None
         for prepared in prepared_tests
     ]
 
@@ -242,9 +242,9 @@ def scan_frames(
         for prepared, broad_phase, interval_hits in zip(
             prepared_tests, broad_phases, between, strict=True
         ):
-            frame_hits = concat_hits(
-                [evaluate_frame(prepared, batch, frame, broad_phase, meshes), interval_hits]
-            )
+            frame_hits = evaluate_frame(prepared, batch, frame, broad_phase, meshes)
+            if interval_hits is not None and len(interval_hits):
+                frame_hits = concat_hits([frame_hits, interval_hits])
             # Frames without clashes or open meshes keep nothing: memory would otherwise
             # grow with the range.
             if len(frame_hits) or len(frame_hits.open_mesh_names):

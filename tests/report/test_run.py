@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import json
+import xml.etree.ElementTree as ElementTree
+import zipfile
 
 import numpy as np
 import pytest
@@ -17,7 +21,9 @@ from collide_addon.clash.evaluate import (
 from collide_addon.clash.records import clash_records
 from collide_addon.clash.tests import ClashTest, Selector
 from collide_addon.core import ShapeBatch
-from collide_addon.report.bcf_report import object_ifc_guid
+from collide_addon.report.bcf_report import object_ifc_guid, topic_guid
+from collide_addon.report.csv_report import csv_text
+from collide_addon.report.html_report import html_text
 from collide_addon.report.json_report import build_report, read_json_report
 from collide_addon.report.run import (
     ClashRunError,
@@ -41,6 +47,7 @@ from tests.report.sample_report import (
     read_sample_frame,
     sample_batch,
 )
+from tests.report.test_json_report import schema_validator
 
 
 def test_run_report_is_the_pipeline_by_hand():
@@ -226,6 +233,41 @@ def test_continuous_with_substeps_reports_the_sub_interval_time():
         "clashes"
     ]
     assert abs(clash["toi"] - 1.497) <= 1e-3 and clash["worst_frame"] == 1
+
+
+def test_every_writer_carries_the_time_of_first_contact(tmp_path):
+    paths = {kind: tmp_path / f"r.{kind}" for kind in ("json", "html", "csv", "bcf")}
+    read_frame = fast_ball_and_slab()
+    tests = [ClashTest("touch", test_type="touching", continuous=True), ClashTest("hard")]
+    report = run_report(
+        tests,
+        (1, 3, 1),
+        read_frame,
+        json_path=paths["json"],
+        html_path=paths["html"],
+        csv_path=paths["csv"],
+        bcf_path=paths["bcf"],
+    ).report
+    (clash,) = report["clashes"]
+    schema_validator().validate(json.loads(paths["json"].read_text(encoding="utf-8")))
+    assert read_json_report(paths["json"])["clashes"][0]["toi"] == clash["toi"]
+    rows = list(csv.DictReader(io.StringIO(paths["csv"].read_text(encoding="utf-8"))))
+    assert float(rows[0]["toi"]) == clash["toi"]
+    page = paths["html"].read_text(encoding="utf-8")
+    assert f"(first contact {clash['toi']:.4f})" in page
+    assert f"<title>first contact at frame {clash['toi']:.4f}</title>" in page
+    assert page.count('<polygon class="toi"') == 1
+    with zipfile.ZipFile(paths["bcf"]) as archive:
+        markup = archive.read(f"{topic_guid(clash['id'])}/markup.bcf")
+    description = ElementTree.fromstring(markup).findtext("Topic/Description")
+    assert f"first contact at frame {clash['toi']:.4f}" in description
+
+
+def test_sampled_clashes_have_an_empty_toi_cell_and_no_diamond(tmp_path):
+    report = run_report(SAMPLE_TESTS, (1, 4, 1), read_sample_frame).report
+    rows = list(csv.DictReader(io.StringIO(csv_text(report))))
+    assert rows and all(row["toi"] == "" for row in rows)
+    assert '<polygon class="toi"' not in html_text(report)
 
 
 def test_baseline_statuses_and_fail_on():
