@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core import CoherentBounds, ShapeBatch, find_contacts
+from ..core import CoherentBounds, ShapeBatch, find_contacts, pair_intersects
 from ..core.columns import concatenate_fields
 from ..core.constants import CUBE_CORNER_SIGNS
 from ..core.contact import clash_mask, contact_epsilon, contact_margin
@@ -526,9 +526,9 @@ def evaluate_interval(
         each proxy moves between them as `core.continuous` interpolates (its start shape)
     frame: the frame the hits are reported on (the earlier sample's)
     times: (earlier, later) sample times in frames
-    returns: one hit per eligible pair that is apart at the earlier sample and comes
-        within the rule's distance before the later one, at its time of first contact
-        (`tois`, fractional frame); decided on the proxies whatever the test's geometry
+    returns: one hit per eligible pair that is apart at both samples and comes within
+        the rule's distance in between, at its time of first contact (`tois`, fractional
+        frame); decided on the proxies whatever the test's geometry
     """
     test = prepared.test
     involved = prepared.involved
@@ -537,6 +537,15 @@ def evaluate_interval(
     pairs = swept_pairs(motion, sweep_margin(test, start_involved, end_involved))
     pairs = pairs[eligible_pair_mask(prepared, involved[pairs])]
     threshold = sweep_thresholds(test, pair_slack(motion, pairs))
+    # A pair within the rule at either sample is a sampled clash there (or, for a mesh
+    # test, left to the triangles there): only pairs apart at both ends can clash only
+    # in between. The cheap screens of pair_intersects decide most of them.
+    if len(pairs):
+        lowest = float(threshold.min())
+        apart = np.ones(len(pairs), dtype=bool)
+        for batch in (start_involved, end_involved):
+            apart &= ~pair_intersects(batch, pairs[:, 0], pairs[:, 1], lowest)
+        pairs, threshold = pairs[apart], threshold[apart]
     duration = times[1] - times[0]
     contacts = first_contacts(
         start_involved, end_involved, pairs, threshold, TOI_ACCURACY_FRAMES / duration, motion

@@ -37,8 +37,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .broad import find_pairs
 from .contact import CONTACT_RELATIVE
+from .grid import overlapping_bounds
 from .narrow import pair_distance
 from .shapes import ShapeBatch
 
@@ -180,14 +180,29 @@ def swept_bounds(motion: SweptMotion) -> tuple[np.ndarray, np.ndarray]:
 
 
 def swept_pairs(motion: SweptMotion, margin: float) -> np.ndarray:
-    """Pairs whose swept bounds come within `margin` (may be negative): (k, 2) int64,
-    i < j, every pair that can come within `margin` during the motion among them."""
+    """Every pair that can come within `margin` (may be negative) during the motion, and
+    fewer others: (k, 2) int64, i < j, sorted.
+
+    Two conservative filters: the swept bounds (`swept_bounds`, grown by half the
+    margin each) overlap, found by the broad phase's grid; and the balls of radius
+    `reach` about the two centres, whose relative centre moves on a segment, come within
+    `margin` (the closest point of that segment to the origin, in closed form).
+    """
     lo, hi = swept_bounds(motion)
-    count = len(lo)
-    boxes = ShapeBatch.boxes(
-        0.5 * (lo + hi), np.broadcast_to(np.eye(3), (count, 3, 3)), 0.5 * (hi - lo)
-    )
-    return find_pairs(boxes, margin)
+    growth = 0.5 * max(float(margin), 0.0)
+    pairs = overlapping_bounds(lo - growth, hi + growth)
+    first, second = pairs[:, 0], pairs[:, 1]
+    start = motion.start.centers
+    offset = start[second] - start[first]
+    velocity = motion.translations[second] - motion.translations[first]
+    speed_squared = (velocity * velocity).sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        closest = np.clip(-(offset * velocity).sum(axis=1) / speed_squared, 0.0, 1.0)
+    closest = np.where(speed_squared > 0.0, closest, 0.0)
+    nearest = np.linalg.norm(offset + closest[:, None] * velocity, axis=1)
+    near = nearest - motion.reach[first] - motion.reach[second] <= margin
+    pairs = pairs[near]
+    return pairs[np.lexsort((pairs[:, 1], pairs[:, 0]))]
 
 
 def pair_slack(motion: SweptMotion, pairs: np.ndarray) -> np.ndarray:
