@@ -1,11 +1,12 @@
 """Continuous detection against a sampled scan: the report run without Blender.
 
-5,000 objects (collide_dev.synthetic.mixed_scene, seeded) move for 50 frames, each at its
-own speed (up to --speed scene units a frame) and turning about its own axis (up to
---turn radians a frame). `report.run.run_report` scans the frames twice in one process,
-with one hard proxy test: a sampled scan (substeps 1) and a continuous one (the same
-samples, plus every interval between them swept). Prints both times, their ratio beside
-the target (continuous <= 2x the sampled scan), and what each found.
+5,000 objects (collide_dev.synthetic.mixed_scene, seeded) over 50 frames; a fraction of
+them (--moving, default all) moves, each at its own speed (up to --speed scene units a
+frame) and turning about its own axis (up to --turn radians a frame).
+`report.run.run_report` scans the frames twice in one process, with one hard proxy
+test: a sampled scan (substeps 1) and a continuous one (the same samples, plus every
+interval between them swept). Prints both times, their ratio beside the target
+(continuous <= 2x the sampled scan), and what each found.
 
     PYTHONPATH=. .venv-core/bin/python benchmarks/bench_continuous.py [--count 5000]
 """
@@ -37,8 +38,9 @@ def rotations_about(axes: np.ndarray, angles: np.ndarray) -> np.ndarray:
     return cos * np.eye(3) + sin * cross + (1 - cos) * axes[:, :, None] * axes[:, None, :]
 
 
-def moving_scene(count: int, speed: float, turn: float, seed: int = 13):
-    """`read_frame(time)` for `count` shapes moving linearly and turning steadily."""
+def moving_scene(count: int, speed: float, turn: float, seed: int = 13, moving: float = 1.0):
+    """`read_frame(time)` for `count` shapes, the first `moving` fraction of them moving
+    linearly and turning steadily, the others still."""
     rng = np.random.default_rng(seed)
     scene = mixed_scene(rng, count)
     velocities = rng.normal(size=(count, 3))
@@ -46,6 +48,8 @@ def moving_scene(count: int, speed: float, turn: float, seed: int = 13):
     axes = rng.normal(size=(count, 3))
     axes /= np.linalg.norm(axes, axis=1, keepdims=True)
     rates = rng.uniform(0, turn, count)
+    still = rng.permutation(count)[round(moving * count) :]
+    velocities[still], rates[still] = 0.0, 0.0
     objects = [ObjectMetadata(f"object.{index:05d}") for index in range(count)]
 
     def read_frame(frame_time: float) -> FrameSample:
@@ -79,13 +83,22 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--frames", type=int, default=50)
     parser.add_argument("--speed", type=float, default=1.0, help="max units per frame")
     parser.add_argument("--turn", type=float, default=0.3, help="max radians per frame")
+    parser.add_argument(
+        "--moving", type=float, default=1.0, help="fraction of the objects that move (1)"
+    )
     arguments = parser.parse_args(argv)
-    read_frame = moving_scene(arguments.count, arguments.speed, arguments.turn)
+    read_frame = moving_scene(
+        arguments.count, arguments.speed, arguments.turn, moving=arguments.moving
+    )
     frames = (1, arguments.frames, 1)
     sampled_s, sampled_clashes, _ = timed_run(read_frame, frames, continuous=False)
     continuous_s, continuous_clashes, between = timed_run(read_frame, frames, continuous=True)
     ratio = continuous_s / sampled_s
-    print(f"{arguments.count} objects, {arguments.frames} frames, one hard proxy test")
+    print(
+        f"{arguments.count} objects ({arguments.moving:.0%} moving, up to {arguments.speed:g} "
+        f"units and {arguments.turn:g} rad a frame), {arguments.frames} frames, one hard "
+        "proxy test"
+    )
     print(f"sampled scan (substeps 1): {sampled_s:.2f} s, {sampled_clashes} clashes")
     print(
         f"continuous scan:           {continuous_s:.2f} s, {continuous_clashes} clashes "
