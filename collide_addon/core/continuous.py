@@ -130,6 +130,9 @@ def swept_motion(start: ShapeBatch, end: ShapeBatch) -> SweptMotion:
     quaternions = _quaternions(relative)
     vector_norm = np.linalg.norm(quaternions[:, 1:], axis=1)
     angles = 2.0 * np.arctan2(vector_norm, quaternions[:, 0])
+    # R1 R0^T of equal matrices is the identity only to rounding: a shape that does not
+    # turn must not get a rounding-sized angle (its pairs would then be swept too).
+    angles[(end.rotations == start.rotations).all(axis=(1, 2))] = 0.0
     axes = np.divide(
         quaternions[:, 1:],
         vector_norm[:, None],
@@ -180,11 +183,12 @@ def swept_bounds(motion: SweptMotion) -> tuple[np.ndarray, np.ndarray]:
 
 
 def swept_pairs(motion: SweptMotion, margin: float) -> np.ndarray:
-    """Every pair that can come within `margin` (may be negative) during the motion, and
-    fewer others: (k, 2) int64, i < j, sorted.
+    """Every pair that moves relative to each other and can come within `margin` (may be
+    negative) during the motion, and fewer others: (k, 2) int64, i < j, sorted.
 
-    Two conservative filters: the swept bounds (`swept_bounds`, grown by half the
-    margin each) overlap, found by the broad phase's grid; and the balls of radius
+    Pairs without relative motion keep the distance of the samples and are left out.
+    Two conservative filters for the others: the swept bounds (`swept_bounds`, grown by
+    half the margin each) overlap, found by the broad phase's grid; and the balls of radius
     `reach` about the two centres, whose relative centre moves on a segment, come within
     `margin` (the closest point of that segment to the origin, in closed form).
     """
@@ -201,6 +205,9 @@ def swept_pairs(motion: SweptMotion, margin: float) -> np.ndarray:
     closest = np.where(speed_squared > 0.0, closest, 0.0)
     nearest = np.linalg.norm(offset + closest[:, None] * velocity, axis=1)
     near = nearest - motion.reach[first] - motion.reach[second] <= margin
+    # Pairs that do not move relative to each other (both still, or moving as one
+    # without turning) keep their distance: the samples decide them.
+    near &= _speed_bounds(motion, pairs) > 0.0
     pairs = pairs[near]
     return pairs[np.lexsort((pairs[:, 1], pairs[:, 0]))]
 

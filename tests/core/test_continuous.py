@@ -115,6 +115,8 @@ def test_pairs_in_contact_at_the_start_have_toi_zero_and_static_pairs_never_touc
     assert result.toi[0] == 0.0
     apart = ShapeBatch.concat([ball, away])
     assert np.isnan(first_contacts(apart, apart, [[0, 1]], EPSILON).toi).all()
+    # Pairs without relative motion are the samples' to decide: not swept.
+    assert len(swept_pairs(swept_motion(apart, apart), 10.0)) == 0
 
 
 def test_end_pose_is_the_end_batch_and_rotations_take_the_shortest_arc():
@@ -223,8 +225,8 @@ def test_no_miss_against_dense_sampling(first, second, threshold):
         if result.toi[0] > 0:
             earlier = max(result.toi[0] - ACCURACY, 0.0)
             assert sampled_distances(first, second, np.array([earlier]))[0] > threshold - 1e-9
-        # Swept bounds keep the pair.
-        assert len(swept_pairs(swept_motion(start, end), threshold)) == 1
+            # A pair that comes into contact after the start moves: swept pairs keep it.
+            assert len(swept_pairs(swept_motion(start, end), threshold)) == 1
     else:
         assert not len(inside)
 
