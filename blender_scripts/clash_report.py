@@ -3,8 +3,8 @@
     blender -b scene.blend --python blender_scripts/clash_report.py -- \\
         [--tests tests.json] [--frames 1-250[:step]] [--json out.json] [--html out.html] \\
         [--csv out.csv] [--bcf out.bcf] [--baseline previous.json] \\
-        [--fail-on new|any|never] [--substeps N] [--geometry mesh|proxy] [--thumbnails] \\
-        [--suggest-fixes]
+        [--fail-on new|any|never] [--substeps N] [--continuous] [--geometry mesh|proxy] \\
+        [--thumbnails] [--suggest-fixes]
 
 Without --tests the clash tests stored on the scene run (set up in the panel's Clash
 Tests); a scene without any runs one hard test of every proxy against every other.
@@ -123,6 +123,13 @@ def make_parser() -> argparse.ArgumentParser:
         help="samples per scanned frame, so fast movers cannot pass through thin objects "
         "between frames (default 1)",
     )
+    parser.add_argument(
+        "--continuous",
+        action="store_true",
+        help="also test the motion between consecutive samples (every test but "
+        "duplicates, on the proxies): a clash that starts and ends between them is "
+        "reported with its time of first contact (toi)",
+    )
     for option, kind in (("json", "JSON"), ("html", "HTML"), ("csv", "CSV"), ("bcf", "BCF 2.1")):
         parser.add_argument(
             f"--{option}", type=file_path, metavar="FILE", help=f"write the {kind} report"
@@ -239,6 +246,7 @@ def run_report(addon, arguments: argparse.Namespace) -> int:
             thumbnails=arguments.thumbnails,
             substeps=arguments.substeps,
             suggest_fixes=arguments.suggest_fixes,
+            continuous=arguments.continuous,
         )
     except report_run.ClashRunError as error:
         return fail(str(error))

@@ -143,6 +143,7 @@ def _add_scan(commands, parents: list[argparse.ArgumentParser]) -> None:
         "--substeps", type=positive_int, default=1, metavar="N", help="only 1 is supported"
     )
     scan.add_argument("--thumbnails", action="store_true", help="not supported by scan")
+    scan.add_argument("--continuous", action="store_true", help="not supported by scan")
     _add_outputs(scan)
 
 
@@ -240,12 +241,20 @@ def command_scan(arguments: argparse.Namespace) -> int:
         raise FarmError("scan does not support --substeps: chunk ends would lose samples")
     if arguments.thumbnails:
         raise FarmError("scan does not support --thumbnails; run collide report for them")
+    if arguments.continuous:
+        raise FarmError(
+            "scan does not support --continuous: chunk ends would lose the intervals "
+            "between chunks; run collide report for it"
+        )
     _check_scene(arguments.scene)
     inputs = {"the scene": arguments.scene, "--tests": arguments.tests}
     inputs["--baseline"] = arguments.baseline
     _check_outputs(arguments, inputs)
-    if arguments.tests:
-        load_tests(arguments.tests)
+    if arguments.tests and any(test.continuous for test in load_tests(arguments.tests)):
+        raise FarmError(
+            f"{arguments.tests}: scan does not support continuous tests: chunk ends would "
+            "lose the intervals between chunks; run collide report for them"
+        )
     baseline = _read_baseline(arguments)
     settings = ScanSettings(
         scene=arguments.scene,

@@ -75,6 +75,7 @@ def clash_test_dict(test_props) -> dict[str, Any]:
         "type": test_props.test_type,
         "tolerance": _typed_float(test_props.tolerance),
         "geometry": test_props.geometry,
+        "continuous": test_props.continuous,
         "ignore": {
             "same_parent": test_props.ignore_same_parent,
             "same_collection": test_props.ignore_same_collection,
@@ -148,6 +149,7 @@ def clash_test_to_props(test: ClashTest, test_props) -> None:
     test_props.test_type = test.test_type
     test_props.tolerance = test.tolerance
     test_props.geometry = test.geometry
+    test_props.continuous = test.continuous
     _selector_to_props(test.set_a, test_props.set_a, f"{where}, set A")
     test_props.set_b_mode = "SAME_AS_A" if test.set_b is None else "SELECTOR"
     _selector_to_props(test.set_b or Selector(), test_props.set_b, f"{where}, set B")

@@ -198,6 +198,13 @@ class CollideClashTest(bpy.types.PropertyGroup):
         unit="LENGTH",
     )
     geometry: EnumProperty(name="Geometry", items=GEOMETRY_ITEMS, default=DEFAULT_GEOMETRY)
+    continuous: BoolProperty(
+        name="Continuous",
+        description="Also test the motion between sampled frames (on the proxies): a clash "
+        "that starts and ends between them is reported with its time of first contact "
+        "(not for duplicates)",
+        default=False,
+    )
     set_a: PointerProperty(type=CollideSelector)
     set_b_mode: EnumProperty(name="Set B", items=SET_B_ITEMS, default="SAME_AS_A")
     set_b: PointerProperty(type=CollideSelector)

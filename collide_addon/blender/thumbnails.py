@@ -51,6 +51,16 @@ def _set_path(owner, path: str, value) -> None:
     setattr(_get_path(owner, parent) if parent else owner, name, value)
 
 
+def _show_clash_frame(scene, clash: Mapping[str, Any]) -> None:
+    """Set the frame a clash's picture shows: its worst frame, or, for a clash found
+    between samples, its time of first contact."""
+    if "toi" in clash:
+        whole = math.floor(clash["toi"])
+        scene.frame_set(whole, subframe=clash["toi"] - whole)
+    else:
+        scene.frame_set(clash["worst_frame"])
+
+
 def render_thumbnails(
     context, scene, clashes: Sequence[Mapping[str, Any]], owners: Mapping[str, Any]
 ) -> dict[str, bytes]:
@@ -90,7 +100,7 @@ def render_thumbnails(
                 pair = [owners.get(clash["a"]), owners.get(clash["b"])]
                 if None in pair:
                     continue
-                scene.frame_set(clash["worst_frame"])
+                _show_clash_frame(scene, clash)
                 for obj in pair:
                     saved_state.setdefault(obj, (obj.hide_render, tuple(obj.color)))
                 for obj, color in zip(pair, (THUMBNAIL_COLOR_A, THUMBNAIL_COLOR_B), strict=True):

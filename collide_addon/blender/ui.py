@@ -160,6 +160,7 @@ def _draw_clash_test(layout, scene, test) -> None:
     layout.prop(test, "test_type")
     layout.prop(test, "tolerance")
     layout.prop(test, "geometry")
+    layout.prop(test, "continuous")
     box = layout.box()
     box.label(text="Set A")
     _draw_selector(box, test.set_a, "SET_A")

@@ -43,6 +43,10 @@ class ClashRecord(TypedDict):
     bounds       [[x, y, z], [x, y, z]] bounds of both shapes at the worst frame
     frames       [[first, last], ...] frames where the clash exists, merged intervals
     worst_frame  frame of the smallest distance (the earliest one on a tie)
+    toi          only for a clash found between samples and at none (continuous
+                 detection): the fractional frame of its first contact; `worst_frame`,
+                 `point`, `witnesses`, `distance` and `bounds` are then those of the
+                 earliest first contact, `frames` the frames whose intervals had one
     status       one of STATUSES: "new", "active", "reviewed", "approved", "resolved"
     fix          with --suggest-fixes: {"object": b, "translation": [x, y, z]}, the move
                  of b that leaves the pair apart at the worst frame, or {"none": why}
@@ -63,6 +67,7 @@ class ClashRecord(TypedDict):
     bounds: list[list[float]]
     frames: list[list[int]]
     worst_frame: int
+    toi: NotRequired[float]
     status: str
     fix: NotRequired[dict[str, Any]]
 
@@ -113,6 +118,29 @@ def clash_id(test_name: str, name_a: str, name_b: str) -> str:
     return hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
 
 
+def _pair_groups(hits: FrameHits) -> np.ndarray:
+    """(m,) int64, equal for the rows of one (a, b) pair."""
+    _, a_codes = np.unique(hits.names[:, 0], return_inverse=True)
+    _, b_codes = np.unique(hits.names[:, 1], return_inverse=True)
+    _, group = np.unique(a_codes * (b_codes.max() + 1) + b_codes, return_inverse=True)
+    return group.reshape(-1)
+
+
+def _sampled_first(hits: FrameHits) -> FrameHits:
+    """`hits` without the rows found between samples (finite toi) of pairs that also
+    clash at a sample: such a clash is reported as a sampled one."""
+    group = _pair_groups(hits)
+    sampled = np.zeros(group.max() + 1, dtype=bool)
+    sampled[group[np.isnan(hits.tois)]] = True
+    keep = np.isnan(hits.tois) | ~sampled[group]
+    return FrameHits(
+        **{
+            name: value if name == "open_mesh_names" else value[keep]
+            for name, value in vars(hits).items()
+        }
+    )
+
+
 def clash_records(test: ClashTest, hits: FrameHits, step: int = 1) -> list[ClashRecord]:
     """One ClashRecord per object pair in `hits`, status "new".
 
@@ -122,12 +150,13 @@ def clash_records(test: ClashTest, hits: FrameHits, step: int = 1) -> list[Clash
     """
     if not len(hits):
         return []
-    _, a_codes = np.unique(hits.names[:, 0], return_inverse=True)
-    _, b_codes = np.unique(hits.names[:, 1], return_inverse=True)
-    _, group = np.unique(a_codes * (b_codes.max() + 1) + b_codes, return_inverse=True)
-    group = group.reshape(-1)
-    # Worst row of each pair: smallest distance, then earliest frame.
-    order = np.lexsort((hits.frames, hits.distances, group))
+    hits = _sampled_first(hits)
+    group = _pair_groups(hits)
+    # Worst row of each pair: smallest distance, then earliest frame; a pair found only
+    # between samples: its earliest first contact (its distances all sit on the rule's
+    # threshold).
+    between = np.isfinite(hits.tois)
+    order = np.lexsort((hits.tois, hits.frames, np.where(between, 0.0, hits.distances), group))
     first_of_group = np.flatnonzero(np.diff(group[order], prepend=-1) != 0)
     worst_rows = order[first_of_group]
     intervals, interval_groups = merge_frame_intervals(hits.frames, step, group)
@@ -153,6 +182,7 @@ def clash_records(test: ClashTest, hits: FrameHits, step: int = 1) -> list[Clash
                 "bounds": hits.bounds[row].tolist(),
                 "frames": intervals_of_group[pair],
                 "worst_frame": int(hits.frames[row]),
+                **({"toi": float(hits.tois[row])} if between[row] else {}),
                 "status": "new",
             }
         )

@@ -47,7 +47,7 @@ TESTS_VERSION = 1
 
 _SELECTOR_KEYS = {"collections", "name", "types", "properties"}
 _IGNORE_KEYS = {"same_parent", "same_collection", "same_instance_source", "pairs"}
-_TEST_KEYS = {"name", "a", "b", "type", "tolerance", "geometry", "ignore"}
+_TEST_KEYS = {"name", "a", "b", "type", "tolerance", "geometry", "ignore", "continuous"}
 
 
 class ClashTestError(ValueError):
@@ -100,6 +100,8 @@ class ClashTest:
     tolerance: metres, finite, >= 0
     geometry: "mesh" (decide on the evaluated triangles) or "proxy" (on the proxies);
         duplicates compare proxies in either
+    continuous: also test the motion between consecutive samples for a first contact
+        (`core.continuous`, on the proxies); not for duplicates
     """
 
     name: str
@@ -109,11 +111,13 @@ class ClashTest:
     tolerance: float = 0.0
     ignore: IgnoreRules = field(default_factory=IgnoreRules)
     geometry: str = DEFAULT_GEOMETRY
+    continuous: bool = False
 
     def __post_init__(self) -> None:
         where = f"clash test {self.name!r}"
         _validate_fields(self.name, self.test_type, self.tolerance, where)
         _validate_geometry(self.geometry, where)
+        _validate_continuous(self.continuous, self.test_type, where)
 
 
 def _is_finite(number: int | float) -> bool:
@@ -136,6 +140,13 @@ def _validate_fields(name: Any, test_type: Any, tolerance: Any, where: str) -> N
         raise ClashTestError(f"{where}: tolerance must be finite and >= 0, got {tolerance!r}")
     if test_type == "clearance" and tolerance <= 0:
         raise ClashTestError(f"{where}: a clearance test needs a required gap (tolerance) > 0")
+
+
+def _validate_continuous(continuous: Any, test_type: str, where: str) -> None:
+    if not isinstance(continuous, bool):
+        raise ClashTestError(f"{where}: continuous must be true or false, got {continuous!r}")
+    if continuous and test_type == "duplicates":
+        raise ClashTestError(f"{where}: a duplicates test cannot be continuous (nothing moves)")
 
 
 def _validate_geometry(geometry: Any, where: str) -> None:
@@ -214,7 +225,7 @@ def clash_test_from_dict(data: Any, where: str = "test") -> ClashTest:
 
     {"name": str, "a": selector, "b": selector | null (optional), "type": str,
      "tolerance": number (optional, 0), "geometry": "mesh" | "proxy" (optional,
-     "mesh"), "ignore": {"same_parent": bool,
+     "mesh"), "continuous": bool (optional, false), "ignore": {"same_parent": bool,
      "same_collection": bool, "same_instance_source": bool,
      "pairs": [[name, name], ...]} (optional)}
     """
@@ -245,6 +256,8 @@ def clash_test_from_dict(data: Any, where: str = "test") -> ClashTest:
     _validate_fields(data["name"], data["type"], tolerance, where)
     geometry = data.get("geometry", DEFAULT_GEOMETRY)
     _validate_geometry(geometry, where)
+    continuous = data.get("continuous", False)
+    _validate_continuous(continuous, data["type"], where)
     return ClashTest(
         name=data["name"],
         set_a=selector_from_dict(data["a"], f"{where}.a"),
@@ -253,6 +266,7 @@ def clash_test_from_dict(data: Any, where: str = "test") -> ClashTest:
         tolerance=float(tolerance),
         ignore=IgnoreRules(**flags, pairs=tuple((first, second) for first, second in pairs)),
         geometry=geometry,
+        continuous=continuous,
     )
 
 
@@ -265,6 +279,7 @@ def clash_test_to_dict(test: ClashTest) -> dict[str, Any]:
         "type": test.test_type,
         "tolerance": test.tolerance,
         "geometry": test.geometry,
+        "continuous": test.continuous,
         "ignore": {
             "same_parent": test.ignore.same_parent,
             "same_collection": test.ignore.same_collection,

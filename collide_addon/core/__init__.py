@@ -16,6 +16,8 @@ One layer per module; each imports only modules listed before it:
 - `grid`: every overlapping pair of axis-aligned boxes; `coherent`: the same across
   calls on boxes that move a little
 - `broad`: `find_pairs` and `find_contacts`, the grid followed by the narrow phase
+- `contact`: when a signed distance is contact; `continuous`: the first contact of
+  moving pairs between two poses (conservative advancement over swept bounds)
 - `fit`: proxies fitted to vertices; `place`: fits placed in the world by an object's
   matrix; `wireframe`: line segments that draw shapes
 - `synthetic`: random scenes for tests and benchmarks

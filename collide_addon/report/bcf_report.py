@@ -115,10 +115,15 @@ def _describe(clash: Mapping[str, Any]) -> str:
     distance = clash["distance"]
     depth = f"penetration {-distance:.4g} m" if distance < 0 else f"distance {distance:.4g} m"
     frames = format_intervals(clash["frames"], ", ")
+    between = (
+        f" Found between sampled frames: first contact at frame {float(clash['toi']):.4f}."
+        if "toi" in clash
+        else ""
+    )
     return (
         f"{clash['type']} clash of test {clash['test']!r}: {clash['a']!r} and "
         f"{clash['b']!r}, checked on {checked_on(clash)}; {depth} at frame "
-        f"{clash['worst_frame']}; frames {frames}."
+        f"{clash['worst_frame']}; frames {frames}.{between}"
     )
 
 

@@ -3,7 +3,8 @@
 Columns: id, status, test, type, a, b, kind_a, kind_b, distance, worst_frame, frames,
 point_x, point_y, point_z, geometry ("mesh" or "proxy": what decided the clash),
 relation (see the JSON report), fix (with --suggest-fixes: "move B by (x, y, z)" or
-"none: why"; else empty). `frames` lists the intervals as "1-12;30-31;40" (a lone
+"none: why"; else empty), toi (fractional frame of first contact of a clash found
+only between samples, else empty). `frames` lists the intervals as "1-12;30-31;40" (a lone
 frame as itself). Every text cell that a spreadsheet would run as a formula (starting
 with =, +, -, @, tab or carriage return) gets a leading apostrophe, the OWASP guard
 against CSV injection: names, but also ids, statuses and the frames of negative frames
@@ -39,6 +40,7 @@ COLUMNS = (
     "geometry",
     "relation",
     "fix",
+    "toi",
 )
 _FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
@@ -74,6 +76,7 @@ def csv_text(report: Mapping[str, Any]) -> str:
                 _cell(clash.get("geometry", "proxy")),
                 _cell(clash.get("relation", "")),
                 _cell(fix_text(clash)),
+                _cell(clash["toi"], as_float=True) if "toi" in clash else "",
             ]
         )
     return buffer.getvalue()

@@ -180,10 +180,30 @@ def _groups_html(report: Mapping[str, Any]) -> str:
     )
 
 
+def _worst_mark(clash: Mapping[str, Any], x_of, middle: float, color: str) -> str:
+    """A row's mark and the end of its group: a dot at the worst frame, or, for a clash
+    found between samples, a diamond at its time of first contact (toi)."""
+    if "toi" not in clash:
+        return (
+            f'<circle cx="{_decimal(x_of(_integer(clash["worst_frame"])), 1)}" '
+            f'cy="{_decimal(middle, 1)}" r="3" fill="{color}"/></g>'
+        )
+    x, y = x_of(float(clash["toi"])), middle
+    corners = " ".join(
+        f"{_decimal(x + dx, 1)},{_decimal(y + dy, 1)}"
+        for dx, dy in ((0, -4), (4, 0), (0, 4), (-4, 0))
+    )
+    return (
+        f'<polygon class="toi" points="{corners}" fill="{color}" stroke="#000">'
+        f"<title>first contact at frame {_decimal(clash['toi'], 4)}</title></polygon></g>"
+    )
+
+
 def timeline_svg(report: Mapping[str, Any], width: int = 900, row_height: int = 14) -> str:
     """SVG chart of clashes over the scanned frames: a row per clash (at most
-    TIMELINE_MAX_ROWS), a bar per frame interval, a dot at the worst frame, coloured by
-    status; hovering shows the pair (SVG <title>)."""
+    TIMELINE_MAX_ROWS), a bar per frame interval, a dot at the worst frame (a diamond at
+    the time of first contact for a clash found between samples), coloured by status;
+    hovering shows the pair (SVG <title>)."""
     clashes = report["clashes"][:TIMELINE_MAX_ROWS]
     start, end, _ = (_integer(value) for value in report["frames"])
     width, row_height = _integer(width), _integer(row_height)
@@ -228,11 +248,7 @@ def timeline_svg(report: Mapping[str, Any], width: int = 900, row_height: int = 
                 f'<rect x="{_decimal(left, 1)}" y="{top}" width="{_decimal(bar_width, 1)}" '
                 f'height="{row_height - 4}" fill="{color}" opacity="0.6"/>'
             )
-        parts.append(
-            f'<circle cx="{_decimal(x_of(_integer(clash["worst_frame"])), 1)}" '
-            f'cy="{_decimal(top + (row_height - 4) / 2, 1)}" '
-            f'r="3" fill="{color}"/></g>'
-        )
+        parts.append(_worst_mark(clash, x_of, top + (row_height - 4) / 2, color))
     parts.append("</svg>")
     left_out = len(report["clashes"]) - len(clashes)
     note = f"<p>{left_out} more clashes are in the table below.</p>" if left_out > 0 else ""
@@ -246,6 +262,18 @@ def _thumbnail_html(clash_id: str, png: bytes | None, label: str) -> str:
         raise ValueError(f"thumbnail for clash {clash_id} is not a PNG")
     data = base64.b64encode(png).decode("ascii")
     return f'<img class="thumbnail" alt="{_escape(label)}" src="data:image/png;base64,{data}">'
+
+
+def _worst_frame_cell(clash: Mapping[str, Any]) -> str:
+    """The worst frame; for a clash found between samples, its time of first contact."""
+    worst_frame = _integer(clash["worst_frame"])
+    if "toi" not in clash:
+        return f'<td class="number" data-value="{worst_frame}">{worst_frame}</td>'
+    toi = _decimal(clash["toi"], None)
+    return (
+        f'<td class="number" data-value="{toi}">{worst_frame} '
+        f'<span class="toi">(first contact {_decimal(clash["toi"], 4)})</span></td>'
+    )
 
 
 def _table_html(report: Mapping[str, Any], thumbnails: Mapping[str, bytes]) -> str:
@@ -278,7 +306,6 @@ def _table_html(report: Mapping[str, Any], thumbnails: Mapping[str, bytes]) -> s
         label = f"{clash['a']} / {clash['b']}"
         point = ", ".join(_decimal(value, 3) for value in clash["point"])
         intervals = [[_integer(first), _integer(last)] for first, last in clash["frames"]]
-        worst_frame = _integer(clash["worst_frame"])
         cells = [
             f"<td>{_thumbnail_html(clash['id'], thumbnails.get(clash['id']), label)}</td>",
             f'<td class="{STATUS_CLASSES[clash["status"]]}">{_escape(clash["status"])}</td>',
@@ -290,7 +317,7 @@ def _table_html(report: Mapping[str, Any], thumbnails: Mapping[str, bytes]) -> s
             # The full precision to sort by, four decimals to read.
             f'<td class="number" data-value="{_decimal(clash["distance"], None)}">'
             f"{_decimal(clash['distance'], 4)}</td>",
-            f'<td class="number" data-value="{worst_frame}">{worst_frame}</td>',
+            _worst_frame_cell(clash),
             f'<td data-value="{intervals[0][0]}">{_escape(format_intervals(intervals))}</td>',
             f"<td>{_escape(point)}</td>",
             f"<td><code>{_escape(clash['id'])}</code></td>",

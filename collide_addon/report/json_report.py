@@ -235,7 +235,8 @@ CLASH_FIELDS: dict[str, tuple[str, Callable[[Any], bool]]] = {
     "worst_frame": ("an integer", _is_integer),
     "status": (f"one of {', '.join(STATUSES)}", lambda value: value in STATUSES),
 }
-# Fields reports have had since mesh mode: a baseline written before may lack them.
+# Fields reports have had since mesh mode: a baseline written before may lack them;
+# "toi" only clashes found between samples have (continuous detection).
 OPTIONAL_CLASH_FIELDS: dict[str, tuple[str, Callable[[Any], bool]]] = {
     "witnesses": (
         "two [x, y, z] of numbers",
@@ -247,6 +248,7 @@ OPTIONAL_CLASH_FIELDS: dict[str, tuple[str, Callable[[Any], bool]]] = {
         '{"object": name, "translation": [x, y, z]} or {"none": reason}',
         _is_fix,
     ),
+    "toi": ("a finite number", _is_number),
 }
 
 

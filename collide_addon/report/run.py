@@ -15,6 +15,7 @@ with arrays:
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -29,6 +30,7 @@ from ..clash.evaluate import (
     PreparedTest,
     concat_hits,
     evaluate_frame,
+    evaluate_interval,
     object_table,
     prepare_test,
 )
@@ -173,6 +175,25 @@ def _check_first_frame(frame: int, prepared_tests: Sequence[PreparedTest], scope
                 )
 
 
+def _interval_hits(
+    prepared_tests: Sequence[PreparedTest],
+    previous: tuple[int, float, ShapeBatch] | None,
+    batch: ShapeBatch,
+    time: float,
+) -> list[FrameHits | None]:
+    """Each continuous test's clashes that start between the previous sample and this
+    one (None for the other tests, or without a previous sample of the same objects)."""
+    if previous is None:
+        return [None for _ in prepared_tests]
+    frame, previous_time, previous_batch = previous
+    return [
+        evaluate_interval(prepared, previous_batch, batch, frame, (previous_time, time))
+        if prepared.test.continuous
+        else None
+        for prepared in prepared_tests
+    ]
+
+
 def scan_frames(
     tests: Sequence[ClashTest],
     frames: tuple[int, int, int],
@@ -182,7 +203,9 @@ def scan_frames(
     scope: str = "",
 ) -> tuple[list[ClashRecord], dict[str, ObjectMetadata], list[str]]:
     """Run `tests` on every sample of `sample_times(frames, substeps)`; a clash found at
-    any sample of frame f is reported on frame f.
+    any sample of frame f is reported on frame f. Continuous tests also test the motion
+    between consecutive samples of the same objects (`evaluate_interval`); a clash that
+    starts between a sample of frame f and the next is reported on frame f.
 
     scope: what decides which objects take part, named when none do
     returns: (records of all tests, status "new"; metadata of every object that took
@@ -197,6 +220,7 @@ def scan_frames(
     names: list[str] | None = None
     prepared_tests: list[PreparedTest] = []
     broad_phases: list[CoherentBounds] = []
+    previous: tuple[int, float, ShapeBatch] | None = None
     row_count = 0
     for done, (frame, time) in enumerate(sample_times(frames, substeps)):
         try:
@@ -205,21 +229,29 @@ def scan_frames(
             raise ClashRunError(f"frame {frame}: {error}") from None
         frame_names = [obj.name for obj in objects]
         if frame_names != names:
-            # Who takes part changed (first frame, or visibility animated).
+            # Who takes part changed (first frame, or visibility animated): rows of the
+            # previous sample are other objects, so no interval to test.
             names = frame_names
             table = object_table(objects)
             prepared_tests = [prepare_test(test, table) for test in tests]
             broad_phases = [CoherentBounds() for _ in tests]
             metadata.update(zip(names, objects, strict=True))
+            previous = None
         if done == 0:
             _check_first_frame(frame, prepared_tests, scope)
-        for prepared, broad_phase in zip(prepared_tests, broad_phases, strict=True):
+        between = _interval_hits(prepared_tests, previous, batch, time)
+        for prepared, broad_phase, interval_hits in zip(
+            prepared_tests, broad_phases, between, strict=True
+        ):
             frame_hits = evaluate_frame(prepared, batch, frame, broad_phase, meshes)
+            if interval_hits is not None and len(interval_hits):
+                frame_hits = concat_hits([frame_hits, interval_hits])
             # Frames without clashes or open meshes keep nothing: memory would otherwise
             # grow with the range.
             if len(frame_hits) or len(frame_hits.open_mesh_names):
                 hits[prepared.test.name].append(frame_hits)
                 row_count += len(frame_hits)
+        previous = (frame, time, batch)
         if progress is not None:
             progress(done + 1, total, frame, row_count)
     records: list[ClashRecord] = []
@@ -292,6 +324,7 @@ def run_report(
     render_thumbnails: RenderThumbnails | None = None,
     substeps: int = 1,
     suggest_fixes: bool = False,
+    continuous: bool = False,
     progress: Progress | None = None,
     blender: str | None = None,
     file: str | None = None,
@@ -309,6 +342,8 @@ def run_report(
         must pass `check_scan_limits`
     suggest_fixes: give each clash not resolved a "fix" (`clash.fixes.add_fixes`), read
         at its worst frame after the scan
+    continuous: make every test but duplicates continuous (see `scan_frames`), as if
+        its definition said so; the report's tests say it
     blender, file: the Blender version and the scanned file, stored in the report
     scope: see `scan_frames`
     Raises ClashRunError for input the run cannot use, before reading any frame when
@@ -318,6 +353,11 @@ def run_report(
     if not tests:
         raise ClashRunError("no clash tests given")
     check_scan_limits(frames, substeps)
+    if continuous:
+        tests = [
+            test if test.test_type == "duplicates" else dataclasses.replace(test, continuous=True)
+            for test in tests
+        ]
     outputs = {"the JSON report": json_path, "the HTML report": html_path}
     outputs.update({"the CSV report": csv_path, "the BCF report": bcf_path})
     check_output_paths(outputs, {"the scanned file": file})

@@ -33,6 +33,7 @@ TESTS_DOCUMENT = {
             "type": "clearance",
             "tolerance": 0.05,
             "geometry": "proxy",
+            "continuous": True,
             "ignore": {
                 "same_parent": True,
                 "same_collection": False,
@@ -47,6 +48,7 @@ TESTS_DOCUMENT = {
             "type": "touching",
             "tolerance": 0.001,
             "geometry": "mesh",
+            "continuous": False,
             "ignore": {
                 "same_parent": False,
                 "same_collection": True,
@@ -320,6 +322,7 @@ def test_panel_draws_every_field_of_the_active_test(addon, tmp_path):
         "test_type",
         "tolerance",
         "geometry",
+        "continuous",
         "set_b_mode",
         "name_glob",
         "object_types",

@@ -20,5 +20,6 @@ def make_hits(rows):
         bounds=np.zeros((count, 2, 3)),
         on_mesh=np.zeros(count, dtype=bool),
         relations=np.full(count, PENETRATING, dtype=np.int8),
+        tois=np.full(count, np.nan),
         open_mesh_names=np.zeros(0, dtype=object),
     )

@@ -30,6 +30,7 @@ FULL_TEST = {
     "type": "clearance",
     "tolerance": 0.05,
     "geometry": "proxy",
+    "continuous": True,
     "ignore": {
         "same_parent": True,
         "same_collection": False,
@@ -45,7 +46,7 @@ def test_clash_test_from_dict_reads_every_field_and_round_trips():
     assert test.set_a == Selector(("MEP",), "Pipe*", ("MESH",), {"x": 1})
     assert test.set_b == Selector(properties={"discipline": "ARCH", "load_bearing": None})
     assert test.test_type == "clearance" and test.tolerance == 0.05
-    assert test.geometry == "proxy"
+    assert test.geometry == "proxy" and test.continuous
     assert test.ignore == IgnoreRules(True, False, True, (("Pipe.001", "Wall.002"),))
     assert clash_test_to_dict(test) == FULL_TEST
     assert clash_test_from_dict(clash_test_to_dict(test)) == test
@@ -57,6 +58,8 @@ def test_clash_test_from_dict_defaults_self_test_no_ignores():
     assert clash_test_to_dict(test)["b"] is None
     # Reports decide on the triangles unless a test says otherwise.
     assert test.geometry == "mesh" and clash_test_to_dict(test)["geometry"] == "mesh"
+    # Samples only unless a test asks for the motion between them.
+    assert not test.continuous and clash_test_to_dict(test)["continuous"] is False
 
 
 @pytest.mark.parametrize(
@@ -77,6 +80,8 @@ def test_clash_test_from_dict_defaults_self_test_no_ignores():
         ({"ignore": {"pairs": [["a"]]}}, ".ignore.pairs: expected a list of [name, name]"),
         ({"geometry": "triangles"}, "geometry must be one of mesh, proxy, got 'triangles'"),
         ({"geometry": None}, "geometry must be one of mesh, proxy, got None"),
+        ({"continuous": "yes"}, "continuous must be true or false, got 'yes'"),
+        ({"type": "duplicates", "continuous": True}, "duplicates test cannot be continuous"),
     ],
 )
 def test_clash_test_from_dict_rejects_invalid_fields_naming_them(change, message):

@@ -472,6 +472,28 @@ def test_substeps_catch_a_fast_mover_between_frames(small_scene, tmp_path):
     assert mover["frames"] == [[4, 7]] and mover["worst_frame"] == 5
 
 
+def test_continuous_finds_the_fast_mover_with_its_time_of_first_contact(small_scene, tmp_path):
+    """Bullet (half 0.1) at x = 40 + 2 (f - 1) first touches Pane (x >= -0.05 + 45) when
+    x = 44.85: frame 3.425. A plain scan misses it (see the substeps test)."""
+    out, table = tmp_path / "r.json", tmp_path / "r.csv"
+    result = clash_report(small_scene, "--continuous", "--json", str(out), "--csv", str(table))
+    assert result.returncode == 1, result.stderr
+    report = json.loads(out.read_text(encoding="utf-8"))
+    jsonschema.validate(report, json.loads(SCHEMA.read_text(encoding="utf-8")))
+    assert all(test["continuous"] for test in report["tests"])
+    bullet = pairs_of(report)["all proxies, hard", "Bullet", "Pane"]
+    assert abs(bullet["toi"] - 3.425) <= 1e-3
+    assert bullet["frames"] == [[3, 3]] and bullet["worst_frame"] == 3
+    assert bullet["geometry"] == "proxy"
+    assert bullet["point"][0] == pytest.approx(44.95, abs=1e-3)
+    # Clashes seen at sampled frames keep their fields: no toi.
+    assert [clash["b"] for clash in report["clashes"] if "toi" in clash] == ["Pane"]
+    mover = pairs_of(report)["all proxies, hard", "Mover", "Static"]
+    assert "toi" not in mover and mover["frames"] == [[5, 7]]
+    rows = {row["b"]: row for row in csv.DictReader(io.StringIO(table.read_text("utf-8")))}
+    assert float(rows["Pane"]["toi"]) == bullet["toi"]
+
+
 def test_baseline_status_carry_over_and_fail_on(small_scene, tmp_path):
     first = tmp_path / "first.json"
     assert clash_report(small_scene, "--json", str(first)).returncode == 1

@@ -122,6 +122,7 @@ def test_no_blender_exits_2_with_one_line(tmp_path):
     [
         (["--substeps", "2"], "scan does not support --substeps: chunk ends would lose samples"),
         (["--thumbnails"], "scan does not support --thumbnails; run collide report for them"),
+        (["--continuous"], "scan does not support --continuous: chunk ends would lose"),
         (["--json", "x/none/a.json"], "cannot write x/none/a.json: its folder does not exist"),
         (["--workers", "2", "--scheduler", "tcp://h:1"], "argument --scheduler: not allowed"),
         (["--frames", "3-1"], "argument --frames: need START <= END and STEP >= 1"),
@@ -135,6 +136,19 @@ def test_scan_refuses_bad_arguments_before_any_work(tmp_path, arguments, reason)
     result = collide(*base, *arguments, cwd=tmp_path)
     assert result.returncode == 2
     assert len(error_lines(result)) == 1 and reason in error_lines(result)[0]
+
+
+def test_scan_refuses_a_tests_file_with_continuous_tests(tmp_path):
+    scene = tmp_path / "scene.blend"
+    scene.write_bytes(b"")
+    tests = tmp_path / "tests.json"
+    test = {"name": "fast", "a": {}, "type": "hard", "continuous": True}
+    tests.write_text(json.dumps({"format": "collide-tests", "version": 1, "tests": [test]}))
+    base = ["scan", scene, "--frames", "1-10", "--blender", "/bin/false", "--tests", tests]
+    result = collide(*base, cwd=tmp_path)
+    assert result.returncode == 2
+    assert len(error_lines(result)) == 1
+    assert "scan does not support continuous tests" in error_lines(result)[0]
 
 
 def _write_parts(folder: Path) -> list[Path]:

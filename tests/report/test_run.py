@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import json
+import xml.etree.ElementTree as ElementTree
+import zipfile
 
+import numpy as np
 import pytest
 
 from collide_addon.clash.evaluate import (
@@ -16,7 +21,9 @@ from collide_addon.clash.evaluate import (
 from collide_addon.clash.records import clash_records
 from collide_addon.clash.tests import ClashTest, Selector
 from collide_addon.core import ShapeBatch
-from collide_addon.report.bcf_report import object_ifc_guid
+from collide_addon.report.bcf_report import object_ifc_guid, topic_guid
+from collide_addon.report.csv_report import csv_text
+from collide_addon.report.html_report import html_text
 from collide_addon.report.json_report import build_report, read_json_report
 from collide_addon.report.run import (
     ClashRunError,
@@ -40,6 +47,7 @@ from tests.report.sample_report import (
     read_sample_frame,
     sample_batch,
 )
+from tests.report.test_json_report import schema_validator
 
 
 def test_run_report_is_the_pipeline_by_hand():
@@ -149,6 +157,117 @@ def test_substeps_catch_a_fast_mover_between_frames():
     assert [(clash["a"], clash["b"], clash["frames"]) for clash in clashes] == [
         ("bullet", "wall", [[1, 1]])
     ]
+
+
+def fast_ball_and_slab(objects_moving=("ball",)):
+    """A 5 cm ball at 10 m per frame through a 1 cm slab: x = 10 (time - 1) - 5, so it
+    first touches the slab (x = -0.03) at frame 1.497; `read_frame` for a run."""
+    objects = [ObjectMetadata("ball"), ObjectMetadata("slab")]
+
+    def read_frame(time):
+        x = 10.0 * (time - 1.0) - 5.0
+        batch = ShapeBatch.concat(
+            [
+                ShapeBatch.spheres([[x, 0.0, 0.0]], [0.025]),
+                ShapeBatch.boxes([[0.0, 0.0, 0.0]], [np.eye(3)], [[0.005, 1.0, 1.0]]),
+            ]
+        )
+        return FrameSample(batch, objects)
+
+    return read_frame
+
+
+@pytest.mark.parametrize("how", ["flag", "test"])
+def test_continuous_finds_what_samples_miss_with_its_time_of_first_contact(how):
+    read_frame = fast_ball_and_slab()
+    plain = run_report([ClashTest("touch", test_type="touching")], (1, 3, 1), read_frame)
+    assert plain.report["clashes"] == []
+    if how == "flag":
+        result = run_report(
+            [ClashTest("touch", test_type="touching")], (1, 3, 1), read_frame, continuous=True
+        )
+    else:
+        tests = [ClashTest("touch", test_type="touching", continuous=True)]
+        result = run_report(tests, (1, 3, 1), read_frame)
+    assert result.report["tests"][0]["continuous"] is True
+    (clash,) = result.report["clashes"]
+    assert (clash["a"], clash["b"], clash["frames"], clash["worst_frame"]) == (
+        "ball",
+        "slab",
+        [[1, 1]],
+        1,
+    )
+    assert abs(clash["toi"] - 1.497) <= 1e-3
+    assert clash["relation"] == "touching" and clash["geometry"] == "proxy"
+    # The contact is on the slab's face, the normal along x.
+    assert abs(clash["witnesses"][1][0] + 0.005) <= 1e-4
+    assert abs(clash["witnesses"][0][0] + 0.005) <= 1e-4
+
+
+def test_continuous_keeps_sampled_clashes_as_they_are():
+    """A ball that ends the interval inside the slab is a sampled clash: no toi; one
+    that sweeps through between substeps gets one only where no sample sees it."""
+    objects = [ObjectMetadata("ball"), ObjectMetadata("slab")]
+
+    def read_frame(time):
+        x = -1.0 + (time - 1.0)
+        batch = ShapeBatch.concat(
+            [
+                ShapeBatch.spheres([[x, 0.0, 0.0]], [0.5]),
+                ShapeBatch.boxes([[0.0, 0.0, 0.0]], [np.eye(3)], [[0.005, 1.0, 1.0]]),
+            ]
+        )
+        return FrameSample(batch, objects)
+
+    tests = [ClashTest("hard")]
+    sampled = run_report(tests, (1, 3, 1), read_frame).report["clashes"]
+    continuous = run_report(tests, (1, 3, 1), read_frame, continuous=True).report["clashes"]
+    assert [clash["frames"] for clash in sampled] == [[[2, 2]]]
+    assert continuous == sampled
+
+
+def test_continuous_with_substeps_reports_the_sub_interval_time():
+    read_frame = fast_ball_and_slab()
+    tests = [ClashTest("touch", test_type="touching")]
+    (clash,) = run_report(tests, (1, 3, 1), read_frame, substeps=3, continuous=True).report[
+        "clashes"
+    ]
+    assert abs(clash["toi"] - 1.497) <= 1e-3 and clash["worst_frame"] == 1
+
+
+def test_every_writer_carries_the_time_of_first_contact(tmp_path):
+    paths = {kind: tmp_path / f"r.{kind}" for kind in ("json", "html", "csv", "bcf")}
+    read_frame = fast_ball_and_slab()
+    tests = [ClashTest("touch", test_type="touching", continuous=True), ClashTest("hard")]
+    report = run_report(
+        tests,
+        (1, 3, 1),
+        read_frame,
+        json_path=paths["json"],
+        html_path=paths["html"],
+        csv_path=paths["csv"],
+        bcf_path=paths["bcf"],
+    ).report
+    (clash,) = report["clashes"]
+    schema_validator().validate(json.loads(paths["json"].read_text(encoding="utf-8")))
+    assert read_json_report(paths["json"])["clashes"][0]["toi"] == clash["toi"]
+    rows = list(csv.DictReader(io.StringIO(paths["csv"].read_text(encoding="utf-8"))))
+    assert float(rows[0]["toi"]) == clash["toi"]
+    page = paths["html"].read_text(encoding="utf-8")
+    assert f"(first contact {clash['toi']:.4f})" in page
+    assert f"<title>first contact at frame {clash['toi']:.4f}</title>" in page
+    assert page.count('<polygon class="toi"') == 1
+    with zipfile.ZipFile(paths["bcf"]) as archive:
+        markup = archive.read(f"{topic_guid(clash['id'])}/markup.bcf")
+    description = ElementTree.fromstring(markup).findtext("Topic/Description")
+    assert f"first contact at frame {clash['toi']:.4f}" in description
+
+
+def test_sampled_clashes_have_an_empty_toi_cell_and_no_diamond(tmp_path):
+    report = run_report(SAMPLE_TESTS, (1, 4, 1), read_sample_frame).report
+    rows = list(csv.DictReader(io.StringIO(csv_text(report))))
+    assert rows and all(row["toi"] == "" for row in rows)
+    assert '<polygon class="toi"' not in html_text(report)
 
 
 def test_baseline_statuses_and_fail_on():

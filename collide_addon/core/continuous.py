@@ -1,0 +1,386 @@
+"""Continuous detection: the first time in a sample interval at which two moving shapes
+come within a threshold, by conservative advancement vectorised over pairs.
+
+Motion. Between a start and an end pose (t = 0 and t = 1) each shape's centre moves
+linearly and its rotation turns by the shortest arc about a fixed world axis through
+its centre (quaternion slerp, q and -q taken as the same rotation):
+
+    c(t) = c0 + t (c1 - c0)        R(t) = Rot(w, t theta) R0,  Rot(w, theta) = R1 R0^T,
+                                                                0 <= theta <= pi
+
+The shape itself is the start shape (kind, half-extents, radius): a shape that deforms
+between samples is swept with its start shape.
+
+Bound. Every point of a shape lies within r = |half_extents| + radius of its centre.
+Seen from a frame moving with a's centre, a only turns (its points move at most
+theta_a r_a over the interval) and b's points move at most |(c1 - c0)_b - (c1 - c0)_a|
++ theta_b r_b. The signed distance changes by at most the largest displacement of the
+points of either shape, so over [t, t + s]
+
+    |d(t + s) - d(t)| <= s * L,   L = |relative translation| + theta_a r_a + theta_b r_b
+
+and advancing t by (d(t) - threshold) / L never passes the first time d <= threshold.
+
+Accuracy. A step is (d - threshold + slack) / L, so every step is at least slack / L long
+and advancement ends after finitely many steps; slack is the contact epsilon of the
+pair's reach (`core.contact`), so no time with d <= threshold - slack is passed. When a
+step lands at d <= threshold, the bracket [previous step, this step] is bisected on the
+sign of d - threshold to a width of `time_accuracy`. The reported toi then has:
+d(toi) <= threshold, d > threshold - slack on [0, toi), and d > threshold at
+toi - time_accuracy; so a contact entered (not grazed within slack) at t* has
+t* in (toi - time_accuracy, toi].
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .contact import CONTACT_RELATIVE
+from .grid import overlapping_bounds
+from .narrow import pair_distance
+from .shapes import ShapeBatch
+
+# Advancement steps before a pair is given up on: each step is at least slack / L long,
+# so only a pair sliding within a hair of the threshold for the whole interval gets here;
+# it is then reported at the time reached (a false alarm at worst, never a miss).
+MAX_ADVANCE_STEPS = 10_000
+
+
+@dataclass(frozen=True)
+class SweptMotion:
+    """The interpolated motion of n shapes between two poses.
+
+    start: the n shapes at t = 0 (their shape is used throughout)
+    translations: (n, 3) c1 - c0
+    axes: (n, 3) unit world rotation axes (any unit vector where angles is 0)
+    angles: (n,) shortest-arc rotation angles in [0, pi]
+    reach: (n,) farthest point of each shape from its centre
+    """
+
+    start: ShapeBatch
+    translations: np.ndarray
+    axes: np.ndarray
+    angles: np.ndarray
+    reach: np.ndarray
+
+
+def _quaternions(rotations: np.ndarray) -> np.ndarray:
+    """Unit quaternions (w, x, y, z) of rotation matrices, w >= 0 (Shepperd's method:
+    each from the largest of the trace and the diagonal, so no division by a small value).
+
+    rotations: (n, 3, 3) orthonormal, right-handed
+    returns: (n, 4)
+    """
+    m = rotations
+    trace = np.trace(m, axis1=1, axis2=2)
+    candidates = np.stack([trace, m[:, 0, 0], m[:, 1, 1], m[:, 2, 2]], axis=1)
+    choice = np.argmax(candidates, axis=1)
+    quaternions = np.empty((len(m), 4))
+    w_rows = choice == 0
+    s = np.sqrt(1.0 + trace[w_rows]) * 2.0
+    mw = m[w_rows]
+    quaternions[w_rows] = np.stack(
+        [
+            0.25 * s,
+            (mw[:, 2, 1] - mw[:, 1, 2]) / s,
+            (mw[:, 0, 2] - mw[:, 2, 0]) / s,
+            (mw[:, 1, 0] - mw[:, 0, 1]) / s,
+        ],
+        axis=1,
+    )
+    for axis in range(3):
+        rows = choice == axis + 1
+        first, second = (axis + 1) % 3, (axis + 2) % 3
+        mr = m[rows]
+        s = np.sqrt(1.0 + 2.0 * mr[:, axis, axis] - np.trace(mr, axis1=1, axis2=2)) * 2.0
+        q = np.empty((len(mr), 4))
+        q[:, 0] = (mr[:, second, first] - mr[:, first, second]) / s
+        q[:, 1 + axis] = 0.25 * s
+        q[:, 1 + first] = (mr[:, first, axis] + mr[:, axis, first]) / s
+        q[:, 1 + second] = (mr[:, second, axis] + mr[:, axis, second]) / s
+        quaternions[rows] = q
+    # q and -q are one rotation; w >= 0 picks the shortest arc (angle <= pi).
+    return quaternions * np.where(quaternions[:, :1] < 0.0, -1.0, 1.0)
+
+
+def _axis_rotations(axes: np.ndarray, angles: np.ndarray) -> np.ndarray:
+    """Rodrigues: rotation matrices by `angles` about unit `axes`.
+
+    axes: (n, 3) unit; angles: (n,)
+    returns: (n, 3, 3)
+    """
+    cos, sin = np.cos(angles)[:, None, None], np.sin(angles)[:, None, None]
+    x, y, z = axes[:, 0], axes[:, 1], axes[:, 2]
+    zero = np.zeros_like(x)
+    cross = np.stack(
+        [np.stack([zero, -z, y], 1), np.stack([z, zero, -x], 1), np.stack([-y, x, zero], 1)],
+        axis=1,
+    )
+    outer = axes[:, :, None] * axes[:, None, :]
+    return cos * np.eye(3) + sin * cross + (1.0 - cos) * outer
+
+
+def swept_motion(start: ShapeBatch, end: ShapeBatch) -> SweptMotion:
+    """The motion of each shape from `start` to `end` (same n shapes, row k = shape k)."""
+    if len(start) != len(end):
+        raise ValueError(f"start has {len(start)} shapes, end {len(end)}")
+    relative = np.einsum("nij,nkj->nik", end.rotations, start.rotations)
+    quaternions = _quaternions(relative)
+    vector_norm = np.linalg.norm(quaternions[:, 1:], axis=1)
+    angles = 2.0 * np.arctan2(vector_norm, quaternions[:, 0])
+    # R1 R0^T of equal matrices is the identity only to rounding: a shape that does not
+    # turn must not get a rounding-sized angle (its pairs would then be swept too).
+    angles[(end.rotations == start.rotations).all(axis=(1, 2))] = 0.0
+    axes = np.divide(
+        quaternions[:, 1:],
+        vector_norm[:, None],
+        out=np.tile([0.0, 0.0, 1.0], (len(start), 1)),
+        where=vector_norm[:, None] > 0,
+    )
+    reach = np.linalg.norm(start.half_extents, axis=1) + start.radii
+    return SweptMotion(start, end.centers - start.centers, axes, angles, reach)
+
+
+def shapes_at(motion: SweptMotion, indices: np.ndarray, times: np.ndarray) -> ShapeBatch:
+    """Shapes `indices` ((k,) int) at `times` ((k,) in [0, 1]) of their motion: k shapes."""
+    start = motion.start
+    rotations = np.einsum(
+        "nij,njk->nik",
+        _axis_rotations(motion.axes[indices], times * motion.angles[indices]),
+        start.rotations[indices],
+    )
+    return ShapeBatch(
+        kinds=start.kinds[indices],
+        centers=start.centers[indices] + times[:, None] * motion.translations[indices],
+        rotations=rotations,
+        half_extents=start.half_extents[indices],
+        radii=start.radii[indices],
+    )
+
+
+def swept_bounds(motion: SweptMotion) -> tuple[np.ndarray, np.ndarray]:
+    """Axis-aligned bounds of each shape over its whole motion: (lo, hi), each (n, 3).
+
+    Two bounds, both conservative, intersected: (1) the box around both end poses' bounds
+    grown by theta r / 2: a point at p(0) + v turning about the moving centre stays within
+    2 t (1 - t) theta r <= theta r / 2 of the straight chord (1 - t) p(0) + t p(1), which
+    lies in that box; (2) the centre's path grown by r.
+    """
+    start = motion.start
+    lo0, hi0 = start.aabbs()
+    centers1 = start.centers + motion.translations
+    everyone = np.arange(len(start))
+    lo1, hi1 = shapes_at(motion, everyone, np.ones(len(start))).aabbs()
+    growth = (0.5 * motion.angles * motion.reach)[:, None]
+    lo = np.minimum(lo0, lo1) - growth
+    hi = np.maximum(hi0, hi1) + growth
+    reach = motion.reach[:, None]
+    lo = np.maximum(lo, np.minimum(start.centers, centers1) - reach)
+    hi = np.minimum(hi, np.maximum(start.centers, centers1) + reach)
+    return lo, hi
+
+
+def swept_pairs(motion: SweptMotion, margin: float) -> np.ndarray:
+    """Every pair that moves relative to each other and can come within `margin` (may be
+    negative) during the motion, and fewer others: (k, 2) int64, i < j, sorted.
+
+    Pairs without relative motion keep the distance of the samples and are left out.
+    Two conservative filters for the others: the swept bounds (`swept_bounds`, grown by
+    half the margin each) overlap, found by the broad phase's grid; and the balls of radius
+    `reach` about the two centres, whose relative centre moves on a segment, come within
+    `margin` (the closest point of that segment to the origin, in closed form).
+    """
+    lo, hi = swept_bounds(motion)
+    growth = 0.5 * max(float(margin), 0.0)
+    pairs = overlapping_bounds(lo - growth, hi + growth)
+    first, second = pairs[:, 0], pairs[:, 1]
+    start = motion.start.centers
+    offset = start[second] - start[first]
+    velocity = motion.translations[second] - motion.translations[first]
+    speed_squared = (velocity * velocity).sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        closest = np.clip(-(offset * velocity).sum(axis=1) / speed_squared, 0.0, 1.0)
+    closest = np.where(speed_squared > 0.0, closest, 0.0)
+    nearest = np.linalg.norm(offset + closest[:, None] * velocity, axis=1)
+    near = nearest - motion.reach[first] - motion.reach[second] <= margin
+    # Pairs that do not move relative to each other (both still, or moving as one
+    # without turning) keep their distance: the samples decide them.
+    near &= _speed_bounds(motion, pairs) > 0.0
+    pairs = pairs[near]
+    return pairs[np.lexsort((pairs[:, 1], pairs[:, 0]))]
+
+
+def pair_slack(motion: SweptMotion, pairs: np.ndarray) -> np.ndarray:
+    """At least the contact epsilon at any point either shape of a pair reaches: (k,).
+    A point of a shape stays within its reach of the centre, which moves on a segment."""
+    start = motion.start
+    centers1 = start.centers + motion.translations
+    largest = np.maximum(np.abs(start.centers), np.abs(centers1)).max(axis=1, initial=0.0)
+    reach = largest + motion.reach
+    return CONTACT_RELATIVE * np.maximum(1.0, np.maximum(reach[pairs[:, 0]], reach[pairs[:, 1]]))
+
+
+@dataclass(frozen=True)
+class FirstContacts:
+    """The first contact of m pairs over a motion.
+
+    toi: (m,) time of first contact in [0, 1], NaN where the pair stays apart
+    distance: (m,) signed distance at toi (NaN where apart)
+    normal, point_i, point_j: (m, 3) the narrow phase's normal (from i towards j) and
+        witness points at toi (NaN where apart)
+    """
+
+    toi: np.ndarray
+    distance: np.ndarray
+    normal: np.ndarray
+    point_i: np.ndarray
+    point_j: np.ndarray
+
+
+def _poses(motion: SweptMotion, pairs: np.ndarray, times: np.ndarray) -> ShapeBatch:
+    """The k pairs' shapes at their times: rows 0..k-1 the first, k..2k-1 the second."""
+    return shapes_at(motion, pairs.T.reshape(-1), np.concatenate([times, times]))
+
+
+def _distances(motion: SweptMotion, pairs: np.ndarray, times: np.ndarray):
+    count = len(pairs)
+    return pair_distance(
+        _poses(motion, pairs, times), np.arange(count), np.arange(count, 2 * count)
+    )
+
+
+def _support(batch: ShapeBatch, rows: np.ndarray, directions: np.ndarray) -> np.ndarray:
+    """max over each shape of x . direction: (k,) for rows (k,), directions (k, 3) unit."""
+    along_axes = np.abs(np.einsum("kij,ki->kj", batch.rotations[rows], directions))
+    extent = (along_axes * batch.half_extents[rows]).sum(axis=1) + batch.radii[rows]
+    return (batch.centers[rows] * directions).sum(axis=1) + extent
+
+
+def _directional_steps(motion, pairs, poses, normals, threshold, slack) -> np.ndarray:
+    """Steps that keep each pair's separation along its current normal n above
+    threshold - slack (a second conservative bound, tight for sliding and grazing pairs).
+
+    For any unit n, sd >= sep_n = min over b of b . n - max over a of a . n, with equality
+    for the narrow phase's normal; sep_n falls at most at the rate
+    L_n = (dc_a - dc_b) . n + theta_a r_a |n x w_a| + theta_b r_b |n x w_b| (a point's
+    velocity is dc + theta w x (p - c), |p - c| <= r), so sd stays above
+    threshold - slack for (sep_n - threshold + slack) / L_n, and for ever if L_n <= 0.
+    returns: (k,) >= 0, inf where n never closes
+    """
+    count = len(pairs)
+    first, second = np.arange(count), np.arange(count, 2 * count)
+    separation = -_support(poses, second, -normals) - _support(poses, first, normals)
+    a, b = pairs[:, 0], pairs[:, 1]
+    turning = motion.angles * motion.reach
+    closing = ((motion.translations[a] - motion.translations[b]) * normals).sum(axis=1)
+    closing += turning[a] * np.linalg.norm(np.cross(normals, motion.axes[a]), axis=1)
+    closing += turning[b] * np.linalg.norm(np.cross(normals, motion.axes[b]), axis=1)
+    room = np.maximum(separation - threshold + slack, 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(closing > 0.0, room / closing, np.where(room > 0.0, np.inf, 0.0))
+
+
+def _speed_bounds(motion: SweptMotion, pairs: np.ndarray) -> np.ndarray:
+    first, second = pairs[:, 0], pairs[:, 1]
+    relative = np.linalg.norm(motion.translations[second] - motion.translations[first], axis=1)
+    turning = motion.angles * motion.reach
+    return relative + turning[first] + turning[second]
+
+
+def _advance(motion, pairs, threshold, slack):
+    """Conservative advancement of all pairs at once.
+
+    returns: (lo (m,): a time before which d > threshold - slack, hi (m,): the time at
+              which d <= threshold was seen, NaN where the pair stays apart over [0, 1])
+    """
+    count = len(pairs)
+    bound = _speed_bounds(motion, pairs)
+    lo = np.zeros(count)
+    now = np.zeros(count)
+    hi = np.full(count, np.nan)
+    active = np.arange(count)
+    for _ in range(MAX_ADVANCE_STEPS):
+        if not len(active):
+            return lo, hi
+        poses = _poses(motion, pairs[active], now[active])
+        count_active = len(active)
+        result = pair_distance(
+            poses, np.arange(count_active), np.arange(count_active, 2 * count_active)
+        )
+        gap = result.distance - threshold[active]
+        hit = gap <= 0.0
+        hi[active[hit]] = now[active[hit]]
+        with np.errstate(divide="ignore"):
+            step = np.maximum(
+                (gap + slack[active]) / bound[active],
+                _directional_steps(
+                    motion, pairs[active], poses, result.normal, threshold[active], slack[active]
+                ),
+            )
+        lo[active] = now[active]
+        going = ~hit & (now[active] + step <= 1.0)
+        active = active[going]
+        now[active] += step[going]
+    # Pairs still advancing are reported where they got to (see MAX_ADVANCE_STEPS).
+    hi[active] = now[active]
+    return lo, hi
+
+
+def _bisect(motion, pairs, threshold, lo, hi, time_accuracy):
+    """Shrink brackets [lo, hi] with d(lo) > threshold, d(hi) <= threshold to width
+    <= time_accuracy, keeping that sign pattern: the new hi, (m,)."""
+    lo, hi = lo.copy(), hi.copy()
+    open_rows = np.flatnonzero(hi - lo > time_accuracy)
+    while len(open_rows):
+        middle = 0.5 * (lo[open_rows] + hi[open_rows])
+        gap = _distances(motion, pairs[open_rows], middle).distance - threshold[open_rows]
+        inside = gap <= 0.0
+        hi[open_rows[inside]] = middle[inside]
+        lo[open_rows[~inside]] = middle[~inside]
+        open_rows = open_rows[hi[open_rows] - lo[open_rows] > time_accuracy]
+    return hi
+
+
+def first_contacts(
+    start: ShapeBatch,
+    end: ShapeBatch,
+    pairs,
+    threshold,
+    time_accuracy: float = 1e-4,
+    motion: SweptMotion | None = None,
+) -> FirstContacts:
+    """The first time each pair's signed distance is <= threshold as its shapes move from
+    `start` to `end` (see the module docstring for the motion, the bound and accuracy).
+
+    start, end: the same n shapes at t = 0 and t = 1
+    pairs: (m, 2) int indices
+    threshold: (m,) or scalar, e.g. tolerance + contact epsilon (`core.contact`)
+    time_accuracy: > 0, width in t of the final bracket
+    motion: `swept_motion(start, end)` when the caller has it already
+    returns: FirstContacts of the m pairs; a pair within threshold at t = 0 has toi 0
+    """
+    if not time_accuracy > 0:
+        raise ValueError(f"time_accuracy must be > 0, got {time_accuracy}")
+    motion = swept_motion(start, end) if motion is None else motion
+    pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+    threshold = np.broadcast_to(np.asarray(threshold, dtype=np.float64), (len(pairs),))
+    slack = pair_slack(motion, pairs)
+    lo, hi = _advance(motion, pairs, threshold, slack)
+    found = np.flatnonzero(np.isfinite(hi))
+    hi_found = _bisect(motion, pairs[found], threshold[found], lo[found], hi[found], time_accuracy)
+    count = len(pairs)
+    toi = np.full(count, np.nan)
+    toi[found] = hi_found
+    distance = np.full(count, np.nan)
+    normal, point_i, point_j = (np.full((count, 3), np.nan) for _ in range(3))
+    if len(found):
+        result = _distances(motion, pairs[found], hi_found)
+        distance[found] = result.distance
+        normal[found], point_i[found], point_j[found] = (
+            result.normal,
+            result.point_i,
+            result.point_j,
+        )
+    return FirstContacts(toi, distance, normal, point_i, point_j)
