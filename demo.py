@@ -6,7 +6,7 @@ By default, the clash report through the real `blender` binary:
    demo_out/demo.blend;
 2. runs blender_scripts/clash_report.py on it over frames 1-60 with two clash tests
    (hard, and 10 cm clearance) and 4 sub-steps per frame, writing JSON, HTML, CSV and
-   BCF reports to demo_out/;
+   BCF reports to demo_out/, with a thumbnail of each clash in the HTML and the BCF;
 3. prints the clashes and the report paths.
 
 With --core: the collision core alone on a seeded scene of mixed shapes.
@@ -70,7 +70,7 @@ def blender_report(output: Path) -> int:
     )
     reports = {kind: output / f"report.{kind}" for kind in ("json", "html", "csv", "bcf")}
     command = [blender, "-b", scene, "--python", ROOT / "blender_scripts" / "clash_report.py", "--"]
-    command += ["--tests", tests, "--frames", "1-60", "--substeps", "4"]
+    command += ["--tests", tests, "--frames", "1-60", "--substeps", "4", "--thumbnails"]
     for kind, path in reports.items():
         command += [f"--{kind}", path]
     run = subprocess.run(command, stdout=subprocess.DEVNULL)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import zipfile
 
 import demo
 
@@ -31,4 +32,10 @@ def test_demo_report_finds_the_known_clashes(tmp_path, capsys):
     assert abs(clearance[("Beam.NearMiss", "Duct")] - 0.05) < 1e-4
     for suffix in ("html", "csv", "bcf"):
         assert (tmp_path / f"report.{suffix}").stat().st_size > 0
+    # Every clash has its picture in the HTML and a snapshot in the BCF.
+    html = (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert html.count('<img class="thumbnail"') == len(report["clashes"])
+    with zipfile.ZipFile(tmp_path / "report.bcf") as bcf:
+        snapshots = [name for name in bcf.namelist() if name.endswith(".png")]
+    assert len(snapshots) == len(report["clashes"])
     assert "reports:" in capsys.readouterr().out
