@@ -75,8 +75,12 @@ def _sampled_rotations(count: int) -> np.ndarray:
 
 
 _SAMPLED_ROTATIONS = _sampled_rotations(4096)
-# Their axes as columns (3, 3 x 4096), rotation k's axes at 3k..3k+2, laid out once.
-_SAMPLED_AXES = np.ascontiguousarray(np.swapaxes(_SAMPLED_ROTATIONS, -1, -2).reshape(-1, 3).T)
+# Their axes as columns (3, 3 x 4096), rotation k's axes at 3k..3k+2, laid out once;
+# float32 halves the cost of measuring them, and they only pick the starts (each start
+# is then searched and measured in float64).
+_SAMPLED_AXES = np.ascontiguousarray(
+    np.swapaxes(_SAMPLED_ROTATIONS, -1, -2).reshape(-1, 3).T, dtype=np.float32
+)
 # The search runs its first levels from every start, the rest from the best few.
 _COARSE_LEVELS = 6
 _REFINED_STARTS = 3
@@ -344,14 +348,13 @@ def _boxes_along(points: np.ndarray, rotations: np.ndarray) -> tuple[np.ndarray,
 
 
 def _sampled_volumes(corners: np.ndarray) -> np.ndarray:
-    """Volumes (4096,) of the boxes along each of `_SAMPLED_ROTATIONS` around `corners`
-    (m, 3), m <= 26.
+    """Volumes (4096,) float32 of the boxes along each of `_SAMPLED_ROTATIONS` around
+    `corners` (m, 3), m <= 26.
 
-    One set per product: its (m, 3 x 4096) projections (at most 2.5 MB) stay in cache
-    (measured about 0.25 ms per set), where stacking sets into one larger product was
-    up to 7 times slower per set.
+    One set per product: its (m, 3 x 4096) projections (at most 1.3 MB) stay in cache,
+    where stacking sets into one larger product was up to 7 times slower per set.
     """
-    projections = corners @ _SAMPLED_AXES
+    projections = (corners - corners.mean(axis=0)).astype(np.float32) @ _SAMPLED_AXES
     extents = (projections.max(axis=0) - projections.min(axis=0)).reshape(-1, 3)
     floor = _FLAT_EXTENT_RATIO * extents.max(axis=1, keepdims=True)
     return np.prod(np.maximum(extents, floor), axis=1)
@@ -368,7 +371,9 @@ def _box_starts(group: _Group, indices: np.ndarray) -> tuple[np.ndarray, np.ndar
         corners = _extreme_points(group.candidates[index], principal)
         # The sampled orientations turn the principal frame: measured on the corners in
         # that frame, so the 4096 rotations need not be turned first.
-        best = np.argsort(_sampled_volumes(corners @ principal))[:_SAMPLED_STARTS]
+        volumes = _sampled_volumes(corners @ principal)
+        best = np.argpartition(volumes, _SAMPLED_STARTS - 1)[:_SAMPLED_STARTS]
+        best = best[np.lexsort((best, volumes[best]))]
         starts += [np.eye(3)[None], principal[None], principal @ _SAMPLED_ROTATIONS[best]]
         face_frames = _hull_face_frames(corners)
         if len(face_frames):
