@@ -199,18 +199,9 @@ def _box_volumes(points: np.ndarray, rotations: np.ndarray) -> np.ndarray:
     Extents are floored at a millionth of the largest one, so that flat point sets are
     compared by area (and not all tied at volume 0).
     """
-    if points.ndim == 2:
-        # Shared points (one set's face frames): one product, (m, 3k), reduced down the
-        # columns, where numpy is fastest for few points and many axes.
-        axes = np.swapaxes(rotations, -1, -2).reshape(-1, 3)
-        projections = points @ axes.T
-        extents = (projections.max(axis=0) - projections.min(axis=0)).reshape(
-            *rotations.shape[:-2], 3
-        )
-    else:
-        # (..., 3, m): each axis's projections contiguous, for fast reductions.
-        projections = np.swapaxes(rotations, -1, -2) @ np.swapaxes(points, -1, -2)
-        extents = projections.max(axis=-1) - projections.min(axis=-1)
+    # (..., 3, m): each axis's projections contiguous, for fast reductions.
+    projections = np.swapaxes(rotations, -1, -2) @ np.swapaxes(points, -1, -2)
+    extents = projections.max(axis=-1) - projections.min(axis=-1)
     floor = _FLAT_EXTENT_RATIO * extents.max(axis=-1, keepdims=True)
     return np.prod(np.maximum(extents, floor), axis=-1)
 
@@ -283,30 +274,44 @@ _TRIPLES = {
 }
 
 
-def _hull_face_frames(corners: np.ndarray) -> np.ndarray:
-    """Box orientations with one face on the plane through three extreme points and an
-    edge along a side of that triangle: (k, 3, 3) rotations.
+def _best_face_frames(corners: np.ndarray) -> np.ndarray:
+    """The best `_REFINED_STARTS` (or fewer) box orientations with one face on the plane
+    through three extreme points and an edge along a side of that triangle, smallest box
+    around `corners` (m, 3) first: (r, 3, 3) rotations.
 
     The smallest box around a convex polyhedron often has a face flush with a hull
     face (otherwise two faces touch hull edges); these frames find such boxes for shapes
     with few extreme vertices (boxes, wedges) and give starts for the local search.
     """
-    corners = corners[:_HULL_FRAME_POINTS]
-    if len(corners) < 3:
+    firsts = corners[:_HULL_FRAME_POINTS]
+    if len(firsts) < 3:
         return np.zeros((0, 3, 3))
-    triples = _TRIPLES[len(corners)]
-    a, b, c = (corners[triples[:, k]] for k in range(3))
+    triples = _TRIPLES[len(firsts)]
+    a, b, c = (firsts[triples[:, k]] for k in range(3))
     normals = np.cross(b - a, c - a)
     lengths = np.linalg.norm(normals, axis=1)
-    scale = np.ptp(corners, axis=0).max()
+    scale = np.ptp(firsts, axis=0).max()
     usable = lengths > 1e-9 * scale * scale
+    if not usable.any():
+        return np.zeros((0, 3, 3))
     normals = normals[usable] / lengths[usable, None]
-    frames = []
-    for edge in (b - a, c - b, a - c):
-        edge = edge[usable]
-        edge = edge / np.maximum(np.linalg.norm(edge, axis=1, keepdims=True), 1e-300)
-        frames.append(np.stack((edge, np.cross(normals, edge), normals), axis=2))
-    return np.concatenate(frames)
+    edges = np.stack((b - a, c - b, a - c))[:, usable]  # (3, t, 3), one row per side
+    edges /= np.maximum(np.linalg.norm(edges, axis=2, keepdims=True), 1e-300)
+    crosses = np.cross(normals, edges)
+    # Each frame's axes are a side, the normal's cross with it and the normal (shared by
+    # the triangle's three frames, so measured once), measured in float32 on centred
+    # corners: they only pick the starts, which are searched and measured in float64.
+    axes = np.concatenate((normals, edges.reshape(-1, 3), crosses.reshape(-1, 3)))
+    centred = (corners - corners.mean(axis=0)).astype(np.float32)
+    projections = centred @ axes.T.astype(np.float32)
+    extents = (projections.max(axis=0) - projections.min(axis=0)).reshape(7, -1)
+    extents = np.stack(
+        (extents[1:4], extents[4:], np.broadcast_to(extents[0], (3, len(normals)))), axis=2
+    )  # (3, t, 3): per side, per triangle, the frame's three extents
+    floor = _FLAT_EXTENT_RATIO * extents.max(axis=2, keepdims=True)
+    volumes = np.prod(np.maximum(extents, floor), axis=2).ravel()
+    side, triangle = np.divmod(np.argsort(volumes, kind="stable")[:_REFINED_STARTS], len(normals))
+    return np.stack((edges[side, triangle], crosses[side, triangle], normals[triangle]), axis=2)
 
 
 def _own_hulls(
@@ -375,11 +380,9 @@ def _box_starts(group: _Group, indices: np.ndarray) -> tuple[np.ndarray, np.ndar
         best = np.argpartition(volumes, _SAMPLED_STARTS - 1)[:_SAMPLED_STARTS]
         best = best[np.lexsort((best, volumes[best]))]
         starts += [np.eye(3)[None], principal[None], principal @ _SAMPLED_ROTATIONS[best]]
-        face_frames = _hull_face_frames(corners)
-        if len(face_frames):
-            order = np.argsort(_box_volumes(corners, face_frames))
-            starts.append(face_frames[order[:_REFINED_STARTS]])
-        owners.append(np.full(2 + _SAMPLED_STARTS + min(len(face_frames), _REFINED_STARTS), index))
+        face_frames = _best_face_frames(corners)
+        starts.append(face_frames)
+        owners.append(np.full(2 + _SAMPLED_STARTS + len(face_frames), index))
     return np.concatenate(starts), np.concatenate(owners)
 
 
