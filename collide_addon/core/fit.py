@@ -75,6 +75,12 @@ def _sampled_rotations(count: int) -> np.ndarray:
 
 
 _SAMPLED_ROTATIONS = _sampled_rotations(4096)
+# Their axes as columns (3, 3 x 4096), rotation k's axes at 3k..3k+2, laid out once;
+# float32 halves the cost of measuring them, and they only pick the starts (each start
+# is then searched and measured in float64).
+_SAMPLED_AXES = np.ascontiguousarray(
+    np.swapaxes(_SAMPLED_ROTATIONS, -1, -2).reshape(-1, 3).T, dtype=np.float32
+)
 # The search runs its first levels from every start, the rest from the best few.
 _COARSE_LEVELS = 6
 _REFINED_STARTS = 3
@@ -89,10 +95,14 @@ _BALL_ROUNDS = 100
 _CAPSULE_TILTS = (0.08, 0.02, 0.005)
 _CAPSULE_TILT_STEPS = 4
 # Fits are made many at a time (a first Detect fits every mesh of the scene): the
-# searches run side by side over groups of this many point sets, so numpy's cost per
-# call is shared; the box search then holds about 9 starts x 6 turns x 3 x 512 floats
-# per point set.
+# searches run side by side over groups of at least this many point sets, so numpy's
+# cost per call is shared; the box search then holds about 9 starts x 6 turns x 3 x 512
+# floats per point set.
 _GROUP_SIZE = 32
+# Groups of small point sets hold more of them, up to this many candidate points in all
+# (the padded count times the sets), so that thousands of small meshes (a building's
+# elements) share numpy's cost per call as much as a few large ones do.
+_GROUP_POINTS = _GROUP_SIZE * 2 * _SEARCH_DIRECTION_COUNT
 
 
 @dataclass(frozen=True)
@@ -189,18 +199,9 @@ def _box_volumes(points: np.ndarray, rotations: np.ndarray) -> np.ndarray:
     Extents are floored at a millionth of the largest one, so that flat point sets are
     compared by area (and not all tied at volume 0).
     """
-    if points.ndim == 2:
-        # Shared points (the sampled starts): one product, (m, 3k), reduced down the
-        # columns, where numpy is fastest for few points and many axes.
-        axes = np.swapaxes(rotations, -1, -2).reshape(-1, 3)
-        projections = points @ axes.T
-        extents = (projections.max(axis=0) - projections.min(axis=0)).reshape(
-            *rotations.shape[:-2], 3
-        )
-    else:
-        # (..., 3, m): each axis's projections contiguous, for fast reductions.
-        projections = np.swapaxes(rotations, -1, -2) @ np.swapaxes(points, -1, -2)
-        extents = projections.max(axis=-1) - projections.min(axis=-1)
+    # (..., 3, m): each axis's projections contiguous, for fast reductions.
+    projections = np.swapaxes(rotations, -1, -2) @ np.swapaxes(points, -1, -2)
+    extents = projections.max(axis=-1) - projections.min(axis=-1)
     floor = _FLAT_EXTENT_RATIO * extents.max(axis=-1, keepdims=True)
     return np.prod(np.maximum(extents, floor), axis=-1)
 
@@ -273,89 +274,148 @@ _TRIPLES = {
 }
 
 
-def _hull_face_frames(corners: np.ndarray) -> np.ndarray:
-    """Box orientations with one face on the plane through three extreme points and an
-    edge along a side of that triangle: (k, 3, 3) rotations.
+def _best_face_frames(corners: np.ndarray) -> np.ndarray:
+    """The best `_REFINED_STARTS` (or fewer) box orientations with one face on the plane
+    through three extreme points and an edge along a side of that triangle, smallest box
+    around `corners` (m, 3) first: (r, 3, 3) rotations.
 
     The smallest box around a convex polyhedron often has a face flush with a hull
     face (otherwise two faces touch hull edges); these frames find such boxes for shapes
     with few extreme vertices (boxes, wedges) and give starts for the local search.
     """
-    corners = corners[:_HULL_FRAME_POINTS]
-    if len(corners) < 3:
+    firsts = corners[:_HULL_FRAME_POINTS]
+    if len(firsts) < 3:
         return np.zeros((0, 3, 3))
-    triples = _TRIPLES[len(corners)]
-    a, b, c = (corners[triples[:, k]] for k in range(3))
+    triples = _TRIPLES[len(firsts)]
+    a, b, c = (firsts[triples[:, k]] for k in range(3))
     normals = np.cross(b - a, c - a)
     lengths = np.linalg.norm(normals, axis=1)
-    scale = np.ptp(corners, axis=0).max()
+    scale = np.ptp(firsts, axis=0).max()
     usable = lengths > 1e-9 * scale * scale
+    if not usable.any():
+        return np.zeros((0, 3, 3))
     normals = normals[usable] / lengths[usable, None]
-    frames = []
-    for edge in (b - a, c - b, a - c):
-        edge = edge[usable]
-        edge = edge / np.maximum(np.linalg.norm(edge, axis=1, keepdims=True), 1e-300)
-        frames.append(np.stack((edge, np.cross(normals, edge), normals), axis=2))
-    return np.concatenate(frames)
+    edges = np.stack((b - a, c - b, a - c))[:, usable]  # (3, t, 3), one row per side
+    edges /= np.maximum(np.linalg.norm(edges, axis=2, keepdims=True), 1e-300)
+    crosses = np.cross(normals, edges)
+    # Each frame's axes are a side, the normal's cross with it and the normal (shared by
+    # the triangle's three frames, so measured once), measured in float32 on centred
+    # corners: they only pick the starts, which are searched and measured in float64.
+    axes = np.concatenate((normals, edges.reshape(-1, 3), crosses.reshape(-1, 3)))
+    centred = (corners - corners.mean(axis=0)).astype(np.float32)
+    projections = centred @ axes.T.astype(np.float32)
+    extents = (projections.max(axis=0) - projections.min(axis=0)).reshape(7, -1)
+    extents = np.stack(
+        (extents[1:4], extents[4:], np.broadcast_to(extents[0], (3, len(normals)))), axis=2
+    )  # (3, t, 3): per side, per triangle, the frame's three extents
+    floor = _FLAT_EXTENT_RATIO * extents.max(axis=2, keepdims=True)
+    volumes = np.prod(np.maximum(extents, floor), axis=2).ravel()
+    side, triangle = np.divmod(np.argsort(volumes, kind="stable")[:_REFINED_STARTS], len(normals))
+    return np.stack((edges[side, triangle], crosses[side, triangle], normals[triangle]), axis=2)
 
 
-def _is_own_hull(box: ProxyFit, points: np.ndarray) -> bool:
-    """Whether all 8 corners of `box` are among `points` (m, 3), up to rounding.
+def _own_hulls(
+    centers: np.ndarray, rotations: np.ndarray, half_extents: np.ndarray, points: np.ndarray
+) -> np.ndarray:
+    """Whether all 8 corners of each box (centres (g, 3), rotations (g, 3, 3),
+    half-extents (g, 3)) are among its points (g, m, 3), up to rounding: (g,) bool.
 
     Then the points' convex hull is the box itself, so no enclosing box, sphere or
     capsule is smaller: the search can stop (walls, slabs, beams, cubes).
     """
-    corners = box.center + (CUBE_CORNER_SIGNS * box.half_extents) @ box.rotation.T
-    scale = max(float(np.abs(points).max()), float(box.half_extents.max()), 1e-300)
-    gaps = np.sqrt(((corners[:, None, :] - points[None, :, :]) ** 2).sum(axis=2)).min(axis=1)
-    return bool((gaps <= 1e-9 * scale).all())
+    corners = centers[:, None] + (CUBE_CORNER_SIGNS * half_extents[:, None]) @ np.swapaxes(
+        rotations, 1, 2
+    )  # (g, 8, 3)
+    scale = np.maximum(np.abs(points).max(axis=(1, 2)), half_extents.max(axis=1))
+    scale = np.maximum(scale, 1e-300)
+    gaps = np.sqrt(((corners[:, :, None] - points[:, None]) ** 2).sum(axis=3)).min(axis=2)
+    return (gaps <= 1e-9 * scale[:, None]).all(axis=1)
 
 
-def _box_starts(candidates: np.ndarray, principal: np.ndarray) -> np.ndarray:
-    """Starting orientations (s, 3, 3) of the box search: the points' own axes, the
-    principal axes (3, 3), the best sampled orientations and the best frames flush with
-    a face through extreme points of `candidates` (m, 3)."""
-    corners = _extreme_points(candidates, principal)
-    # The sampled orientations turn the principal frame: measured on the corners in that
-    # frame, so the 4096 rotations need not be turned first.
-    best_sampled = np.argsort(_box_volumes(corners @ principal, _SAMPLED_ROTATIONS))
-    starts = [
-        np.eye(3)[None],
-        principal[None],
-        principal @ _SAMPLED_ROTATIONS[best_sampled[:_SAMPLED_STARTS]],
-    ]
-    face_frames = _hull_face_frames(corners)
-    if len(face_frames):
-        starts.append(face_frames[np.argsort(_box_volumes(corners, face_frames))[:_REFINED_STARTS]])
-    return np.concatenate(starts)
+def _is_own_hull(box: ProxyFit, points: np.ndarray) -> bool:
+    """`_own_hulls` of one box and its points (m, 3)."""
+    return bool(
+        _own_hulls(box.center[None], box.rotation[None], box.half_extents[None], points[None])[0]
+    )
+
+
+def _boxes_along(points: np.ndarray, rotations: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The boxes along each of `rotations` (g, 3, 3) around its points (g, m, 3), as
+    `_box_from_rotation` makes them: centres (g, 3), rotations (g, 3, 3), half-extents
+    (g, 3)."""
+    u, _, vt = np.linalg.svd(rotations)
+    rotations = u @ vt
+    rotations[np.linalg.det(rotations) < 0, :, 2] *= -1.0
+    projections = points @ rotations
+    low, high = projections.min(axis=1), projections.max(axis=1)
+    centers = (rotations @ ((high + low) / 2.0)[:, :, None])[:, :, 0]
+    return centers, rotations, (high - low) / 2.0
+
+
+def _sampled_volumes(corners: np.ndarray) -> np.ndarray:
+    """Volumes (4096,) float32 of the boxes along each of `_SAMPLED_ROTATIONS` around
+    `corners` (m, 3), m <= 26.
+
+    One set per product: its (m, 3 x 4096) projections (at most 1.3 MB) stay in cache,
+    where stacking sets into one larger product was up to 7 times slower per set.
+    """
+    projections = (corners - corners.mean(axis=0)).astype(np.float32) @ _SAMPLED_AXES
+    extents = (projections.max(axis=0) - projections.min(axis=0)).reshape(-1, 3)
+    floor = _FLAT_EXTENT_RATIO * extents.max(axis=1, keepdims=True)
+    return np.prod(np.maximum(extents, floor), axis=1)
+
+
+def _box_starts(group: _Group, indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Starting orientations (s, 3, 3) of the box searches of the point sets `indices`
+    (k,) of `group`, and the index in `group` each start is for (s,): each set's own
+    axes, its principal axes, the best sampled orientations and the best frames flush
+    with a face through extreme points of its candidates."""
+    starts, owners = [], []
+    for index in indices:
+        principal = group.principal[index]
+        corners = _extreme_points(group.candidates[index], principal)
+        # The sampled orientations turn the principal frame: measured on the corners in
+        # that frame, so the 4096 rotations need not be turned first.
+        volumes = _sampled_volumes(corners @ principal)
+        best = np.argpartition(volumes, _SAMPLED_STARTS - 1)[:_SAMPLED_STARTS]
+        best = best[np.lexsort((best, volumes[best]))]
+        starts += [np.eye(3)[None], principal[None], principal @ _SAMPLED_ROTATIONS[best]]
+        face_frames = _best_face_frames(corners)
+        starts.append(face_frames)
+        owners.append(np.full(2 + _SAMPLED_STARTS + len(face_frames), index))
+    return np.concatenate(starts), np.concatenate(owners)
+
+
+def _own_hull_boxes(group: _Group) -> list[ProxyFit | None]:
+    """For each point set of `group`, the box along its own or principal axes that is
+    its points' own hull, or None."""
+    boxes: list[ProxyFit | None] = [None] * len(group.points)
+    undecided = np.arange(len(group.points))
+    identities = np.broadcast_to(np.eye(3), (len(undecided), 3, 3))
+    for frames in (identities, np.stack(group.principal)):
+        # A box that is its points' own hull is its candidates' own hull too (its
+        # corners are candidates, and no candidate lies outside): that cheaper test
+        # first, over all sets at once.
+        padded = group.padded[undecided]
+        own = _own_hulls(*_boxes_along(padded, frames[undecided]), padded)
+        for index in undecided[own]:
+            box = _box_from_rotation(group.points[index], frames[index])
+            if _is_own_hull(box, group.candidates[index]):
+                boxes[index] = box
+        undecided = np.array([index for index in undecided if boxes[index] is None], dtype=int)
+    return boxes
 
 
 def _fit_boxes(group: _Group) -> list[ProxyFit]:
     """`fit_box` of each point set of `group`: boxes that are the points' own hull along
     their own or principal axes directly, the others by searches run side by side."""
-    boxes: list[ProxyFit | None] = [None] * len(group.points)
-    starts, owners = [], []
-    for index, (points, candidates, principal) in enumerate(
-        zip(group.points, group.candidates, group.principal, strict=True)
-    ):
-        for frame in (np.eye(3), principal):
-            # A box that is its points' own hull is its candidates' own hull too (its
-            # corners are candidates, and no candidate lies outside): that cheaper test
-            # first.
-            if not _is_own_hull(_box_from_rotation(candidates, frame), candidates):
-                continue
-            box = _box_from_rotation(points, frame)
-            if _is_own_hull(box, candidates):
-                boxes[index] = box
-                break
-        else:
-            starts.append(_box_starts(candidates, principal))
-            owners.append(np.full(len(starts[-1]), index))
-    if starts:
-        owners = np.concatenate(owners)
+    boxes = _own_hull_boxes(group)
+    searched = np.array([index for index, box in enumerate(boxes) if box is None], dtype=int)
+    if len(searched):
+        starts, owners = _box_starts(group, searched)
         # Coarse steps from every start, then the fine steps from the best few only.
         coarse, coarse_volumes = _refine_rotations(
-            group.padded[owners], np.concatenate(starts), _SEARCH_STEPS[:_COARSE_LEVELS]
+            group.padded[owners], starts, _SEARCH_STEPS[:_COARSE_LEVELS]
         )
         kept = _first_of_each(owners, coarse_volumes, _REFINED_STARTS)
         refined, refined_volumes = _refine_rotations(
@@ -627,11 +687,13 @@ def _refined_capsule_axes(
 def _fit_autos(group: _Group) -> list[ProxyFit]:
     """`fit_auto` of each point set of `group`."""
     boxes = _fit_boxes(group)
-    searched = [
-        index
-        for index, (box, candidates) in enumerate(zip(boxes, group.candidates, strict=True))
-        if not _is_own_hull(box, candidates)
-    ]
+    own = _own_hulls(
+        np.stack([box.center for box in boxes]),
+        np.stack([box.rotation for box in boxes]),
+        np.stack([box.half_extents for box in boxes]),
+        group.padded,
+    )
+    searched = np.flatnonzero(~own).tolist()
     if searched:
         subgroup = group.subset(searched)
         shown = [boxes[index] for index in searched]
@@ -704,17 +766,28 @@ def fit_shapes(point_sets, shape: str) -> list[ProxyFit]:
     point_sets = [_validated_points(points) for points in point_sets]
     candidate_sets = [_candidate_points(points) for points in point_sets]
     # Sets of similar candidate counts side by side, so little padding is searched.
-    order = np.argsort([len(candidates) for candidates in candidate_sets], kind="stable")
+    counts = np.array([len(candidates) for candidates in candidate_sets], dtype=np.int64)
+    order = np.argsort(counts, kind="stable")
     fits: list[ProxyFit | None] = [None] * len(point_sets)
-    for start in range(0, len(order), _GROUP_SIZE):
-        members = order[start : start + _GROUP_SIZE]
+    start = 0
+    while start < len(order):
+        members = order[start : start + _group_size(counts[order[start : start + _GROUP_POINTS]])]
         group = _Group.of(
             [point_sets[index] for index in members],
             [candidate_sets[index] for index in members],
         )
         for index, fit in zip(members, fitter(group), strict=True):
             fits[index] = fit
+        start += len(members)
     return fits
+
+
+def _group_size(counts: np.ndarray) -> int:
+    """How many of the next point sets, by their ascending candidate counts (c,), make
+    a group: at least `_GROUP_SIZE`, more while the padded group holds at most
+    `_GROUP_POINTS` candidate points."""
+    within = np.arange(1, len(counts) + 1) * counts <= _GROUP_POINTS
+    return max(_GROUP_SIZE, int(within.sum()))
 
 
 def fit_shape(points, shape: str) -> ProxyFit:

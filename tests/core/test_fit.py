@@ -289,6 +289,22 @@ def test_fitting_many_at_once_gives_each_fit_alone(shape):
         np.testing.assert_allclose(fit.center, alone.center, atol=1e-9 * 100)
 
 
+@pytest.mark.parametrize("shape", ["AUTO", "BOX", "CAPSULE"])
+def test_fitting_many_small_meshes_at_once_gives_each_fit_alone(shape):
+    """Small point sets are fitted hundreds to a group (a building's elements): a box
+    (its own hull), a turned box and rough shapes of 4-86 points each, mixed."""
+    rng = np.random.default_rng(9)
+    clouds = [random_mesh_like_cloud(rng, int(rng.integers(4, 87))) for _ in range(240)]
+    clouds += [CORNERS * (1.0, 2.0, 3.0), CORNERS @ random_rotation(rng).T + 5.0]
+    together = fit_shapes(clouds, shape)
+    for cloud, fit in zip(clouds, together, strict=True):
+        alone = fit_shape(cloud, shape)
+        assert fit.kind == alone.kind
+        assert fit.volume == pytest.approx(alone.volume, rel=1e-9)
+        np.testing.assert_allclose(fit.center, alone.center, atol=1e-9 * 100)
+        np.testing.assert_allclose(fit.rotation, alone.rotation, atol=1e-9)
+
+
 def test_fit_shapes_of_nothing_and_unknown_shapes():
     assert fit_shapes([], "AUTO") == []
     with pytest.raises(ValueError, match="HULL"):
