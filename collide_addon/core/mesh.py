@@ -119,11 +119,14 @@ class TriangleMesh:
     triangles: (t, 3) int64 indices into vertices, zero-area triangles removed
     closed: watertight: after welding coincident vertices every edge is shared by exactly
         two triangles with opposite orientation (a consistently oriented 2-manifold)
+    bounds: (2, 3) float64, the low and high corners of the vertices' local box (+inf and
+        -inf without vertices)
     """
 
     vertices: np.ndarray
     triangles: np.ndarray
     closed: bool
+    bounds: np.ndarray
 
 
 def prepare_mesh(vertices, triangles) -> TriangleMesh:
@@ -151,7 +154,9 @@ def prepare_mesh(vertices, triangles) -> TriangleMesh:
     triangles = triangles[np.linalg.norm(cross, axis=1) > _ZERO_AREA * longest]
     vertices.setflags(write=False)
     triangles.setflags(write=False)
-    return TriangleMesh(vertices, triangles, _is_closed(vertices, triangles))
+    bounds = np.array([vertices.min(axis=0, initial=np.inf), vertices.max(axis=0, initial=-np.inf)])
+    bounds.setflags(write=False)
+    return TriangleMesh(vertices, triangles, _is_closed(vertices, triangles), bounds)
 
 
 def _is_closed(vertices: np.ndarray, triangles: np.ndarray) -> bool:
@@ -439,17 +444,27 @@ def _starts(counts: np.ndarray) -> np.ndarray:
     return np.cumsum(counts) - counts
 
 
+def posed_vertices(
+    meshes: Sequence[TriangleMesh], matrices: np.ndarray, which: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The vertices of meshes `which` (u,) posed by their matrices (n, 4, 4), one mesh
+    after the other: world coordinates (V, 3) and each mesh's vertex count (u,) int64."""
+    posed = [meshes[k] for k in which]
+    vertex_count = np.array([len(mesh.vertices) for mesh in posed], dtype=np.int64)
+    local = np.concatenate([mesh.vertices for mesh in posed] + [np.zeros((0, 3))])
+    owner = np.repeat(np.arange(len(which)), vertex_count)
+    vertices = matrices[which, :3, 3][owner]
+    for axis in range(3):
+        vertices += local[:, axis, None] * matrices[which, :3, axis][owner]
+    return vertices, vertex_count
+
+
 def _pose(meshes: Sequence[TriangleMesh], matrices: np.ndarray, used: np.ndarray) -> _World:
     """Meshes `used` (u,) posed by their matrices (n, 4, 4) as one `_World`."""
     posed = [meshes[k] for k in used]
-    vertex_count = np.array([len(mesh.vertices) for mesh in posed], dtype=np.int64)
+    vertices, vertex_count = posed_vertices(meshes, matrices, used)
     triangle_count = np.array([len(mesh.triangles) for mesh in posed], dtype=np.int64)
     vertex_start, triangle_start = _starts(vertex_count), _starts(triangle_count)
-    local = np.concatenate([mesh.vertices for mesh in posed] + [np.zeros((0, 3))])
-    owner = np.repeat(np.arange(len(used)), vertex_count)
-    vertices = matrices[used, :3, 3][owner]
-    for axis in range(3):
-        vertices += local[:, axis, None] * matrices[used, :3, axis][owner]
     triangles = np.concatenate(
         [mesh.triangles + start for mesh, start in zip(posed, vertex_start, strict=True)]
         + [np.zeros((0, 3), dtype=np.int64)]
@@ -1019,9 +1034,8 @@ def _separating_bound(meshes, matrices, used, world: _World, slots: np.ndarray) 
     slots: (m, 2) rows of `used` (u,) in `world`; returns (m,) >= 0, +inf for a pair
     with a mesh without triangles
     """
-    local_lo = np.array([meshes[k].vertices.min(axis=0, initial=np.inf) for k in used])
-    local_hi = np.array([meshes[k].vertices.max(axis=0, initial=-np.inf) for k in used])
-    local_lo, local_hi = local_lo.reshape(-1, 3), local_hi.reshape(-1, 3)
+    bounds = np.array([meshes[k].bounds for k in used]).reshape(-1, 2, 3)
+    local_lo, local_hi = bounds[:, 0], bounds[:, 1]
     signs = np.array([(x, y, z) for x in (0, 1) for y in (0, 1) for z in (0, 1)])
     local_corners = np.where(signs, local_hi[:, None], local_lo[:, None])
     frames = matrices[used, :3, :3]

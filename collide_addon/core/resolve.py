@@ -44,7 +44,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .mesh import APART, I_INSIDE_J, J_INSIDE_I, mesh_contacts
+from .mesh import APART, I_INSIDE_J, J_INSIDE_I, mesh_contacts, posed_vertices
 from .narrow import pair_distance
 from .shapes import ShapeBatch
 
@@ -125,11 +125,8 @@ def _along(meshes, matrices, which, directions):
     """The highest and lowest projections on directions (m, 3) of the vertices of each
     mesh `which` (m,) posed by its matrix, and the largest extent of its bounds: three
     (m,) arrays (0 for a mesh without vertices)."""
-    counts = np.array([len(meshes[k].vertices) for k in which], dtype=np.int64)
-    local = np.concatenate([meshes[k].vertices for k in which] + [np.zeros((0, 3))])
+    world, counts = posed_vertices(meshes, matrices, which)
     owner = np.repeat(np.arange(len(which)), counts)
-    posed = matrices[which][owner]
-    world = np.einsum("vkl,vl->vk", posed[:, :3, :3], local) + posed[:, :3, 3]
     along = np.einsum("vk,vk->v", world, directions[owner])
     highest = np.zeros(len(which))
     lowest = np.zeros(len(which))
