@@ -277,16 +277,24 @@ def test_sphere_is_the_minimal_ball(points):
     assert fit_sphere(points).radius == pytest.approx(expected, rel=1e-6, abs=1e-9)
 
 
-@pytest.mark.parametrize("shape", ["AUTO", "BOX", "SPHERE", "CAPSULE"])
-def test_fitting_many_at_once_gives_each_fit_alone(shape):
-    rng = np.random.default_rng(4)
-    clouds = [random_mesh_like_cloud(rng, count) for count in (5, 80, 700, 2000, 40, 3000)]
+def assert_fitted_together_as_alone(clouds, shape, same_rotation=False):
+    """`fit_shapes` of all `clouds` gives each cloud's `fit_shape` (and with
+    `same_rotation` its rotation too)."""
     together = fit_shapes(clouds, shape)
     for cloud, fit in zip(clouds, together, strict=True):
         alone = fit_shape(cloud, shape)
         assert fit.kind == alone.kind
         assert fit.volume == pytest.approx(alone.volume, rel=1e-9)
         np.testing.assert_allclose(fit.center, alone.center, atol=1e-9 * 100)
+        if same_rotation:
+            np.testing.assert_allclose(fit.rotation, alone.rotation, atol=1e-9)
+
+
+@pytest.mark.parametrize("shape", ["AUTO", "BOX", "SPHERE", "CAPSULE"])
+def test_fitting_many_at_once_gives_each_fit_alone(shape):
+    rng = np.random.default_rng(4)
+    clouds = [random_mesh_like_cloud(rng, count) for count in (5, 80, 700, 2000, 40, 3000)]
+    assert_fitted_together_as_alone(clouds, shape)
 
 
 @pytest.mark.parametrize("shape", ["AUTO", "BOX", "CAPSULE"])
@@ -296,13 +304,7 @@ def test_fitting_many_small_meshes_at_once_gives_each_fit_alone(shape):
     rng = np.random.default_rng(9)
     clouds = [random_mesh_like_cloud(rng, int(rng.integers(4, 87))) for _ in range(240)]
     clouds += [CORNERS * (1.0, 2.0, 3.0), CORNERS @ random_rotation(rng).T + 5.0]
-    together = fit_shapes(clouds, shape)
-    for cloud, fit in zip(clouds, together, strict=True):
-        alone = fit_shape(cloud, shape)
-        assert fit.kind == alone.kind
-        assert fit.volume == pytest.approx(alone.volume, rel=1e-9)
-        np.testing.assert_allclose(fit.center, alone.center, atol=1e-9 * 100)
-        np.testing.assert_allclose(fit.rotation, alone.rotation, atol=1e-9)
+    assert_fitted_together_as_alone(clouds, shape, same_rotation=True)
 
 
 def test_fit_shapes_of_nothing_and_unknown_shapes():
