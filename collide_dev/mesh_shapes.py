@@ -1,5 +1,5 @@
-"""Closed, outward-oriented triangle meshes for tests and benchmarks: boxes, UV spheres
-and tori, as (vertices (v, 3) float64, triangles (t, 3) int64)."""
+"""Closed, outward-oriented triangle meshes for tests and benchmarks: boxes, UV spheres,
+cylinders and tori, as (vertices (v, 3) float64, triangles (t, 3) int64)."""
 
 from __future__ import annotations
 
@@ -50,6 +50,22 @@ def uv_sphere(radius: float, rings: int, segments: int) -> tuple[np.ndarray, np.
     bottom = np.stack([np.full(segments, count + 1), last + (s + 1) % segments, last + s], 1)
     body = _grid_triangles(rings - 1, segments, wrap_rings=False)
     return vertices, np.concatenate([top, body, bottom]).astype(np.int64)
+
+
+def cylinder(radius: float, length: float, segments: int) -> tuple[np.ndarray, np.ndarray]:
+    """Capped cylinder of `radius` along the z axis from 0 to `length`, its circles of
+    `segments` vertices starting on the x axis; 4 segments triangles."""
+    azimuth = np.linspace(0.0, 2 * np.pi, segments, endpoint=False)
+    circle = radius * np.stack([np.cos(azimuth), np.sin(azimuth)], axis=1)
+    rings = [np.column_stack([circle, np.full(segments, z)]) for z in (length, 0.0)]
+    vertices = np.concatenate([*rings, [[0, 0, length], [0, 0, 0]]])
+    s = np.arange(segments)
+    top = np.stack([np.full(segments, 2 * segments), s, (s + 1) % segments], axis=1)
+    bottom = np.stack(
+        [np.full(segments, 2 * segments + 1), segments + (s + 1) % segments, segments + s], 1
+    )
+    side = _grid_triangles(2, segments, wrap_rings=False)
+    return vertices, np.concatenate([top, side, bottom]).astype(np.int64)
 
 
 def torus(major: float, minor: float, rings: int, segments: int):

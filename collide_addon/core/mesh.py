@@ -21,10 +21,14 @@ contact):
   Coplanar faces (all vertices within `eps` of the other plane) and faces abutting at an
   edge or a vertex never cross: they touch.
 - Penetration depth, the larger of
-  (a) over crossing triangle pairs (ta, tb): min(reach(ta, tb), reach(tb, ta)), where
-      reach(t, u) = min(max signed distance, -min signed distance) of t's vertices to u's
-      plane, i.e. how far t pokes through u's plane on its shallower side: the shorter of
-      the two moves along u's normal that would take t off that plane;
+  (a) over crossing triangle pairs (ta, tb): min(reach(ta, tb), reach(tb, ta), slide),
+      where reach(t, u) = min(max signed distance, -min signed distance) of t's vertices
+      to u's plane, i.e. how far t pokes through u's plane on its shallower side: the
+      shorter of the two moves along u's normal that would take t off that plane; and
+      slide the shorter move along the two planes' common line that takes the cuts of
+      it apart, counted only where both cuts end on edges where the surface ends or
+      turns by 60 degrees or more (not `TriangleMesh.smooth_edges`: a flat face or a
+      curved one's facets go on crossing beyond a triangle's own cut);
   (b) over vertices and face centres of either closed mesh strictly inside the other
       closed mesh (inside by ray parity and farther than `eps` from its surface): their
       distance to that surface. Face centres find overlaps whose surfaces meet only along
@@ -107,6 +111,10 @@ _ROUNDING = 1e-12
 # A bounds grid starts with at most this many cells along its longest axis (three packed
 # cell indices must fit an int64 key).
 _MAX_CELLS_PER_AXIS = float(1 << 20)
+# A surface goes on across an edge where its two triangles' normals turn by less than
+# 60 degrees (|cosine| above this): one flat face, or the facets of a curved one (a pipe
+# of six or more facets). Only sharper edges, like a box's, end a face.
+_SMOOTH_COSINE = 0.5
 
 
 @dataclass(frozen=True, eq=False)
@@ -121,12 +129,16 @@ class TriangleMesh:
         two triangles with opposite orientation (a consistently oriented 2-manifold)
     bounds: (2, 3) float64, the low and high corners of the vertices' local box (+inf and
         -inf without vertices)
+    smooth_edges: (t, 3) bool, the surface goes on across edge k (corner k to corner
+        k + 1) of each triangle: into a neighbour turned by less than 60 degrees (the same
+        flat face, or the next facet of a curved one), or into more than one neighbour
     """
 
     vertices: np.ndarray
     triangles: np.ndarray
     closed: bool
     bounds: np.ndarray
+    smooth_edges: np.ndarray
 
 
 def prepare_mesh(vertices, triangles) -> TriangleMesh:
@@ -156,19 +168,48 @@ def prepare_mesh(vertices, triangles) -> TriangleMesh:
     triangles.setflags(write=False)
     bounds = np.array([vertices.min(axis=0, initial=np.inf), vertices.max(axis=0, initial=-np.inf)])
     bounds.setflags(write=False)
-    return TriangleMesh(vertices, triangles, _is_closed(vertices, triangles), bounds)
-
-
-def _is_closed(vertices: np.ndarray, triangles: np.ndarray) -> bool:
-    """Whether every edge, after welding coincident vertices, is used once in each
-    direction: then each edge has exactly two triangles, oppositely oriented."""
-    if len(triangles) == 0:
-        return False
     _, welded = np.unique(vertices, axis=0, return_inverse=True)
     welded = welded.reshape(-1)[triangles]
+    smooth_edges = _smooth_edges(vertices[triangles], welded, len(vertices))
+    smooth_edges.setflags(write=False)
+    return TriangleMesh(
+        vertices, triangles, _is_closed(welded, len(vertices)), bounds, smooth_edges
+    )
+
+
+def _smooth_edges(corners: np.ndarray, welded: np.ndarray, count: int) -> np.ndarray:
+    """`TriangleMesh.smooth_edges` (t, 3) of triangles with corners (t, 3, 3) and welded
+    vertex indices (t, 3) below `count`."""
+    keys = np.sort(np.stack([welded, welded[:, [1, 2, 0]]], axis=2), axis=2)
+    keys = (keys[..., 0] * count + keys[..., 1]).reshape(-1)
+    normal = _cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
+    normal /= np.maximum(_length(normal), np.finfo(float).tiny)[:, None]
+    order = np.argsort(keys, kind="stable")
+    sorted_keys = keys[order]
+    shared = np.flatnonzero(sorted_keys[1:] == sorted_keys[:-1])
+    # an edge of three or more triangles: a face may go on across it
+    crowded = np.zeros(len(keys), dtype=bool)
+    run_start = shared[:-1][shared[1:] - 1 == shared[:-1]]
+    for step in range(3):
+        crowded[run_start + step] = True
+    first, second = order[shared] // 3, order[shared + 1] // 3
+    # |cosine|: a fold back onto itself is taken to go on too
+    smooth = np.abs(_dot(normal[first], normal[second])) > _SMOOTH_COSINE
+    going_on = np.zeros(len(keys), dtype=bool)
+    going_on[order[shared][smooth]] = True
+    going_on[order[shared + 1][smooth]] = True
+    going_on[order[crowded]] = True
+    return going_on.reshape(-1, 3)
+
+
+def _is_closed(welded: np.ndarray, count: int) -> bool:
+    """Whether every edge of the triangles (t, 3), given by welded vertex indices below
+    `count` (coincident vertices share one), is used once in each direction: then each
+    edge has exactly two triangles, oppositely oriented."""
+    if len(welded) == 0:
+        return False
     if (welded[:, [1, 2, 0]] == welded).any():
         return False
-    count = len(vertices)
     keys = (welded * count + welded[:, [1, 2, 0]]).reshape(-1)
     reverse = (welded[:, [1, 2, 0]] * count + welded).reshape(-1)
     keys_sorted = np.sort(keys)
@@ -316,7 +357,8 @@ def _reach(signed: np.ndarray) -> np.ndarray:
 def _cut(triangles: np.ndarray, signed: np.ndarray, direction: np.ndarray):
     """Where triangles (m, 3, 3) cut a plane, given their corners' signed distances to it
     (m, 3) (crossing it: some > 0, some < 0): the cut's ends as parameters along
-    `direction` (m, 3) (lo, hi (m,)) and as points (m, 3) each."""
+    `direction` (m, 3) (lo, hi (m,)), as points (m, 3) each, and the edges they lie on
+    (lo_edge, hi_edge (m,): k for the edge from corner k to k + 1, -1 at a corner)."""
     ends = triangles[:, [1, 2, 0]]
     signed_ends = signed[:, [1, 2, 0]]
     crosses = (signed * signed_ends <= 0) & (signed != signed_ends)
@@ -326,19 +368,75 @@ def _cut(triangles: np.ndarray, signed: np.ndarray, direction: np.ndarray):
     lo_index = np.argmin(np.where(crosses, along, np.inf), axis=1)
     hi_index = np.argmax(np.where(crosses, along, -np.inf), axis=1)
     rows = np.arange(len(triangles))
+    inner = (fraction > 0) & (fraction < 1)
     return (
         along[rows, lo_index],
         along[rows, hi_index],
         points[rows, lo_index],
         points[rows, hi_index],
+        np.where(inner[rows, lo_index], lo_index, -1),
+        np.where(inner[rows, hi_index], hi_index, -1),
     )
 
 
-def _crossing_depth(first, second, signed_first, signed_second):
-    """Depth (a) of triangle pairs (m, 3, 3) and its witnesses, the shallower triangle's
-    deepest corner and its closest point on the other: (depth (m,), deep_first (m, 3),
-    deep_second (m, 3)). signed_first: (m, 3) first's corners to second's plane and
-    signed_second the other way round."""
+def _ends_a_face(edge: np.ndarray, smooth_edges: np.ndarray) -> np.ndarray:
+    """Whether cut ends on triangles' edges `edge` (m,) (-1 at a corner) end the face:
+    on an edge where the surface ends or turns sharply (not `smooth_edges` (m, 3))."""
+    on_edge = edge >= 0
+    return on_edge & ~smooth_edges[np.arange(len(edge)), np.where(on_edge, edge, 0)]
+
+
+def _slide(first, second, signed_first, signed_second, smooth_first, smooth_second):
+    """The shortest move along the common line of crossing triangle pairs (m, 3, 3) that
+    takes their faces' cuts of it apart: (slide (m,), from_first (m, 3), to_second (m, 3)),
+    the move's ends on first's and on second's cut. A move counts only where both cuts
+    end at edges that end their faces (false in `TriangleMesh.smooth_edges` smooth_first,
+    smooth_second (m, 3)); elsewhere a neighbour goes on with the cut: +inf.
+    signed_first: (m, 3) first's corners to second's plane and signed_second the other
+    way round."""
+    _, normal_second = _plane_distances(first[:, :1], second)
+    _, normal_first = _plane_distances(second[:, :1], first)
+    direction = _cross(normal_first, normal_second)
+    direction /= np.maximum(_length(direction), np.finfo(float).tiny)[:, None]
+    lo_first, hi_first, low_end_first, high_end_first, lo_edge_first, hi_edge_first = _cut(
+        first, signed_first, direction
+    )
+    lo_second, hi_second, low_end_second, high_end_second, lo_edge_second, hi_edge_second = _cut(
+        second, signed_second, direction
+    )
+    # first moved forward until its cut starts where second's ends, or back until its
+    # cut ends where second's starts
+    forward = np.where(
+        _ends_a_face(lo_edge_first, smooth_first) & _ends_a_face(hi_edge_second, smooth_second),
+        hi_second - lo_first,
+        np.inf,
+    )
+    back = np.where(
+        _ends_a_face(hi_edge_first, smooth_first) & _ends_a_face(lo_edge_second, smooth_second),
+        hi_first - lo_second,
+        np.inf,
+    )
+    take_forward = (forward <= back)[:, None]
+    return (
+        np.minimum(forward, back),
+        np.where(take_forward, low_end_first, high_end_first),
+        np.where(take_forward, high_end_second, low_end_second),
+    )
+
+
+def _crossing_depth(first, second, signed_first, signed_second, smooth_first, smooth_second):
+    """Depth (a) of crossing triangle pairs (m, 3, 3) and its witnesses: (depth (m,),
+    deep_first (m, 3), deep_second (m, 3)). The depth is the shortest of three moves known
+    to take the two apart: first off second's plane, second off first's (each along that
+    plane's normal, on the shallower side; the witnesses are the shallower triangle's
+    deepest corner and its closest point on the other), or one along their common line
+    until their faces' cuts no longer overlap (`_slide`; the witnesses are the cuts'
+    ends). The last matters for large faces crossing in a sliver: a stair's side passing
+    a slab's opening edge by half a millimetre pokes 0.1 m through the slab's plane,
+    but beside the slab. It counts only where both faces end at sharp edges: the facets
+    of two crossing pipes are narrow, but their neighbours go on crossing.
+    signed_first: (m, 3) first's corners to second's plane and signed_second the other
+    way round; smooth_first, smooth_second: (m, 3) their `TriangleMesh.smooth_edges`."""
     reach_first, reach_second = _reach(signed_first), _reach(signed_second)
     rows = np.arange(len(first))
     # The shallower side's deepest corner: the one whose signed distance is -reach or +reach.
@@ -346,14 +444,18 @@ def _crossing_depth(first, second, signed_first, signed_second):
     corner_second = np.argmin(np.abs(np.abs(signed_second) - reach_second[:, None]), axis=1)
     deep_first = first[rows, corner_first]
     deep_second = second[rows, corner_second]
-    first_shallower = reach_first <= reach_second
+    first_shallower = (reach_first <= reach_second)[:, None]
     partner_second = closest_on_triangles(deep_first, second)
     partner_first = closest_on_triangles(deep_second, first)
-    depth = np.minimum(reach_first, reach_second)
+    reach = np.minimum(reach_first, reach_second)
+    slide, slide_first, slide_second = _slide(
+        first, second, signed_first, signed_second, smooth_first, smooth_second
+    )
+    by_slide = (slide < reach)[:, None]
     return (
-        depth,
-        np.where(first_shallower[:, None], deep_first, partner_first),
-        np.where(first_shallower[:, None], partner_second, deep_second),
+        np.minimum(reach, slide),
+        np.where(by_slide, slide_first, np.where(first_shallower, deep_first, partner_first)),
+        np.where(by_slide, slide_second, np.where(first_shallower, partner_second, deep_second)),
     )
 
 
@@ -385,8 +487,8 @@ def _plane_tests(first: np.ndarray, second: np.ndarray) -> _PlaneTests:
     both_pierce = (_reach(signed_first) > epsilon) & (_reach(signed_second) > epsilon)
     direction = _cross(normal_first, normal_second)
     direction /= np.maximum(_length(direction), np.finfo(float).tiny)[:, None]
-    lo_first, hi_first, start_first, end_first = _cut(first, signed_first, direction)
-    lo_second, hi_second, _, _ = _cut(second, signed_second, direction)
+    lo_first, hi_first, start_first, end_first, _, _ = _cut(first, signed_first, direction)
+    lo_second, hi_second, _, _, _, _ = _cut(second, signed_second, direction)
     lo, hi = np.maximum(lo_first, lo_second), np.minimum(hi_first, hi_second)
     span = hi_first - lo_first
     middle = np.clip(((lo + hi) / 2 - lo_first) / np.where(span > 0, span, 1.0), 0, 1)
@@ -423,7 +525,7 @@ class _World:
     corners: (T, 3, 3) triangle corners; triangle_start, triangle_count: (u,) each mesh's
     rows of them; lo, hi: (T, 3) triangle bounds; mesh_lo, mesh_hi: (u, 3) mesh bounds
     (+inf, -inf for a mesh without triangles); closed: (u,) bool; owner: (T,) the mesh
-    of each triangle
+    of each triangle; smooth_edges: (T, 3) bool, `TriangleMesh.smooth_edges`
     """
 
     vertices: np.ndarray
@@ -438,6 +540,7 @@ class _World:
     mesh_hi: np.ndarray
     closed: np.ndarray
     owner: np.ndarray
+    smooth_edges: np.ndarray
 
 
 def _starts(counts: np.ndarray) -> np.ndarray:
@@ -491,6 +594,7 @@ def _pose(meshes: Sequence[TriangleMesh], matrices: np.ndarray, used: np.ndarray
         mesh_hi,
         closed,
         np.repeat(np.arange(len(used)), triangle_count),
+        np.concatenate([mesh.smooth_edges for mesh in posed] + [np.zeros((0, 3), dtype=bool)]),
     )
 
 
@@ -684,7 +788,12 @@ def _triangle_stage(world: _World, slots: np.ndarray, grow: float):
         )
         cross = tests.crossing
         depth, deep_a, deep_b = _crossing_depth(
-            a[cross], b[cross], tests.signed_first[cross], tests.signed_second[cross]
+            a[cross],
+            b[cross],
+            tests.signed_first[cross],
+            tests.signed_second[cross],
+            world.smooth_edges[first[part][cross]],
+            world.smooth_edges[second[part][cross]],
         )
         deepest.offer(rows[cross], -depth, deep_a, deep_b)
     unmet = np.flatnonzero((nearest.value[pair] > 0) & (lower <= upper[pair]))

@@ -21,7 +21,7 @@ from collide_addon.core import (
 )
 from collide_addon.core.mesh import closest_on_triangles
 from collide_dev.coal_oracle import coal_mesh, coal_mesh_collide, coal_mesh_distance
-from collide_dev.mesh_shapes import box_mesh, torus, uv_sphere
+from collide_dev.mesh_shapes import box_mesh, cylinder, torus, uv_sphere
 
 SHAPES = (
     uv_sphere(1.0, 6, 8),
@@ -81,6 +81,22 @@ def test_closed_after_welding_coincident_vertices():
     split = vertices[triangles].reshape(-1, 3)  # every triangle with its own corners
     mesh = prepare_mesh(split, np.arange(len(split)).reshape(-1, 3))
     assert mesh.closed
+
+
+def test_edges_where_the_surface_goes_on_are_smooth():
+    cube = box([0, 0, 0], [1, 1, 1])
+    # each square face is two triangles: one edge of each goes on into the face
+    assert cube.smooth_edges.sum(axis=1).tolist() == [1] * 12
+    # an octagonal pipe's facets turn by 45 degrees: every edge goes on but the rims
+    # of its flat caps, one edge of each triangle
+    pipe = prepare_mesh(*cylinder(1.0, 2.0, 8))
+    assert pipe.smooth_edges.sum(axis=1).tolist() == [2] * 32
+    # a square bar's sides turn by 90 degrees
+    bar = prepare_mesh(*cylinder(1.0, 2.0, 4))
+    assert bar.smooth_edges.sum(axis=1).tolist() == [2] * 4 + [1] * 8 + [2] * 4
+    # an open plate ends everywhere
+    plate = prepare_mesh([[0, 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 0]], [[0, 1, 2], [0, 2, 3]])
+    assert plate.smooth_edges.sum() == 2
 
 
 def test_two_cubes_sharing_an_edge_are_not_closed():
@@ -184,6 +200,35 @@ def test_faces_overlapping_by_a_millimetre_along_an_edge_are_that_deep():
     # Turned and moved as one, they are exactly as deep (the bound follows their frame).
     pose = affine(turn([0.2, 0.3, 1.0], 40.0), (3.0, -8.0, 1.5))
     assert one_pair(slab, wall, pose, pose)[0] == pytest.approx(-0.001, abs=1e-9)
+
+
+def test_a_face_passing_a_slab_edge_by_a_sliver_is_that_deep():
+    # As a stair's side passes a slab's opening edge in the Allplan model: an open
+    # plate crosses the slab's bottom plane 0.1 m beside the slab and reaches only
+    # 0.5 mm past its edge. A second plate above the slab makes the two bounds overlap
+    # by the slab's thickness, so only the crossing's own geometry bounds the depth.
+    slab = box([0.0, 0.0, 0.0], [5.0, 2.0, 0.2])
+    plate = [[-0.25, 1.0, -0.1], [0.0005, 1.0, -0.1], [0.0005, 1.0, 0.15], [-0.25, 1.0, 0.15]]
+    roof = [[0.0, 0.0, 0.5], [5.0, 0.0, 0.5], [5.0, 2.0, 0.5], [0.0, 2.0, 0.5]]
+    stair = prepare_mesh(plate + roof, [[0, 1, 2], [0, 2, 3], [4, 5, 6], [4, 6, 7]])
+    distance, relation, _, _ = one_pair(stair, slab)
+    assert relation == CROSSING
+    assert distance == pytest.approx(-0.0005, abs=1e-9)
+    pose = affine(turn([0.3, -0.2, 1.0], 25.0), (-4.0, 2.0, 7.0))
+    assert one_pair(stair, slab, pose, pose)[0] == pytest.approx(-0.0005, abs=1e-9)
+
+
+def test_crossing_faceted_pipes_are_as_deep_as_their_diameter():
+    # Each facet is 1 cm wide, but its neighbours go on crossing: lifting one pipe by
+    # its diameter is what separates them. They cross away from their middles, so no
+    # vertex or face centre of either lies inside the other.
+    radius = 0.05
+    pipe = prepare_mesh(*cylinder(radius, 10.0, 32))
+    along_x = affine(turn([0, 1, 0], 90.0))
+    along_y = affine(turn([1, 0, 0], -90.0), (1.0, -1.0, 0.0))
+    distance, relation, _, _ = one_pair(pipe, pipe, along_x, along_y)
+    assert relation == CROSSING
+    assert distance == pytest.approx(-2 * radius, abs=1e-9)
 
 
 def test_box_resting_on_a_floor_touches():
