@@ -21,6 +21,15 @@ points of either shape, so over [t, t + s]
 
 and advancing t by (d(t) - threshold) / L never passes the first time d <= threshold.
 
+Windows. A pair sliding along at a small gap g advances by g / L a step, and a numpy
+pass over the last few such pairs costs its fixed overhead, not its rows. So once few
+pairs are left, each pass samples every pair's next window at a few dozen times and
+clears a span between two samples [t, t + h] when d(t) + d(t + h) - L h >= 2 (threshold
+- slack): the two one-sided bounds above meet above threshold - slack. A pair goes on
+from its first span not cleared, looking at that span alone, and a pair whose window
+is cleared up to a sample within the threshold is bracketed as by a step. Both ways
+give the same guarantees.
+
 Accuracy. A step is (d - threshold + slack) / L, so every step is at least slack / L long
 and advancement ends after finitely many steps; slack is the contact epsilon of the
 pair's reach (`core.contact`), so no time with d <= threshold - slack is passed. When a
@@ -46,6 +55,12 @@ from .shapes import ShapeBatch
 # so only a pair sliding within a hair of the threshold for the whole interval gets here;
 # it is then reported at the time reached (a false alarm at worst, never a miss).
 MAX_ADVANCE_STEPS = 10_000
+# Once this few pairs are left, each numpy pass costs its fixed overhead, not its rows:
+# they go on by windows of samples (`_advance_by_windows`) instead of one step at a time.
+_WINDOW_PAIRS = 16
+# Samples per window, and how much a window grows after one wholly cleared.
+_WINDOW_SAMPLES = 32
+_WINDOW_GROWTH = 8.0
 
 
 @dataclass(frozen=True)
@@ -290,10 +305,12 @@ def _speed_bounds(motion: SweptMotion, pairs: np.ndarray) -> np.ndarray:
 
 
 def _advance(motion, pairs, threshold, slack):
-    """Conservative advancement of all pairs at once.
+    """Conservative advancement of all pairs at once; the last few pairs go on by
+    windows (`_advance_by_windows`).
 
     returns: (lo (m,): a time before which d > threshold - slack, hi (m,): the time at
-              which d <= threshold was seen, NaN where the pair stays apart over [0, 1])
+              which d <= threshold was seen, NaN where the pair stays apart over [0, 1]);
+              d > threshold - slack on [lo, hi) too
     """
     count = len(pairs)
     bound = _speed_bounds(motion, pairs)
@@ -301,8 +318,9 @@ def _advance(motion, pairs, threshold, slack):
     now = np.zeros(count)
     hi = np.full(count, np.nan)
     active = np.arange(count)
-    for _ in range(MAX_ADVANCE_STEPS):
-        if not len(active):
+    for steps in range(MAX_ADVANCE_STEPS):
+        if len(active) <= _WINDOW_PAIRS:
+            _advance_by_windows(motion, pairs, threshold, slack, bound, active, now, lo, hi, steps)
             return lo, hi
         poses = _poses(motion, pairs[active], now[active])
         count_active = len(active)
@@ -326,6 +344,75 @@ def _advance(motion, pairs, threshold, slack):
     # Pairs still advancing are reported where they got to (see MAX_ADVANCE_STEPS).
     hi[active] = now[active]
     return lo, hi
+
+
+def _advance_by_windows(motion, pairs, threshold, slack, bound, active, now, lo, hi, steps):
+    """Advance pairs `active` from `now` (both (a,)) by windows of samples, filling `lo`
+    and `hi` (m,) as `_advance` does; `steps` passes are already spent.
+
+    One numpy pass samples each pair's window [now, now + W] at K + 1 times, h = W / K
+    apart. With d L-Lipschitz in time, d > threshold - slack holds all over a span
+    [t_k, t_k+1] when d(t_k) + d(t_k+1) - L h >= 2 (threshold - slack) (the two
+    one-sided bounds meet above it), and up to a sample within the threshold at t_k+1
+    when d(t_k) - L h >= threshold - slack (the advancement step from t_k covers the
+    span). A pair whose spans are cleared up to a hit is done (lo = t_k, hi = t_k+1);
+    one with a span not cleared goes on from its start, looking at that span alone; one
+    whose whole window is cleared goes on with a window `_WINDOW_GROWTH` times longer.
+    A pair sliding at a gap g from the threshold so goes on by about 2 K g / L a pass,
+    where advancement goes g / L a step.
+    """
+    window = 1.0 - now[active]
+    fractions = np.arange(_WINDOW_SAMPLES + 1) / _WINDOW_SAMPLES
+    for _ in range(steps, MAX_ADVANCE_STEPS):
+        if not len(active):
+            return
+        times = np.minimum(now[active, None] + window[:, None] * fractions, 1.0)
+        rows = np.repeat(active, _WINDOW_SAMPLES + 1)
+        gap = _distances(motion, pairs[rows], times.reshape(-1)).distance.reshape(times.shape)
+        gap -= threshold[active, None]
+        step_room = gap + (slack[active] - bound[active] * window / _WINDOW_SAMPLES)[:, None]
+        both_room = gap[:, :-1] + slack[active, None] + step_room[:, 1:]
+        lo_at, hi_at, resume, zoom = _window_outcome(gap, step_room, both_room)
+        rows = np.arange(len(active))
+        decided = hi_at >= 0
+        lo[active] = times[rows, np.where(decided, lo_at, resume)]
+        hi[active[decided]] = times[rows[decided], hi_at[decided]]
+        now[active] = times[rows, resume]
+        window = np.where(zoom, window / _WINDOW_SAMPLES, window * _WINDOW_GROWTH)
+        window = np.minimum(window, 1.0 - now[active])
+        going = ~decided & (zoom | (now[active] < 1.0))
+        active, window = active[going], window[going]
+    hi[active] = now[active]  # see MAX_ADVANCE_STEPS
+
+
+def _window_outcome(gap, step_room, both_room):
+    """What one pass of `_advance_by_windows` tells each of a pairs.
+
+    gap: (a, K + 1) d - threshold at the samples
+    step_room: (a, K + 1) d - threshold + slack - L h: >= 0 where the advancement step
+        from that sample covers the span after it
+    both_room: (a, K) d(t_k) + d(t_k+1) - 2 (threshold - slack) - L h, the two-sided
+        margin of each span: >= 0 where it is cleared
+    returns: lo_at, hi_at (a,): sample indices of a decided pair's bracket (hi_at -1
+             where undecided; both 0 for a pair within the threshold at the start);
+             resume (a,): the sample an undecided pair goes on from; zoom (a,): it goes on
+             within the one span after it (else past a window wholly cleared)
+    """
+    samples = gap.shape[1]
+    hit = gap <= 0.0
+    first_hit = np.where(hit.any(axis=1), np.argmax(hit, axis=1), samples)
+    # the spans before the hit's span, or all of them without a hit, must be cleared
+    blocked = (both_room < 0.0) & (np.arange(samples - 1) < first_hit[:, None] - 1)
+    first_blocked = np.where(blocked.any(axis=1), np.argmax(blocked, axis=1), samples - 1)
+    hit_span = np.maximum(first_hit - 1, 0)
+    rows = np.arange(len(gap))
+    reaches_hit = (first_hit < samples) & (first_blocked >= hit_span)
+    covered = reaches_hit & ((first_hit == 0) | (step_room[rows, hit_span] >= 0.0))
+    lo_at = np.where(covered, hit_span, -1)
+    hi_at = np.where(covered, first_hit, -1)
+    resume = np.where(reaches_hit, hit_span, first_blocked)
+    zoom = ~covered & ((first_hit < samples) | (first_blocked < samples - 1))
+    return lo_at, hi_at, resume, zoom
 
 
 def _bisect(motion, pairs, threshold, lo, hi, time_accuracy):

@@ -72,6 +72,29 @@ def test_tunnelling_ball_is_found_at_its_analytic_time():
     np.testing.assert_array_equal(swept_pairs(swept_motion(start, end), EPSILON), [[0, 1]])
 
 
+def test_tunnelling_at_any_time_is_found_together_and_alone():
+    # 97 balls, each through its own slab (10 m apart), crossing at times spread over
+    # the frame: each contact lasts 0.006 frames and most fall between any fixed samples.
+    count = 97
+    starts = -np.linspace(0.5, 9.5, count) - 0.03
+    expected = (-0.03 - starts) / 10.0
+    offsets = np.column_stack([np.zeros(count), 10.0 * np.arange(count), np.zeros(count)])
+    slabs = ShapeBatch.boxes(
+        offsets, np.tile(np.eye(3), (count, 1, 1)), [[0.005, 1.0, 1.0]] * count
+    )
+    balls = [
+        ShapeBatch.spheres(offsets + np.outer(x, [1.0, 0.0, 0.0]), np.full(count, 0.025))
+        for x in (starts, starts + 10.0)
+    ]
+    start, end = (ShapeBatch.concat([ball, slabs]) for ball in balls)
+    pairs = np.column_stack([np.arange(count), count + np.arange(count)])
+    together = first_contacts(start, end, pairs, EPSILON, ACCURACY)
+    np.testing.assert_allclose(together.toi, expected, atol=ACCURACY)
+    for index in range(0, count, 8):
+        alone = first_contacts(start, end, pairs[index : index + 1], EPSILON, ACCURACY)
+        assert abs(alone.toi[0] - expected[index]) <= ACCURACY
+
+
 def test_sweeping_bar_is_found_at_its_analytic_time():
     (start, end), expected = sweeping_bar()
     assert (pair_distance(start, [0], [1]).distance > 0.1).all()
@@ -205,11 +228,14 @@ def pair_of(first, second):
     return moving(first[0], first[1], second[0], second[1])
 
 
-@settings(max_examples=60, deadline=None)
-@given(moving_shape(), moving_shape(), st.floats(0.0, 0.3))
-def test_no_miss_against_dense_sampling(first, second, threshold):
+@settings(max_examples=80, deadline=None)
+# One pair goes by windows of samples; forty copies of it go by advancement steps (the
+# windows take over below a few pairs), each copy alike.
+@given(moving_shape(), moving_shape(), st.floats(0.0, 0.3), st.sampled_from([1, 40]))
+def test_no_miss_against_dense_sampling(first, second, threshold, copies):
     start, end = pair_of(first, second)
-    result = first_contacts(start, end, [[0, 1]], threshold, ACCURACY)
+    result = first_contacts(start, end, [[0, 1]] * copies, threshold, ACCURACY)
+    np.testing.assert_array_equal(result.toi, result.toi[0])
     times = np.linspace(0.0, 1.0, 2000)
     distances = sampled_distances(first, second, times)
     # Contact deeper than the pair's slack (the contact epsilon, < 1e-5 here) is never
