@@ -183,10 +183,17 @@ def _touching(gaps: np.ndarray, x_core: np.ndarray, y_core: np.ndarray) -> np.nd
     return gaps <= TOUCH_TOLERANCE * scale
 
 
-def _points_result(x_core: np.ndarray, y_core: np.ndarray, fallback_normal: np.ndarray):
-    """Core result of two closest points; touching points take the fallback normal."""
+def _points_result(x_core, y_core, fallback_normal, magnitude_x=None, magnitude_y=None):
+    """Core result of two closest points; touching points take the fallback normal.
+    magnitude_x, magnitude_y: (m, 3) the coordinates the points were computed from, whose
+    size their rounding follows (the points themselves where not given)."""
     normal, distance = _unit_or_fallback(y_core - x_core, fallback_normal)
-    normal = np.where(_touching(distance, x_core, y_core)[:, None], fallback_normal, normal)
+    touching = _touching(
+        distance,
+        x_core if magnitude_x is None else magnitude_x,
+        y_core if magnitude_y is None else magnitude_y,
+    )
+    normal = np.where(touching[:, None], fallback_normal, normal)
     return distance, normal, x_core, y_core
 
 
@@ -268,8 +275,12 @@ def _point_point(pa, pb):
 def _segment_segment(sa0, sa1, sb0, sb1):
     first, second = sa1 - sa0, sb1 - sb0
     x_core, y_core, s, t = _closest_segment_segment(sa0, sa1, sb0, sb1)
+    # The solve rounds relative to the segments' ends, not to the closest points: two
+    # segments a million long meeting near the origin get points 1e-10 apart.
+    magnitude_a = np.maximum(np.abs(sa0), np.abs(sa1))
+    magnitude_b = np.maximum(np.abs(sb0), np.abs(sb1))
     distance, normal, x_core, y_core = _points_result(
-        x_core, y_core, _touching_segments_normal(sa0, sa1, sb0, sb1)
+        x_core, y_core, _touching_segments_normal(sa0, sa1, sb0, sb1), magnitude_a, magnitude_b
     )
     # The difference of two nearly touching points carries the solve's rounding in its
     # direction, which a long segment turns into a wrong depth. Where a closest point is
@@ -291,7 +302,7 @@ def _segment_segment(sa0, sa1, sb0, sb1):
         normal[both] = perpendicular
         y_core[both] = x_core[both] + distance[both, None] * perpendicular
     one = np.flatnonzero((inside_first | inside_second) & ~(inside_first & inside_second & skew))
-    one = one[~_touching(distance[one], x_core[one], y_core[one])]
+    one = one[~_touching(distance[one], magnitude_a[one], magnitude_b[one])]
     if len(one):
         along = np.where(inside_first[one, None], first[one], second[one])
         along /= _norm(along)[:, None]

@@ -387,6 +387,21 @@ def test_segments_meeting_end_to_end_push_along_their_common_perpendicular():
     assert_normal_achieves_depth(shape_pair(first, second))
 
 
+def test_segment_ending_on_a_long_segment_pushes_along_their_common_perpendicular():
+    # Found by the hour's fuzz run: two capsules of radius 1e6 whose segments, a million
+    # long, meet where one ends on the other, one unit from the origin. The solve's
+    # closest points came 1e-10 apart, were taken as a gap, and its noise gave a normal
+    # along which 2.94e6 of push was needed for a depth of 2e6.
+    scale = 1e6
+    first = ShapeBatch.capsules([[0.0, 0.0, 0.0]], [[0.0, scale, 0.0]], [scale])
+    second = ShapeBatch.capsules([[0.0, 3 * scale, 0.9375 * scale]], [[0.0, 1.0, 0.0]], [scale])
+    batch = shape_pair(first, second)
+    result = pair_distance(batch, [0], [1])
+    assert result.distance[0] == pytest.approx(-2 * scale, abs=1e-6)
+    np.testing.assert_allclose(np.abs(result.normal[0]), [1.0, 0.0, 0.0], atol=1e-12)
+    assert_normal_achieves_depth(batch, tolerance=1e-6)
+
+
 def test_parallel_segments_a_nanometre_apart():
     # Exactly parallel, 7.07e-10 apart: the gap's direction must be perpendicular to
     # both, not the direction of two rounded points (off by 1e-7 rad, 1.6e-7 of push).
