@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from ..clash.atomic import write_bytes_atomic
-from .common import PNG_SIGNATURE, checked_on, format_intervals
+from .common import PNG_SIGNATURE, checked_on, fix_text, format_intervals
 from .viewpoint import FIELD_OF_VIEW_DEGREES, camera_for_clash
 
 # Fixed namespace for every uuid5 this module derives; changing it changes every guid.
@@ -120,10 +120,11 @@ def _describe(clash: Mapping[str, Any]) -> str:
         if "toi" in clash
         else ""
     )
+    fix = f" Suggested fix: {fix_text(clash)}." if "fix" in clash else ""
     return (
         f"{clash['type']} clash of test {clash['test']!r}: {clash['a']!r} and "
         f"{clash['b']!r}, checked on {checked_on(clash)}; {depth} at frame "
-        f"{clash['worst_frame']}; frames {frames}.{between}"
+        f"{clash['worst_frame']}; frames {frames}.{between}{fix}"
     )
 
 

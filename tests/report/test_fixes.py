@@ -1,11 +1,14 @@
 """--suggest-fixes without Blender: each clash's "fix" leaves its pair apart at the worst
-frame (proxies and meshes), reasons where there is none, and every writer carries it."""
+frame (proxies and meshes), reasons where there is none, and every writer carries it
+(BCF in the topic's description)."""
 
 from __future__ import annotations
 
 import csv
 import dataclasses
 import json
+import zipfile
+from xml.etree import ElementTree
 
 import jsonschema
 import numpy as np
@@ -14,6 +17,7 @@ from collide_addon.clash.evaluate import FrameMeshes, ObjectMetadata
 from collide_addon.clash.fixes import add_fixes
 from collide_addon.clash.tests import ClashTest
 from collide_addon.core import APART, ShapeBatch, mesh_contacts, pair_distance, prepare_mesh
+from collide_addon.report.bcf_report import topic_guid
 from collide_addon.report.json_report import SCHEMA_PATH, read_json_report
 from collide_addon.report.run import FrameSample, run_report
 from collide_dev.mesh_shapes import box_mesh
@@ -53,7 +57,7 @@ def moved_apart(clash) -> float:
 
 def test_proxy_fixes_leave_each_pair_apart_at_its_worst_frame(tmp_path):
     tests = [ClashTest("hard", geometry="proxy")]
-    paths = {kind: tmp_path / f"report.{kind}" for kind in ("json", "csv", "html")}
+    paths = {kind: tmp_path / f"report.{kind}" for kind in ("json", "csv", "html", "bcf")}
     report = run_report(
         tests,
         (1, 5, 1),
@@ -62,6 +66,7 @@ def test_proxy_fixes_leave_each_pair_apart_at_its_worst_frame(tmp_path):
         json_path=paths["json"],
         csv_path=paths["csv"],
         html_path=paths["html"],
+        bcf_path=paths["bcf"],
     ).report
     clashes = {(clash["a"], clash["b"]): clash for clash in report["clashes"]}
     crate = clashes[("block", "crate")]
@@ -80,6 +85,10 @@ def test_proxy_fixes_leave_each_pair_apart_at_its_worst_frame(tmp_path):
     assert {row["fix"] for row in rows if row["b"] == "crate"} == {"move crate by (0.500002, 0, 0)"}
     html = paths["html"].read_text()
     assert "<th>Fix</th>" in html and "move crate by (0.500002, 0, 0)" in html
+    with zipfile.ZipFile(paths["bcf"]) as archive:
+        markup = archive.read(f"{topic_guid(crate['id'])}/markup.bcf")
+    description = ElementTree.fromstring(markup).findtext("Topic/Description")
+    assert description.endswith(" Suggested fix: move crate by (0.500002, 0, 0).")
 
 
 def test_mesh_fixes_are_checked_on_the_triangles_and_containment_has_none():
