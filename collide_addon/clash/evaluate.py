@@ -647,7 +647,8 @@ def evaluate_interval(
     motion = swept_motion(start_involved, end_involved)
     pairs = swept_pairs(motion, sweep_margin(test, start_involved, end_involved))
     pairs = pairs[eligible_pair_mask(prepared, involved[pairs])]
-    threshold = sweep_thresholds(test, pair_slack(motion, pairs))
+    slack = pair_slack(motion, pairs)
+    threshold = sweep_thresholds(test, slack)
     # A pair within the rule at either sample is a sampled clash there (or, for a mesh
     # test, left to the triangles there): only pairs apart at both ends can clash only
     # in between. The cheap screens of pair_intersects decide most of them.
@@ -656,7 +657,7 @@ def evaluate_interval(
         apart = np.ones(len(pairs), dtype=bool)
         for batch in (start_involved, end_involved):
             apart &= ~pair_intersects(batch, pairs[:, 0], pairs[:, 1], lowest)
-        pairs, threshold = pairs[apart], threshold[apart]
+        pairs, threshold, slack = pairs[apart], threshold[apart], slack[apart]
     duration = times[1] - times[0]
     contacts = first_contacts(
         start_involved, end_involved, pairs, threshold, TOI_ACCURACY_FRAMES / duration, motion
@@ -666,14 +667,14 @@ def evaluate_interval(
     pairs, toi = pairs[found], contacts.toi[found]
     points_i, points_j = contacts.point_i[found], contacts.point_j[found]
     distances = contacts.distance[found]
-    epsilon = contact_epsilon(0.5 * (points_i + points_j))
     decided = PairContacts(
         pairs=involved[pairs],
         distances=distances,
         points_i=points_i,
         points_j=points_j,
         on_mesh=np.zeros(len(pairs), dtype=bool),
-        relations=proxy_relations(distances, epsilon),
+        # the sweep's own epsilon: a first contact within it of the rule is a touch
+        relations=proxy_relations(distances, slack[found]),
     )
     hits = hits_from_pairs(prepared, start, frame, decided)
     lo, hi = shapes_at(motion, pairs.T.reshape(-1), np.concatenate([toi, toi])).aabbs()

@@ -35,7 +35,8 @@ and advancement ends after finitely many steps; slack is the contact epsilon of 
 pair's reach (`core.contact`), so no time with d <= threshold - slack is passed. When a
 step lands at d <= threshold, the bracket [previous step, this step] is bisected on the
 sign of d - threshold to a width of `time_accuracy`. The reported toi then has:
-d(toi) <= threshold, d > threshold - slack on [0, toi), and d > threshold at
+threshold - slack <= d(toi) <= threshold (the last step or span before it is cleared of
+anything closer), d > threshold - slack on [0, toi), and d > threshold at
 toi - time_accuracy; so a contact entered (not grazed within slack) at t* has
 t* in (toi - time_accuracy, toi].
 """
@@ -242,7 +243,8 @@ class FirstContacts:
     """The first contact of m pairs over a motion.
 
     toi: (m,) time of first contact in [0, 1], NaN where the pair stays apart
-    distance: (m,) signed distance at toi (NaN where apart)
+    distance: (m,) signed distance at toi, at most the pair's slack inside the threshold
+        but at toi 0 (NaN where apart)
     normal, point_i, point_j: (m, 3) the narrow phase's normal (from i towards j) and
         witness points at toi (NaN where apart)
     """

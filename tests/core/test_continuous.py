@@ -73,12 +73,14 @@ def test_tunnelling_ball_is_found_at_its_analytic_time():
 
 
 def test_tunnelling_at_any_time_is_found_together_and_alone():
-    # 97 balls, each through its own slab (10 m apart), crossing at times spread over
-    # the frame: each contact lasts 0.006 frames and most fall between any fixed samples.
+    # 97 balls, each through its own slab (3 m apart on a grid), crossing at times spread
+    # over the frame: each contact lasts 0.006 frames and most fall between any fixed
+    # samples.
     count = 97
     starts = -np.linspace(0.5, 9.5, count) - 0.03
     expected = (-0.03 - starts) / 10.0
-    offsets = np.column_stack([np.zeros(count), 10.0 * np.arange(count), np.zeros(count)])
+    grid = np.arange(count)
+    offsets = np.column_stack([np.zeros(count), 3.0 * (grid % 10), 3.0 * (grid // 10)])
     slabs = ShapeBatch.boxes(
         offsets, np.tile(np.eye(3), (count, 1, 1)), [[0.005, 1.0, 1.0]] * count
     )
@@ -90,9 +92,25 @@ def test_tunnelling_at_any_time_is_found_together_and_alone():
     pairs = np.column_stack([np.arange(count), count + np.arange(count)])
     together = first_contacts(start, end, pairs, EPSILON, ACCURACY)
     np.testing.assert_allclose(together.toi, expected, atol=ACCURACY)
+    # At 10 m a frame, 1e-4 frames is a millimetre: the contact is still taken where it
+    # starts, within the slack (3e-5 at 30 m from the origin) of the threshold.
+    assert (together.distance <= EPSILON).all() and (together.distance >= EPSILON - 5e-5).all()
     for index in range(0, count, 8):
         alone = first_contacts(start, end, pairs[index : index + 1], EPSILON, ACCURACY)
         assert abs(alone.toi[0] - expected[index]) <= ACCURACY
+
+
+def test_a_fast_contact_is_taken_where_it_starts():
+    # At 100 m a frame the accuracy's 1e-4 frames are a centimetre of travel, but the
+    # contact is taken within the slack (5e-5 at 50 m from the origin) of where it starts:
+    # the step or span before it is cleared.
+    slab = ShapeBatch.boxes([[0.0, 0.0, 0.0]], [np.eye(3)], [[0.005, 1.0, 1.0]])
+    for offset in np.linspace(0.0, 1.0, 7):
+        balls = [ShapeBatch.spheres([[x + offset, 0.0, 0.0]], [0.025]) for x in (-50.0, 50.0)]
+        start, end = moving(balls[0], balls[1], slab, slab)
+        result = first_contacts(start, end, [[0, 1]], EPSILON, ACCURACY)
+        assert abs(result.toi[0] - (50.0 - offset - 0.03) / 100.0) <= ACCURACY
+        assert EPSILON - 6e-5 <= result.distance[0] <= EPSILON
 
 
 def test_sweeping_bar_is_found_at_its_analytic_time():
