@@ -55,20 +55,23 @@ contact):
   deepest penetration otherwise: the deepest vertex of the shallower triangle for (a), or
   the deepest point of (b), and its closest point on the other triangle or surface.
 
-Cost: the meshes of all pairs are posed and concatenated once per call and their
-triangle pairs decided together in chunks (memory stays within a few hundred MB): each
-pair's triangles near the other mesh's bounds (grown by `max_distance`) are paired in
-full for small meshes and through a uniform grid of both sets for large ones. Plane
-tests run on every candidate; the exact distance only on pairs whose triangles do not
-meet, and there only on candidates that planes and bounds cannot rule out against the
-exact distance of the pair's candidate with the least lower bound. The inside
-test casts a ray straight up from each vertex and face centre inside the other mesh's
-bounds and counts crossings (ray parity, exact on shared edges and vertices by a
-consistent tie rule); a point's depth search is bounded by its ray's first crossing
-and skipped when that bound cannot beat the depth already found, and it stops
-as soon as a triangle within that depth turns up. Pairs of large meshes
-far apart next to the size of their triangles cost more: the grid's boxes grow with the
-gap.
+Cost: each `TriangleMesh` carries a bounding volume tree over its triangles, built once
+by `prepare_mesh` (median splits, at most `_LEAF_SIZE` triangles per leaf); a call poses
+the meshes of all pairs once, refits the trees' node boxes to the posed triangles (linear
+in the triangles, like the posing) and walks both trees of all pairs together, one level
+at a time over arrays of node pairs, keeping node pairs whose boxes come within
+`max_distance` and within an upper bound of the pair's distance (two vertices' distance).
+Plane tests run on the surviving triangle pairs; the exact distance only on pairs whose
+triangles do not meet, and there only on candidates that planes and bounds cannot rule
+out against the exact distance of the pair's candidate with the least lower bound. The
+inside test casts a ray straight up from each vertex and face centre inside the other
+mesh's bounds and counts crossings (ray parity, exact on shared edges and vertices by a
+consistent tie rule), the ray's box walked down the other mesh's tree; a point's depth
+search (boxes of growing radius down the same tree) is bounded by its ray's first
+crossing and skipped when that bound cannot beat the depth already found, and it stops
+as soon as a triangle within that depth turns up. What stays: touching elements whose
+faces lie on each other have many triangle pairs with a lower bound of 0, and each gets
+the plane tests and the exact distance.
 """
 
 from __future__ import annotations
@@ -87,15 +90,12 @@ CROSSING = 2
 I_INSIDE_J = 3
 J_INSIDE_I = 4
 
+# Triangles per leaf of a mesh's tree: a leaf pair expands into at most 64 triangle
+# pairs, few enough that the boxes of the tree's levels prune most far ones first.
+_LEAF_SIZE = 8
 # Triangle pairs evaluated at once: each holds about 5 kB of temporaries (the 9 edge pairs
 # and 6 vertex-triangle cases), so a chunk stays under about 200 MB.
 _CHUNK_ROWS = 1 << 15
-# Pairs whose candidate triangle product is at most this are expanded in full; larger
-# ones (big meshes) go through the bounds grid one pair at a time.
-_PRODUCT_LIMIT = 1 << 14
-# Points tested against a mesh of at most this many triangles meet each of them; against
-# larger ones, only those the bounds grid finds.
-_SMALL_MESH = 64
 # Triangles with |cross| at most this times their longest edge squared have zero area.
 _ZERO_AREA = 1e-12
 # Edges closer to parallel than this (sin^2 of their angle) have no interior closest pair
@@ -104,9 +104,6 @@ _PARALLEL_SIN2 = 1e-14
 # Relative rounding of a lower bound of a triangle pair's distance (a few hundred float64
 # steps of the coordinates).
 _ROUNDING = 1e-12
-# A bounds grid starts with at most this many cells along its longest axis (three packed
-# cell indices must fit an int64 key).
-_MAX_CELLS_PER_AXIS = float(1 << 20)
 
 
 @dataclass(frozen=True, eq=False)
@@ -121,16 +118,24 @@ class TriangleMesh:
         two triangles with opposite orientation (a consistently oriented 2-manifold)
     bounds: (2, 3) float64, the low and high corners of the vertices' local box (+inf and
         -inf without vertices)
+    tree_order: (t,) int64, the triangles in the order of the mesh's bounding volume tree:
+        a balanced binary tree whose node j at depth d (0 <= j < 2**d) holds
+        tree_order[j * t >> d : (j + 1) * t >> d], split at the median of its triangles'
+        centres along their widest axis
+    tree_depth: the depth of the tree's leaves (0: one leaf holds every triangle)
     """
 
     vertices: np.ndarray
     triangles: np.ndarray
     closed: bool
     bounds: np.ndarray
+    tree_order: np.ndarray
+    tree_depth: int
 
 
-def prepare_mesh(vertices, triangles) -> TriangleMesh:
-    """A `TriangleMesh` of vertices (v, 3) and triangles (t, 3) indices into them.
+def prepare_mesh(vertices, triangles, leaf_size: int = _LEAF_SIZE) -> TriangleMesh:
+    """A `TriangleMesh` of vertices (v, 3) and triangles (t, 3) indices into them, its
+    tree's leaves holding at most `leaf_size` (>= 2) triangles each.
 
     Raises ValueError on bad shapes, indices out of range or non-finite coordinates.
     """
@@ -156,7 +161,39 @@ def prepare_mesh(vertices, triangles) -> TriangleMesh:
     triangles.setflags(write=False)
     bounds = np.array([vertices.min(axis=0, initial=np.inf), vertices.max(axis=0, initial=-np.inf)])
     bounds.setflags(write=False)
-    return TriangleMesh(vertices, triangles, _is_closed(vertices, triangles), bounds)
+    tree_order, tree_depth = _build_tree(vertices[triangles].mean(axis=1), leaf_size)
+    tree_order.setflags(write=False)
+    return TriangleMesh(
+        vertices, triangles, _is_closed(vertices, triangles), bounds, tree_order, tree_depth
+    )
+
+
+def _node_bounds(count: int, depth: int) -> np.ndarray:
+    """Where the 2**depth nodes at `depth` of a tree over `count` triangles start and end
+    in its order: (2**depth + 1,) int64."""
+    return (np.arange((1 << depth) + 1, dtype=np.int64) * count) >> depth
+
+
+def _build_tree(centres: np.ndarray, leaf_size: int) -> tuple[np.ndarray, int]:
+    """The tree order (t,) and leaf depth of triangles with centres (t, 3): level by
+    level, each node's triangles sorted along the widest axis of their centres, so that
+    the node's two halves are split at the median."""
+    if leaf_size < 2:
+        raise ValueError(f"prepare_mesh: leaf_size must be >= 2, got {leaf_size}")
+    count = len(centres)
+    depth = 0
+    while count > leaf_size << depth:
+        depth += 1
+    order = np.arange(count, dtype=np.int64)
+    # Leaves hold more than leaf_size / 2 >= 1 triangles, so no node is empty.
+    for level in range(depth):
+        starts = _node_bounds(count, level)[:-1]
+        node = np.repeat(np.arange(len(starts)), np.diff(np.append(starts, count)))
+        placed = centres[order]
+        widths = np.maximum.reduceat(placed, starts) - np.minimum.reduceat(placed, starts)
+        axis = np.argmax(widths, axis=1)
+        order = order[np.lexsort((placed[np.arange(count), axis[node]], node))]
+    return order, depth
 
 
 def _is_closed(vertices: np.ndarray, triangles: np.ndarray) -> bool:
@@ -424,6 +461,7 @@ class _World:
     rows of them; lo, hi: (T, 3) triangle bounds; mesh_lo, mesh_hi: (u, 3) mesh bounds
     (+inf, -inf for a mesh without triangles); closed: (u,) bool; owner: (T,) the mesh
     of each triangle
+    tree: the meshes' trees with their node boxes in the world (`_Forest`)
     """
 
     vertices: np.ndarray
@@ -438,6 +476,63 @@ class _World:
     mesh_hi: np.ndarray
     closed: np.ndarray
     owner: np.ndarray
+    tree: _Forest
+
+
+@dataclass(frozen=True)
+class _Forest:
+    """The trees of u posed meshes, N nodes in all, each mesh's nodes in heap order (the
+    children of its node h are its nodes 2h + 1 and 2h + 2).
+
+    triangles: (T,) world triangle rows in tree order, mesh after mesh
+    root: (u,) each mesh's root node
+    lo, hi: (N, 3) node bounds in the world (+inf, -inf for a mesh without triangles)
+    first, count: (N,) each node's run of `triangles`
+    child: (N,) a node's first child (the second follows it), -1 for a leaf
+    """
+
+    triangles: np.ndarray
+    root: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+    first: np.ndarray
+    count: np.ndarray
+    child: np.ndarray
+
+
+def _forest(posed: Sequence[TriangleMesh], triangle_start, lo, hi) -> _Forest:
+    """The trees of meshes `posed` (u) whose triangles start at rows `triangle_start` (u,)
+    of the world triangle bounds lo, hi (T, 3): the trees come with the meshes; only
+    their node bounds are refitted here, leaves from their triangles and every other
+    node from its two children, one level at a time."""
+    depth = np.array([mesh.tree_depth for mesh in posed], dtype=np.int64)
+    triangles = np.concatenate(
+        [mesh.tree_order + start for mesh, start in zip(posed, triangle_start, strict=True)]
+        + [np.zeros(0, dtype=np.int64)]
+    )
+    node_count = (np.int64(2) << depth) - 1
+    root = _starts(node_count)
+    mesh, heap = expand_runs(np.zeros(len(posed), dtype=np.int64), node_count)
+    level = np.frexp(heap + 1.0)[1].astype(np.int64) - 1
+    slot = heap + 1 - (np.int64(1) << level)
+    size = np.array([len(tree.tree_order) for tree in posed], dtype=np.int64)[mesh]
+    start = (slot * size) >> level
+    first = triangle_start[mesh] + start
+    count = (((slot + 1) * size) >> level) - start
+    height = depth[mesh] - level
+    child = np.where(height > 0, 2 * np.arange(len(mesh)) - root[mesh] + 1, -1)
+    node_lo = np.full((len(mesh), 3), np.inf)
+    node_hi = np.full((len(mesh), 3), -np.inf)
+    leaves = np.flatnonzero((height == 0) & (count > 0))
+    if len(leaves):
+        node_lo[leaves] = np.minimum.reduceat(lo[triangles], first[leaves], axis=0)
+        node_hi[leaves] = np.maximum.reduceat(hi[triangles], first[leaves], axis=0)
+    for up in range(1, int(depth.max(initial=0)) + 1):
+        nodes = np.flatnonzero(height == up)
+        left, right = child[nodes], child[nodes] + 1
+        node_lo[nodes] = np.minimum(node_lo[left], node_lo[right])
+        node_hi[nodes] = np.maximum(node_hi[left], node_hi[right])
+    return _Forest(triangles, root, node_lo, node_hi, first, count, child)
 
 
 def _starts(counts: np.ndarray) -> np.ndarray:
@@ -491,6 +586,7 @@ def _pose(meshes: Sequence[TriangleMesh], matrices: np.ndarray, used: np.ndarray
         mesh_hi,
         closed,
         np.repeat(np.arange(len(used)), triangle_count),
+        _forest(posed, triangle_start, lo, hi),
     )
 
 
@@ -511,102 +607,78 @@ def _chunks(counts: np.ndarray, limit: int):
         start = stop
 
 
-def _near_triangles(world: _World, mesh: np.ndarray, other: np.ndarray, grow: float):
-    """Triangles of world meshes `mesh` (p,) whose bounds grown by `grow` meet the bounds
-    of meshes `other` (p,): (pair (k,), triangle (k,)) sorted by pair."""
-    found_pairs, found_triangles = [], []
-    counts = world.triangle_count[mesh]
-    for part in _chunks(counts, _CHUNK_ROWS * 8):
-        run, triangle = expand_runs(world.triangle_start[mesh[part]], counts[part])
-        target = other[part][run]
-        keep = _boxes_overlap(
-            world.lo[triangle],
-            world.hi[triangle],
-            world.mesh_lo[target],
-            world.mesh_hi[target],
-            grow,
-        )
-        found_pairs.append(run[keep] + part.start)
-        found_triangles.append(triangle[keep])
-    empty = [np.zeros(0, dtype=np.int64)]
-    return np.concatenate(found_pairs + empty), np.concatenate(found_triangles + empty)
+def _gap(lo_a, hi_a, lo_b, hi_b) -> np.ndarray:
+    """The distance between boxes a and b (k, 3 bounds each): (k,), 0 where they meet."""
+    return _length(np.maximum(np.maximum(lo_a - hi_b, lo_b - hi_a), 0.0))
 
 
-def _product(world: _World, pair_a, tri_a, pair_b, tri_b, pairs: np.ndarray, grow: float):
-    """Every triangle of a against every triangle of b of the same pair, bounds grown by
-    `grow` overlapping: (pair, triangle a, triangle b), each (k,)."""
-    count_b = np.bincount(pair_b, minlength=len(pairs))
-    start_b = _starts(count_b)
-    entry, position = expand_runs(start_b[pair_a], count_b[pair_a])
-    first, second = tri_a[entry], tri_b[position]
-    keep = _boxes_overlap(
-        world.lo[first], world.hi[first], world.lo[second], world.hi[second], grow
+def _pair_nodes(tree: _Forest, a: np.ndarray, b: np.ndarray):
+    """The node pairs one level down from node pairs a, b (k,) of which at least one is
+    not a leaf: each inner node replaced by its two children, a leaf kept as it is
+    (row (p,) into a and b, node of a (p,), node of b (p,))."""
+    split_a, split_b = tree.child[a] >= 0, tree.child[b] >= 0
+    per_b = np.where(split_b, 2, 1)
+    row, position = expand_runs(np.zeros(len(a), dtype=np.int64), np.where(split_a, 2, 1) * per_b)
+    which_a, which_b = position // per_b[row], position % per_b[row]
+    return (
+        row,
+        np.where(split_a[row], tree.child[a[row]] + which_a, a[row]),
+        np.where(split_b[row], tree.child[b[row]] + which_b, b[row]),
     )
-    return pair_a[entry][keep], first[keep], second[keep]
-
-
-def _nearby_gap(world: _World, tri_a: np.ndarray, tri_b: np.ndarray) -> float:
-    """An upper bound of the distance between triangles tri_a (k,) and tri_b (l,): the
-    distance of two centroids found by walking to the nearest one twice each way. It
-    keeps the grid's bounds tight when `max_distance` is large next to the meshes."""
-    centroid_a = world.corners[tri_a].mean(axis=1)
-    centroid_b = world.corners[tri_b].mean(axis=1)
-    best_b = centroid_b[0]
-    for _ in range(2):
-        best_a = centroid_a[np.argmin(_length(centroid_a - best_b))]
-        best_b = centroid_b[np.argmin(_length(centroid_b - best_a))]
-    return float(_length(best_a - best_b))
-
-
-def _grid_pairs(world: _World, pair: int, tri_a: np.ndarray, tri_b: np.ndarray, grow: float):
-    """Triangles of a against those of b for one pair of large meshes, by the bounds grid:
-    (pair, triangle a, triangle b), each (k,)."""
-    grow = min(grow, _nearby_gap(world, tri_a, tri_b))
-    first, second = _cross_pairs(
-        world.lo[tri_a] - grow / 2,
-        world.hi[tri_a] + grow / 2,
-        world.lo[tri_b] - grow / 2,
-        world.hi[tri_b] + grow / 2,
-    )
-    return np.full(len(first), pair), tri_a[first], tri_b[second]
 
 
 def _candidates(world: _World, slots: np.ndarray, grow: float):
     """Candidate triangle pairs of the pairs of world meshes `slots` (m, 2): those whose
-    bounds come within `grow`: (pair (k,), triangle of i (k,), triangle of j (k,))."""
-    pair_a, tri_a = _near_triangles(world, slots[:, 0], slots[:, 1], grow)
-    pair_b, tri_b = _near_triangles(world, slots[:, 1], slots[:, 0], grow)
-    count_a = np.bincount(pair_a, minlength=len(slots))
-    count_b = np.bincount(pair_b, minlength=len(slots))
-    products = count_a * count_b
-    small = np.flatnonzero(products <= _PRODUCT_LIMIT)
+    bounds come within `grow` of each other (per axis) and within an upper bound of the
+    pair's distance: (pair (k,), triangle of i (k,), triangle of j (k,)), sorted.
+
+    The two meshes' trees are walked together, one level at a time for the node pairs of
+    every mesh pair at once. A node pair whose bounds are farther apart than `grow`, or
+    than the distance of two vertices met in the pair's nodes so far, holds no candidate
+    that can matter: crossing and meeting triangles have bounds that meet, and the
+    closest ones bounds no farther apart than any two vertices."""
+    tree = world.tree
+    slack = _ROUNDING * max(1.0, float(np.abs(world.corners).max(initial=0.0)))
+    upper = np.full(len(slots), np.inf)
+    pair = np.arange(len(slots))
+    a, b = tree.root[slots[:, 0]], tree.root[slots[:, 1]]
+    leaves = [(np.zeros(0, dtype=np.int64),) * 3]
+    while len(pair):
+        keep = _boxes_overlap(tree.lo[a], tree.hi[a], tree.lo[b], tree.hi[b], grow)
+        pair, a, b = pair[keep], a[keep], b[keep]
+        vertex_a = world.corners[tree.triangles[tree.first[a]], 0]
+        vertex_b = world.corners[tree.triangles[tree.first[b]], 0]
+        np.minimum.at(upper, pair, _length(vertex_a - vertex_b))
+        keep = _gap(tree.lo[a], tree.hi[a], tree.lo[b], tree.hi[b]) <= upper[pair] + slack
+        pair, a, b = pair[keep], a[keep], b[keep]
+        done = (tree.child[a] < 0) & (tree.child[b] < 0)
+        leaves.append((pair[done], a[done], b[done]))
+        row, a, b = _pair_nodes(tree, a[~done], b[~done])
+        pair = pair[~done][row]
+    pair, a, b = (np.concatenate(column) for column in zip(*leaves, strict=True))
     found = [(np.zeros(0, dtype=np.int64),) * 3]
-    # Pairs are expanded a group at a time so that the product rows stay bounded.
-    for part in _chunks(products[small], _CHUNK_ROWS * 32):
-        chosen = np.zeros(len(slots), dtype=bool)
-        chosen[small[part]] = True
-        found.append(
-            _product(
-                world, *_keep(chosen, pair_a, tri_a), *_keep(chosen, pair_b, tri_b), slots, grow
-            )
+    products = tree.count[a] * tree.count[b]
+    # Leaf pairs are expanded a group at a time so that the triangle rows stay bounded.
+    for part in _chunks(products, _CHUNK_ROWS * 32):
+        row, position = expand_runs(np.zeros(len(products[part]), dtype=np.int64), products[part])
+        per_b = tree.count[b[part]][row]
+        first = tree.triangles[tree.first[a[part]][row] + position // per_b]
+        second = tree.triangles[tree.first[b[part]][row] + position % per_b]
+        lo_a, hi_a, lo_b, hi_b = (
+            world.lo[first],
+            world.hi[first],
+            world.lo[second],
+            world.hi[second],
         )
-    start_a, start_b = _starts(count_a), _starts(count_b)
-    for pair in np.flatnonzero(products > _PRODUCT_LIMIT):
-        found.append(
-            _grid_pairs(
-                world,
-                pair,
-                tri_a[start_a[pair] : start_a[pair] + count_a[pair]],
-                tri_b[start_b[pair] : start_b[pair] + count_b[pair]],
-                grow,
-            )
-        )
-    return tuple(np.concatenate(column) for column in zip(*found, strict=True))
-
-
-def _keep(small: np.ndarray, pair: np.ndarray, triangle: np.ndarray):
-    keep = small[pair]
-    return pair[keep], triangle[keep]
+        keep = np.flatnonzero(_boxes_overlap(lo_a, hi_a, lo_b, hi_b, grow))
+        rows, first, second = pair[part][row[keep]], first[keep], second[keep]
+        keep = _gap(lo_a[keep], hi_a[keep], lo_b[keep], hi_b[keep]) <= upper[rows] + slack
+        found.append((rows[keep], first[keep], second[keep]))
+    pair, first, second = (np.concatenate(column) for column in zip(*found, strict=True))
+    # The order of a plain product, so that ties between equal distances are decided
+    # the same way whatever the trees.
+    order = np.lexsort((second, first, pair))
+    return pair[order], first[order], second[order]
 
 
 class _Best:
@@ -702,88 +774,6 @@ def _triangle_stage(world: _World, slots: np.ndarray, grow: float):
     return nearest, deepest
 
 
-def _covered_cells(low: np.ndarray, high: np.ndarray, counts: np.ndarray):
-    """Every cell of the boxes spanning cells low..high (k, 3) int64: (box (c,), cell
-    (c, 3), key (c,) packing the cell by `counts` (3,) cells per axis)."""
-    spans = high - low + 1
-    box, index = expand_runs(np.zeros(len(low), dtype=np.int64), spans.prod(axis=1))
-    span_y, span_z = spans[box, 1], spans[box, 2]
-    offset = np.stack([index // (span_y * span_z), (index // span_z) % span_y, index % span_z], 1)
-    cell = low[box] + offset
-    return box, cell, (cell[:, 0] * counts[1] + cell[:, 1]) * counts[2] + cell[:, 2]
-
-
-def _grid_cells(lo, hi, origin, size):
-    """The cells low..high (k, 3) float that boxes lo, hi (k, 3) cover in a grid of cell
-    `size` from `origin` (3,)."""
-    return (lo - origin) // size, (hi - origin) // size
-
-
-def _lookup_cost(low_a, high_a, low_b, high_b, counts) -> int:
-    """Cells covered plus the (a box, b box) entries met in shared cells: the work of
-    `_cross_pairs` on one grid (int64 cells low..high (k, 3), `counts` (3,) per axis)."""
-    _, _, keys_b = _covered_cells(low_b, high_b, counts)
-    _, _, keys_a = _covered_cells(low_a, high_a, counts)
-    keys_b = np.sort(keys_b)
-    met = np.searchsorted(keys_b, keys_a, side="right") - np.searchsorted(keys_b, keys_a)
-    return len(keys_a) + len(keys_b) + int(met.sum())
-
-
-def _cross_pairs(lo_a, hi_a, lo_b, hi_b) -> tuple[np.ndarray, np.ndarray]:
-    """Every overlapping pair of a box of set a (k, 3 bounds) and one of set b (l, 3):
-    (index into a (p,), index into b (p,)).
-
-    A uniform grid, first of both sets' 90th-percentile box size, doubled until the cells
-    the boxes cover stay few, then halved while that makes the look-ups cheaper (small
-    boxes, rays above all, among large ones): b's boxes are stored in every cell they
-    cover, a's look them up, and a pair is kept only in the cell holding the low corner
-    of the two boxes' intersection, so it comes once. Unlike the shared grid, pairs
-    within a set (the neighbouring triangles of one mesh) cost nothing."""
-    empty = np.zeros(0, dtype=np.int64)
-    if len(lo_a) == 0 or len(lo_b) == 0:
-        return empty, empty
-    origin = np.minimum(lo_a.min(axis=0), lo_b.min(axis=0))
-    extents = np.concatenate([hi_a - lo_a, hi_b - lo_b])
-    span = float((np.maximum(hi_a.max(axis=0), hi_b.max(axis=0)) - origin).max())
-    # Boxes without extent (the vertical rays of the inside test) would start the doubling
-    # below from the smallest float, a thousand rounds over every box; no grid finer than
-    # this many cells along the longest axis can be counted anyway.
-    smallest = max(span / _MAX_CELLS_PER_AXIS, np.finfo(float).tiny)
-    size = max(float(np.quantile(extents.max(axis=1), 0.9)), smallest)
-    limit = 16 * (len(lo_a) + len(lo_b))
-
-    def grid(size):
-        """The cells of both sets and the cells per axis, or None when too many."""
-        low_a, high_a = _grid_cells(lo_a, hi_a, origin, size)
-        low_b, high_b = _grid_cells(lo_b, hi_b, origin, size)
-        covered = (high_a - low_a + 1).prod(axis=1).sum() + (high_b - low_b + 1).prod(axis=1).sum()
-        counts = np.maximum(high_a.max(axis=0), high_b.max(axis=0)) + 1
-        if covered > limit or counts.prod() >= 2**62:
-            return None
-        return tuple(x.astype(np.int64) for x in (low_a, high_a, low_b, high_b, counts))
-
-    while (cells := grid(size)) is None:
-        size *= 2.0
-    cost = _lookup_cost(*cells)
-    while size / 2 >= smallest and (finer := grid(size / 2)) is not None:
-        finer_cost = _lookup_cost(*finer)
-        if finer_cost >= cost:
-            break
-        size, cells, cost = size / 2, finer, finer_cost
-    low_a, high_a, low_b, high_b, counts = cells
-    box_b, _, keys_b = _covered_cells(low_b, high_b, counts)
-    order = np.argsort(keys_b, kind="stable")
-    box_b, keys_b = box_b[order], keys_b[order]
-    box_a, cell_a, keys_a = _covered_cells(low_a, high_a, counts)
-    first = np.searchsorted(keys_b, keys_a, side="left")
-    entry, position = expand_runs(first, np.searchsorted(keys_b, keys_a, side="right") - first)
-    a, b = box_a[entry], box_b[position]
-    keep = (cell_a[entry] == np.maximum(low_a[a], low_b[b])).all(axis=1)
-    a, b = a[keep], b[keep]
-    keep = _boxes_overlap(lo_a[a], hi_a[a], lo_b[b], hi_b[b], 0.0)
-    return a[keep], b[keep]
-
-
 def _vertical_hits(points: np.ndarray, corners: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Whether the vertical line through each point (k, 3) crosses its triangle
     (k, 3, 3), and how far above the point (below where negative): (hit (k,) bool,
@@ -816,55 +806,28 @@ def _vertical_hits(points: np.ndarray, corners: np.ndarray) -> tuple[np.ndarray,
     return covered & (normal[:, 2] != 0), height
 
 
-def _triangles_near(world: _World, lo, hi, target) -> np.ndarray:
-    """Triangles of world meshes `target` (k,) that meet the bounds of all boxes lo, hi
-    (k, 3) of their mesh together: (p,) indices, a cheap first cut for the grid."""
-    meshes = np.unique(target)
-    union_lo = np.full((len(world.triangle_count), 3), np.inf)
-    union_hi = np.full((len(world.triangle_count), 3), -np.inf)
-    np.minimum.at(union_lo, target, lo)
-    np.maximum.at(union_hi, target, hi)
-    _, triangles = expand_runs(world.triangle_start[meshes], world.triangle_count[meshes])
-    owner = world.owner[triangles]
-    keep = _boxes_overlap(
-        world.lo[triangles], world.hi[triangles], union_lo[owner], union_hi[owner], 0.0
-    )
-    return triangles[keep]
-
-
-def _point_candidates(
-    world: _World, lo, hi, target, vertical_rays: bool = False
-) -> tuple[np.ndarray, np.ndarray]:
+def _point_candidates(world: _World, lo, hi, target) -> tuple[np.ndarray, np.ndarray]:
     """Triangles of world meshes `target` (k,) whose bounds meet boxes lo, hi (k, 3):
-    (box (p,), triangle (p,)). Boxes in small meshes meet each of their triangles in
-    turn; the others go through the bounds grid. For `vertical_rays` (boxes flat in x
-    and y, long in z) the grid works in the xy plane with the mesh as third coordinate,
-    so that rays never meet the triangles of meshes elsewhere above or below."""
-    small = world.triangle_count[target] <= _SMALL_MESH
-    boxes = np.flatnonzero(small)
-    run, triangle = expand_runs(
-        world.triangle_start[target[boxes]], world.triangle_count[target[boxes]]
-    )
-    found_boxes, found_triangles = [boxes[run]], [triangle]
-    large = np.flatnonzero(~small)
-    if len(large):
-        triangles = _triangles_near(world, lo[large], hi[large], target[large])
-        query_lo, query_hi = lo[large], hi[large]
-        stored_lo, stored_hi = world.lo[triangles], world.hi[triangles]
-        if vertical_rays:
-            query_lo, query_hi, stored_lo, stored_hi = (
-                x.copy() for x in (query_lo, query_hi, stored_lo, stored_hi)
-            )
-            query_lo[:, 2] = query_hi[:, 2] = target[large]
-            stored_lo[:, 2] = stored_hi[:, 2] = world.owner[triangles]
-        box, triangle = _cross_pairs(query_lo, query_hi, stored_lo, stored_hi)
-        found_boxes.append(large[box])
-        found_triangles.append(triangles[triangle])
-    box, triangle = np.concatenate(found_boxes), np.concatenate(found_triangles)
-    keep = (world.owner[triangle] == target[box]) & _boxes_overlap(
-        lo[box], hi[box], world.lo[triangle], world.hi[triangle], 0.0
-    )
-    return box[keep], triangle[keep]
+    (box (p,), triangle (p,)) sorted, by walking each box down its mesh's tree one level
+    at a time for all boxes at once."""
+    tree = world.tree
+    box, node = np.arange(len(lo)), tree.root[target]
+    found_boxes, found_nodes = [np.zeros(0, dtype=np.int64)], [np.zeros(0, dtype=np.int64)]
+    while len(box):
+        keep = _boxes_overlap(lo[box], hi[box], tree.lo[node], tree.hi[node], 0.0)
+        box, node = box[keep], node[keep]
+        leaf = tree.child[node] < 0
+        found_boxes.append(box[leaf])
+        found_nodes.append(node[leaf])
+        box = np.repeat(box[~leaf], 2)
+        node = np.repeat(tree.child[node[~leaf]], 2) + np.tile([0, 1], int((~leaf).sum()))
+    box, node = np.concatenate(found_boxes), np.concatenate(found_nodes)
+    run, position = expand_runs(tree.first[node], tree.count[node])
+    box, triangle = box[run], tree.triangles[position]
+    keep = _boxes_overlap(lo[box], hi[box], world.lo[triangle], world.hi[triangle], 0.0)
+    box, triangle = box[keep], triangle[keep]
+    order = np.lexsort((triangle, box))
+    return box[order], triangle[order]
 
 
 def _nearest_on_meshes(world: _World, points, target, upper, enough) -> tuple[_Best, np.ndarray]:
@@ -906,7 +869,7 @@ def _parity_inside(world: _World, points, target) -> tuple[np.ndarray, np.ndarra
     bottom, top = points.copy(), points.copy()
     bottom[:, 2] = world.mesh_lo[target, 2]
     top[:, 2] = world.mesh_hi[target, 2]
-    ray, triangle = _point_candidates(world, bottom, top, target, vertical_rays=True)
+    ray, triangle = _point_candidates(world, bottom, top, target)
     hit, height = _vertical_hits(points[ray], world.corners[triangle])
     above = hit & (height > 0)
     inside = np.bincount(ray[above], minlength=len(points)) % 2 == 1
