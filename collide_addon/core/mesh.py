@@ -399,7 +399,7 @@ class _PlaneTests:
     """What the triangles' planes tell of m triangle pairs (first, second).
 
     meet: (m,) the two cross each other's planes by more than eps and their cuts overlap,
-    so their distance is 0; meeting_point: (m, 3) a point of both there
+    so their distance is 0; meeting_point: (m, 3) a point of both there (0 elsewhere)
     crossing: (m,) they meet and cross (the cuts overlap by more than eps)
     lower: (m,) a lower bound of their distance (their separation along either normal)
     signed_first, signed_second: (m, 3) each one's corners to the other's plane
@@ -414,25 +414,36 @@ class _PlaneTests:
 
 
 def _plane_tests(first: np.ndarray, second: np.ndarray) -> _PlaneTests:
-    """`_PlaneTests` of triangle pairs first, second (m, 3, 3)."""
+    """`_PlaneTests` of triangle pairs first, second (m, 3, 3); the meeting point is
+    only set where they meet."""
     magnitude = np.maximum(np.abs(first).max(axis=(1, 2)), np.abs(second).max(axis=(1, 2)))
     epsilon = _epsilon(magnitude)
     signed_first, normal_second = _plane_distances(first, second)
     signed_second, normal_first = _plane_distances(second, first)
-    both_pierce = (_reach(signed_first) > epsilon) & (_reach(signed_second) > epsilon)
-    direction = _cross(normal_first, normal_second)
+    reach_first, reach_second = _reach(signed_first), _reach(signed_second)
+    # Only triangles that both pierce the other's plane can meet: their cuts of the
+    # common line are found for those alone.
+    pierce = np.flatnonzero((reach_first > epsilon) & (reach_second > epsilon))
+    direction = _cross(normal_first[pierce], normal_second[pierce])
     direction /= np.maximum(_length(direction), np.finfo(float).tiny)[:, None]
-    lo_first, hi_first, start_first, end_first = _cut(first, signed_first, direction)
-    lo_second, hi_second, _, _ = _cut(second, signed_second, direction)
+    lo_first, hi_first, start_first, end_first = _cut(
+        first[pierce], signed_first[pierce], direction
+    )
+    lo_second, hi_second, _, _ = _cut(second[pierce], signed_second[pierce], direction)
     lo, hi = np.maximum(lo_first, lo_second), np.minimum(hi_first, hi_second)
     span = hi_first - lo_first
     middle = np.clip(((lo + hi) / 2 - lo_first) / np.where(span > 0, span, 1.0), 0, 1)
-    lower = np.maximum(-_reach(signed_first), -_reach(signed_second))
+    meet = np.zeros(len(first), dtype=bool)
+    meet[pierce] = hi >= lo
+    crossing = np.zeros(len(first), dtype=bool)
+    crossing[pierce] = hi - lo > epsilon[pierce]
+    meeting_point = np.zeros((len(first), 3))
+    meeting_point[pierce] = start_first + middle[:, None] * (end_first - start_first)
     return _PlaneTests(
-        both_pierce & (hi >= lo),
-        start_first + middle[:, None] * (end_first - start_first),
-        both_pierce & (hi - lo > epsilon),
-        np.maximum(lower, 0.0),
+        meet,
+        meeting_point,
+        crossing,
+        np.maximum(np.maximum(-reach_first, -reach_second), 0.0),
         signed_first,
         signed_second,
     )
@@ -657,28 +668,43 @@ def _candidates(world: _World, slots: np.ndarray, grow: float):
         pair = pair[~done][row]
     pair, a, b = (np.concatenate(column) for column in zip(*leaves, strict=True))
     found = [(np.zeros(0, dtype=np.int64),) * 3]
-    products = tree.count[a] * tree.count[b]
     # Leaf pairs are expanded a group at a time so that the triangle rows stay bounded.
-    for part in _chunks(products, _CHUNK_ROWS * 32):
-        row, position = expand_runs(np.zeros(len(products[part]), dtype=np.int64), products[part])
-        per_b = tree.count[b[part]][row]
-        first = tree.triangles[tree.first[a[part]][row] + position // per_b]
-        second = tree.triangles[tree.first[b[part]][row] + position % per_b]
-        lo_a, hi_a, lo_b, hi_b = (
-            world.lo[first],
-            world.hi[first],
-            world.lo[second],
-            world.hi[second],
+    for part in _chunks(tree.count[a] * tree.count[b], _CHUNK_ROWS * 32):
+        rows, first, second = _leaf_triangles(world, pair[part], a[part], b[part], grow)
+        lo_a, hi_a = world.lo[first], world.hi[first]
+        lo_b, hi_b = world.lo[second], world.hi[second]
+        keep = _boxes_overlap(lo_a, hi_a, lo_b, hi_b, grow)
+        keep[keep] = (
+            _gap(lo_a[keep], hi_a[keep], lo_b[keep], hi_b[keep]) <= upper[rows[keep]] + slack
         )
-        keep = np.flatnonzero(_boxes_overlap(lo_a, hi_a, lo_b, hi_b, grow))
-        rows, first, second = pair[part][row[keep]], first[keep], second[keep]
-        keep = _gap(lo_a[keep], hi_a[keep], lo_b[keep], hi_b[keep]) <= upper[rows] + slack
         found.append((rows[keep], first[keep], second[keep]))
     pair, first, second = (np.concatenate(column) for column in zip(*found, strict=True))
     # The order of a plain product, so that ties between equal distances are decided
     # the same way whatever the trees.
     order = np.lexsort((second, first, pair))
     return pair[order], first[order], second[order]
+
+
+def _near_node(world: _World, leaf: np.ndarray, other: np.ndarray, grow: float):
+    """The triangles of leaves `leaf` (k,) whose bounds come within `grow` of the bounds
+    of nodes `other` (k,): (row (p,) into leaf, triangle (p,)), sorted by row."""
+    tree = world.tree
+    row, position = expand_runs(tree.first[leaf], tree.count[leaf])
+    triangle = tree.triangles[position]
+    keep = _boxes_overlap(
+        world.lo[triangle], world.hi[triangle], tree.lo[other[row]], tree.hi[other[row]], grow
+    )
+    return row[keep], triangle[keep]
+
+
+def _leaf_triangles(world: _World, pair, a, b, grow: float):
+    """The triangle pairs of leaf pairs a, b (k,) of mesh pairs `pair` (k,), each
+    triangle near the other leaf's bounds: (pair (p,), triangle of a (p,), of b (p,))."""
+    row_a, triangle_a = _near_node(world, a, b, grow)
+    row_b, triangle_b = _near_node(world, b, a, grow)
+    count_b = np.bincount(row_b, minlength=len(pair))
+    entry, position = expand_runs(_starts(count_b)[row_a], count_b[row_a])
+    return pair[row_a[entry]], triangle_a[entry], triangle_b[position]
 
 
 class _Best:
@@ -713,11 +739,12 @@ def _upper_bounds(world: _World, count: int, pair, first, second) -> np.ndarray:
     return upper
 
 
-def _seed_distances(world: _World, count: int, pair, first, second, lower, rows) -> np.ndarray:
+def _seed_distances(world: _World, count: int, pair, first, second, lower, rows):
     """Each pair's distance bound (count,): the exact distance of its candidate among
-    `rows` (k,) with the least lower bound `lower`, mostly the nearest one (+inf for a
-    pair without one), so that the candidates (pair, first, second) whose lower bound
-    exceeds it can be left out."""
+    `rows` (k,) with the least lower bound `lower` (the first in order among equals),
+    mostly the nearest one (+inf for a pair without one), so that the candidates (pair,
+    first, second) whose lower bound exceeds it can be left out; and that candidate
+    (count,) (-1 where none)."""
     order = rows[np.lexsort((lower[rows], pair[rows]))]
     lead = np.ones(len(order), dtype=bool)
     lead[1:] = pair[order[1:]] != pair[order[:-1]]
@@ -728,24 +755,31 @@ def _seed_distances(world: _World, count: int, pair, first, second, lower, rows)
             world.corners[first[seeds[part]]], world.corners[second[seeds[part]]]
         )
         bound[pair[seeds[part]]] = distance
-    return bound
+    seed = np.full(count, -1)
+    seed[pair[seeds]] = seeds
+    return bound, seed
 
 
 def _triangle_stage(world: _World, slots: np.ndarray, grow: float):
     """Minimum distance and deepest crossing of each pair of world meshes `slots` (m, 2):
     (`_Best` of the distance, `_Best` of minus the depth (a)).
 
-    First the plane tests of every candidate: pairs where some triangles meet are at
-    distance 0 and need nothing more. The exact distance is then computed only for the
-    other pairs' candidates that the planes and bounds do not put beyond an upper bound
-    of the pair's distance."""
+    A first bound of each pair's distance, the exact distance of its candidate whose
+    bounds are nearest, leaves out the candidates whose bounds are farther apart. Then
+    the plane tests of the others: pairs where some triangles meet are at distance 0 and
+    need nothing more. The exact distance is then computed only for the other pairs'
+    candidates that the planes and bounds do not put beyond the exact distance of the
+    candidate with the least of those lower bounds."""
     nearest, deepest = _Best(len(slots), np.inf), _Best(len(slots), 0.0)
     pair, first, second = _candidates(world, slots, grow)
+    lower = _gap(world.lo[first], world.hi[first], world.lo[second], world.hi[second])
+    # The bounds are rounded differently from the distances: a triangle pair touching at
+    # distance 0 may get a lower bound of 1e-16, and it must stay a candidate.
+    slack = _ROUNDING * max(1.0, float(np.abs(world.corners).max(initial=0.0)))
+    bound, _ = _seed_distances(world, len(slots), pair, first, second, lower, np.arange(len(pair)))
+    keep = lower <= bound[pair] + slack
+    pair, first, second, lower = pair[keep], first[keep], second[keep], lower[keep]
     upper = _upper_bounds(world, len(slots), pair, first, second)
-    gap = np.maximum(
-        np.maximum(world.lo[first] - world.hi[second], world.lo[second] - world.hi[first]), 0.0
-    )
-    lower = _length(gap)
     for part in _chunks(np.ones(len(pair), dtype=np.int64), _CHUNK_ROWS * 4):
         a, b, rows = world.corners[first[part]], world.corners[second[part]], pair[part]
         tests = _plane_tests(a, b)
@@ -760,11 +794,12 @@ def _triangle_stage(world: _World, slots: np.ndarray, grow: float):
         )
         deepest.offer(rows[cross], -depth, deep_a, deep_b)
     unmet = np.flatnonzero((nearest.value[pair] > 0) & (lower <= upper[pair]))
-    seed = _seed_distances(world, len(slots), pair, first, second, lower, unmet)
-    # The bounds are rounded differently from the distances: a triangle pair touching at
-    # distance 0 may get a lower bound of 1e-16, and it must stay a candidate.
-    slack = _ROUNDING * max(1.0, float(np.abs(world.corners).max(initial=0.0)))
-    rest = unmet[lower[unmet] <= seed[pair[unmet]] + slack]
+    bound, seed = _seed_distances(world, len(slots), pair, first, second, lower, unmet)
+    # Behind a candidate at distance 0 none comes closer, nor first among equals.
+    rest = unmet[
+        (lower[unmet] <= bound[pair[unmet]] + slack)
+        & ((bound[pair[unmet]] > 0) | (unmet <= seed[pair[unmet]]))
+    ]
     for part in _chunks(np.ones(len(rest), dtype=np.int64), _CHUNK_ROWS):
         rows = rest[part]
         distance, point_a, point_b = _triangle_distance(
@@ -898,7 +933,10 @@ def _inside_stage(world: _World, inner: np.ndarray, outer: np.ndarray, known) ->
     pair = np.concatenate([vertex_pair, face_pair])
     points = np.concatenate([world.vertices[vertex], world.corners[face].mean(axis=1)])
     target = outer[pair]
-    keep = ((points >= world.mesh_lo[target]) & (points <= world.mesh_hi[target])).all(axis=1)
+    # A point inside a mesh is no farther from its surface than from the faces of its
+    # bounds: one within eps of them is not strictly inside (faces on the other's faces).
+    room = np.minimum(points - world.mesh_lo[target], world.mesh_hi[target] - points).min(axis=1)
+    keep = room > _epsilon(np.abs(points).max(axis=1, initial=0.0))
     pair, points, target = pair[keep], points[keep], target[keep]
     inside, upper = _parity_inside(world, points, target)
     order = np.lexsort((-upper[inside], pair[inside]))
