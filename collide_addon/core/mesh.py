@@ -777,7 +777,7 @@ def _triangle_stage(world: _World, slots: np.ndarray, grow: float):
     # distance 0 may get a lower bound of 1e-16, and it must stay a candidate.
     slack = _ROUNDING * max(1.0, float(np.abs(world.corners).max(initial=0.0)))
     bound, _ = _seed_distances(world, len(slots), pair, first, second, lower, np.arange(len(pair)))
-    keep = lower <= bound[pair] + slack
+    keep = lower <= np.minimum(bound[pair], grow) + slack
     pair, first, second, lower = pair[keep], first[keep], second[keep], lower[keep]
     upper = _upper_bounds(world, len(slots), pair, first, second)
     for part in _chunks(np.ones(len(pair), dtype=np.int64), _CHUNK_ROWS * 4):
@@ -797,7 +797,7 @@ def _triangle_stage(world: _World, slots: np.ndarray, grow: float):
     bound, seed = _seed_distances(world, len(slots), pair, first, second, lower, unmet)
     # Behind a candidate at distance 0 none comes closer, nor first among equals.
     rest = unmet[
-        (lower[unmet] <= bound[pair[unmet]] + slack)
+        (lower[unmet] <= np.minimum(bound[pair[unmet]], grow) + slack)
         & ((bound[pair[unmet]] > 0) | (unmet <= seed[pair[unmet]]))
     ]
     for part in _chunks(np.ones(len(rest), dtype=np.int64), _CHUNK_ROWS):
@@ -841,16 +841,32 @@ def _vertical_hits(points: np.ndarray, corners: np.ndarray) -> tuple[np.ndarray,
     return covered & (normal[:, 2] != 0), height
 
 
-def _point_candidates(world: _World, lo, hi, target) -> tuple[np.ndarray, np.ndarray]:
+def _point_candidates(world: _World, lo, hi, target, centres=None) -> tuple[np.ndarray, np.ndarray]:
     """Triangles of world meshes `target` (k,) whose bounds meet boxes lo, hi (k, 3):
-    (box (p,), triangle (p,)) sorted, by walking each box down its mesh's tree one level
-    at a time for all boxes at once."""
+    (box (p,), triangle (p,)) in no particular order, by walking each box down its
+    mesh's tree one level at a time for all boxes at once.
+
+    With `centres` (k, 3), points in their boxes, only the triangles that may be
+    nearest to the centre among those found (and those tied with it) are sure to be
+    kept: a node lying wholly in the box holds triangles found, so its first corner
+    bounds that distance, and nodes whose bounds lie beyond it are left."""
     tree = world.tree
     box, node = np.arange(len(lo)), tree.root[target]
+    bound = np.full(len(lo), np.inf)
+    slack = _ROUNDING * max(1.0, float(np.abs(world.corners).max(initial=0.0)))
     found_boxes, found_nodes = [np.zeros(0, dtype=np.int64)], [np.zeros(0, dtype=np.int64)]
     while len(box):
         keep = _boxes_overlap(lo[box], hi[box], tree.lo[node], tree.hi[node], 0.0)
         box, node = box[keep], node[keep]
+        if centres is not None:
+            within = np.flatnonzero(
+                ((tree.lo[node] >= lo[box]) & (tree.hi[node] <= hi[box])).all(axis=1)
+            )
+            corner = world.corners[tree.triangles[tree.first[node[within]]], 0]
+            np.minimum.at(bound, box[within], _length(corner - centres[box[within]]))
+            centre = centres[box]
+            keep = _gap(tree.lo[node], tree.hi[node], centre, centre) <= bound[box] + slack
+            box, node = box[keep], node[keep]
         leaf = tree.child[node] < 0
         found_boxes.append(box[leaf])
         found_nodes.append(node[leaf])
@@ -860,9 +876,7 @@ def _point_candidates(world: _World, lo, hi, target) -> tuple[np.ndarray, np.nda
     run, position = expand_runs(tree.first[node], tree.count[node])
     box, triangle = box[run], tree.triangles[position]
     keep = _boxes_overlap(lo[box], hi[box], world.lo[triangle], world.hi[triangle], 0.0)
-    box, triangle = box[keep], triangle[keep]
-    order = np.lexsort((triangle, box))
-    return box[order], triangle[order]
+    return box[keep], triangle[keep]
 
 
 def _nearest_on_meshes(world: _World, points, target, upper, enough) -> tuple[_Best, np.ndarray]:
@@ -880,13 +894,26 @@ def _nearest_on_meshes(world: _World, points, target, upper, enough) -> tuple[_B
     radius = np.minimum(upper, float(np.median(sizes)) if len(sizes) else 0.0)
     todo = np.arange(len(points))
     exact = np.zeros(len(points), dtype=bool)
+    slack = _ROUNDING * max(1.0, float(np.abs(world.corners).max(initial=0.0)))
     while len(todo):
         point, triangle = _point_candidates(
             world,
             points[todo] - radius[todo, None],
             points[todo] + radius[todo, None],
             target[todo],
+            points[todo],
         )
+        # A corner of a triangle found bounds the distance to the nearest one found; the
+        # triangles whose bounds lie beyond it cannot be that one, nor tie with it.
+        seen_from = points[todo[point]]
+        bound = np.full(len(todo), np.inf)
+        np.minimum.at(bound, point, _length(world.corners[triangle, 0] - seen_from))
+        lower = _gap(world.lo[triangle], world.hi[triangle], seen_from, seen_from)
+        keep = np.flatnonzero(lower <= bound[point] + slack)
+        # The order of the triangles, so that ties are decided the same way whatever
+        # the tree.
+        keep = keep[np.lexsort((triangle[keep], point[keep]))]
+        point, triangle = point[keep], triangle[keep]
         for part in _chunks(np.ones(len(point), dtype=np.int64), _CHUNK_ROWS * 4):
             seen_from = points[todo[point[part]]]
             closest = closest_on_triangles(seen_from, world.corners[triangle[part]])
