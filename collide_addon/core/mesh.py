@@ -66,7 +66,9 @@ triangles do not meet, and there only on candidates that planes and bounds canno
 out against the exact distance of the pair's candidate with the least lower bound. The
 inside test casts a ray straight up from each vertex and face centre inside the other
 mesh's bounds and counts crossings (ray parity, exact on shared edges and vertices by a
-consistent tie rule), the ray's box walked down the other mesh's tree; a point's depth
+consistent tie rule), the ray's box walked down the other mesh's tree; where the two
+surfaces are apart, one ray per connected part of the mesh (`TriangleMesh.vertex_parts`)
+decides for the whole part, which cannot cross the other surface; a point's depth
 search (boxes of growing radius down the same tree) is bounded by its ray's first
 crossing and skipped when that bound cannot beat the depth already found, and it stops
 as soon as a triangle within that depth turns up. What stays: touching elements whose
@@ -123,6 +125,8 @@ class TriangleMesh:
         tree_order[j * t >> d : (j + 1) * t >> d], split at the median of its triangles'
         centres along their widest axis
     tree_depth: the depth of the tree's leaves (0: one leaf holds every triangle)
+    vertex_parts: (v,) int64, the connected part of each vertex (after welding): the
+        least welded vertex index in it
     """
 
     vertices: np.ndarray
@@ -131,6 +135,7 @@ class TriangleMesh:
     bounds: np.ndarray
     tree_order: np.ndarray
     tree_depth: int
+    vertex_parts: np.ndarray
 
 
 def prepare_mesh(vertices, triangles, leaf_size: int = _LEAF_SIZE) -> TriangleMesh:
@@ -163,9 +168,35 @@ def prepare_mesh(vertices, triangles, leaf_size: int = _LEAF_SIZE) -> TriangleMe
     bounds.setflags(write=False)
     tree_order, tree_depth = _build_tree(vertices[triangles].mean(axis=1), leaf_size)
     tree_order.setflags(write=False)
+    vertex_parts = _vertex_parts(vertices, triangles)
+    vertex_parts.setflags(write=False)
     return TriangleMesh(
-        vertices, triangles, _is_closed(vertices, triangles), bounds, tree_order, tree_depth
+        vertices,
+        triangles,
+        _is_closed(vertices, triangles),
+        bounds,
+        tree_order,
+        tree_depth,
+        vertex_parts,
     )
+
+
+def _vertex_parts(vertices: np.ndarray, triangles: np.ndarray) -> np.ndarray:
+    """`TriangleMesh.vertex_parts` (v,) of vertices (v, 3) and triangles (t, 3): each
+    welded vertex takes the least label of its triangles' vertices until none changes,
+    labels jumping to their own labels on the way (a few rounds for a long strip)."""
+    _, welded = np.unique(vertices, axis=0, return_inverse=True)
+    welded = welded.reshape(-1)
+    label = np.arange(len(vertices), dtype=np.int64)
+    corners = welded[triangles].reshape(-1)
+    while True:
+        least = label[corners].reshape(-1, 3).min(axis=1)
+        joined = label.copy()
+        np.minimum.at(joined, corners, np.repeat(least, 3))
+        joined = joined[joined]
+        if (joined == label).all():
+            return label[welded]
+        label = joined
 
 
 def _node_bounds(count: int, depth: int) -> np.ndarray:
@@ -472,6 +503,8 @@ class _World:
     rows of them; lo, hi: (T, 3) triangle bounds; mesh_lo, mesh_hi: (u, 3) mesh bounds
     (+inf, -inf for a mesh without triangles); closed: (u,) bool; owner: (T,) the mesh
     of each triangle
+    vertex_part, triangle_part: (V,), (T,) the connected part of each vertex and triangle,
+        numbered across all meshes
     tree: the meshes' trees with their node boxes in the world (`_Forest`)
     """
 
@@ -487,6 +520,8 @@ class _World:
     mesh_hi: np.ndarray
     closed: np.ndarray
     owner: np.ndarray
+    vertex_part: np.ndarray
+    triangle_part: np.ndarray
     tree: _Forest
 
 
@@ -577,6 +612,10 @@ def _pose(meshes: Sequence[TriangleMesh], matrices: np.ndarray, used: np.ndarray
     )
     corners = vertices[triangles]
     lo, hi = corners.min(axis=1), corners.max(axis=1)
+    vertex_part = np.concatenate(
+        [mesh.vertex_parts + start for mesh, start in zip(posed, vertex_start, strict=True)]
+        + [np.zeros(0, dtype=np.int64)]
+    )
     mesh_lo = np.full((len(used), 3), np.inf)
     mesh_hi = np.full((len(used), 3), -np.inf)
     has = triangle_count > 0
@@ -597,6 +636,8 @@ def _pose(meshes: Sequence[TriangleMesh], matrices: np.ndarray, used: np.ndarray
         mesh_hi,
         closed,
         np.repeat(np.arange(len(used)), triangle_count),
+        vertex_part,
+        vertex_part[triangles[:, 0]],
         _forest(posed, triangle_start, lo, hi),
     )
 
@@ -940,12 +981,26 @@ def _parity_inside(world: _World, points, target) -> tuple[np.ndarray, np.ndarra
     return inside, nearest
 
 
-def _inside_stage(world: _World, inner: np.ndarray, outer: np.ndarray, known) -> _Best:
+def _outside_parts(world: _World, pair, points, target, part, apart) -> np.ndarray:
+    """Which points (k, 3) of pairs `pair` (k,) lie in a connected part `part` (k,) of
+    their mesh found outside world meshes `target` (k,): (k,) bool. Only for pairs whose
+    surfaces are `apart` (m,): a part that does not meet the other surface lies wholly
+    on one side of it, so the ray parity of its first point decides for all of it."""
+    among = np.flatnonzero(apart[pair])
+    key = pair[among] * len(world.vertex_part) + part[among]
+    _, first, group = np.unique(key, return_index=True, return_inverse=True)
+    inside, _ = _parity_inside(world, points[among[first]], target[among[first]])
+    outside = np.zeros(len(pair), dtype=bool)
+    outside[among] = ~inside[group]
+    return outside
+
+
+def _inside_stage(world: _World, inner: np.ndarray, outer: np.ndarray, known, apart) -> _Best:
     """Depth (b) of the pairs of world meshes (inner, outer) (m,) each, the outer ones
     closed: minus the largest distance of an inner vertex or face centre strictly inside
     the outer mesh to its surface (0 where none), with that point and its closest point
     on the outer surface; where it would not exceed `known` (m,), a depth found already,
-    it may be left at 0.
+    it may be left at 0. apart: (m,) bool, the pair's surfaces are more than eps apart.
 
     Inside by the parity of a ray straight up; the ray's first crossing bounds the
     distance of an inside vertex to the surface from above, so vertices are measured in
@@ -959,11 +1014,13 @@ def _inside_stage(world: _World, inner: np.ndarray, outer: np.ndarray, known) ->
     face_pair, face = expand_runs(world.triangle_start[inner], world.triangle_count[inner])
     pair = np.concatenate([vertex_pair, face_pair])
     points = np.concatenate([world.vertices[vertex], world.corners[face].mean(axis=1)])
+    part = np.concatenate([world.vertex_part[vertex], world.triangle_part[face]])
     target = outer[pair]
     # A point inside a mesh is no farther from its surface than from the faces of its
     # bounds: one within eps of them is not strictly inside (faces on the other's faces).
     room = np.minimum(points - world.mesh_lo[target], world.mesh_hi[target] - points).min(axis=1)
-    keep = room > _epsilon(np.abs(points).max(axis=1, initial=0.0))
+    keep = np.flatnonzero(room > _epsilon(np.abs(points).max(axis=1, initial=0.0)))
+    keep = keep[~_outside_parts(world, pair[keep], points[keep], target[keep], part[keep], apart)]
     pair, points, target = pair[keep], points[keep], target[keep]
     inside, upper = _parity_inside(world, points, target)
     order = np.lexsort((-upper[inside], pair[inside]))
@@ -1020,7 +1077,8 @@ def mesh_contacts(
     slots = slots.reshape(-1, 2)
     world = _pose(meshes, matrices, used)
     reach = np.abs(world.corners).max(initial=0.0)
-    grow = max_distance + float(_epsilon(np.array([reach]))[0])
+    contact = float(_epsilon(np.array([reach]))[0])
+    grow = max_distance + contact
     nearest, crossing = _triangle_stage(world, slots, grow)
     closed = world.closed[slots]
     i_in_j = _Best(len(slots), 0.0)
@@ -1030,7 +1088,11 @@ def mesh_contacts(
         # shell in a wall).
         tested = np.flatnonzero(closed[:, outer])
         found = _inside_stage(
-            world, slots[tested, inner], slots[tested, outer], -crossing.value[tested]
+            world,
+            slots[tested, inner],
+            slots[tested, outer],
+            -crossing.value[tested],
+            nearest.value[tested] > contact,
         )
         best.value[tested], best.first[tested], best.second[tested] = (
             found.value,

@@ -1,7 +1,8 @@
-"""The triangle trees of `core.mesh`: walking them finds what trying every triangle pair
-and every triangle finds, so `mesh_contacts` gives the same answer, bit for bit, whatever
-the leaf size. A tree of one leaf (a leaf size above the triangle count, as for every
-mesh of a few triangles) is the brute-force product."""
+"""What `core.mesh` prepares once per mesh to go faster. Its triangle trees: walking them
+finds what trying every triangle pair and every triangle finds, so `mesh_contacts` gives
+the same answer, bit for bit, whatever the leaf size (a tree of one leaf, as for every
+mesh of a few triangles, is the brute-force product). Its connected parts: one ray
+decides whether a part apart from the other surface lies inside it."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from collide_addon.core import mesh_contacts, prepare_mesh
+from collide_addon.core import APART, I_INSIDE_J, mesh_contacts, prepare_mesh
 from collide_dev.mesh_shapes import box_mesh, torus, uv_sphere
 
 ONE_LEAF = 1 << 30
@@ -87,3 +88,34 @@ def test_tree_order_is_a_permutation_split_into_halves_by_depth():
     assert prepare_mesh(vertices, triangles, leaf_size=ONE_LEAF).tree_depth == 0
     with pytest.raises(ValueError, match="leaf_size"):
         prepare_mesh(vertices, triangles, leaf_size=1)
+
+
+def test_parts_are_welded_connected_pieces():
+    first_vertices, first_triangles = box_mesh([0.0] * 3, [1.0] * 3)
+    ring_vertices, ring_triangles = torus(1.0, 0.2, 12, 6)
+    mesh = prepare_mesh(
+        np.concatenate([first_vertices, ring_vertices + 5.0, first_vertices + 10.0]),
+        np.concatenate([first_triangles, ring_triangles + 8, first_triangles + 80]),
+    )
+    parts = mesh.vertex_parts
+    assert len(np.unique(parts)) == 3
+    assert len(np.unique(parts[:8])) == len(np.unique(parts[8:80])) == 1
+    assert len(np.unique(parts[80:])) == 1
+
+
+def test_a_part_inside_counts_and_a_part_in_the_hole_does_not():
+    ring = prepare_mesh(*torus(1.0, 0.4, 48, 24))
+    in_tube = box_mesh([0.95, -0.05, -0.05], [1.05, 0.05, 0.05])
+    in_hole = box_mesh([-0.1] * 3, [0.1] * 3)
+    both = prepare_mesh(
+        np.concatenate([in_hole[0], in_tube[0]]), np.concatenate([in_hole[1], in_tube[1] + 8])
+    )
+    identity = np.tile(np.eye(4), (2, 1, 1))
+    alone = mesh_contacts([prepare_mesh(*in_tube), ring], identity, [[0, 1]], 0.05)
+    together = mesh_contacts([both, ring], identity, [[0, 1]], 0.05)
+    assert alone.relation[0] == together.relation[0] == I_INSIDE_J
+    assert together.distance[0] == alone.distance[0] < -0.3
+    np.testing.assert_array_equal(together.point_i, alone.point_i)
+    np.testing.assert_array_equal(together.point_j, alone.point_j)
+    hole = mesh_contacts([prepare_mesh(*in_hole), ring], identity, [[0, 1]], 0.05)
+    assert hole.relation[0] == APART
