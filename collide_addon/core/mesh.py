@@ -93,7 +93,8 @@ I_INSIDE_J = 3
 J_INSIDE_I = 4
 
 # Triangles per leaf of a mesh's tree: a leaf pair expands into at most 64 triangle
-# pairs, few enough that the boxes of the tree's levels prune most far ones first.
+# pairs (each leaf's triangles tested against the other leaf's box first); leaves of 3 to
+# 16 triangles took the same time on the FZK-Haus fixture.
 _LEAF_SIZE = 8
 # Triangle pairs evaluated at once: each holds about 5 kB of temporaries (the 9 edge pairs
 # and 6 vertex-triangle cases), so a chunk stays under about 200 MB.
@@ -561,7 +562,7 @@ def _forest(posed: Sequence[TriangleMesh], triangle_start, lo, hi) -> _Forest:
     mesh, heap = expand_runs(np.zeros(len(posed), dtype=np.int64), node_count)
     level = np.frexp(heap + 1.0)[1].astype(np.int64) - 1
     slot = heap + 1 - (np.int64(1) << level)
-    size = np.array([len(tree.tree_order) for tree in posed], dtype=np.int64)[mesh]
+    size = np.array([len(item.tree_order) for item in posed], dtype=np.int64)[mesh]
     start = (slot * size) >> level
     first = triangle_start[mesh] + start
     count = (((slot + 1) * size) >> level) - start
