@@ -59,20 +59,25 @@ contact):
   deepest penetration otherwise: the deepest vertex of the shallower triangle for (a), or
   the deepest point of (b), and its closest point on the other triangle or surface.
 
-Cost: the meshes of all pairs are posed and concatenated once per call and their
-triangle pairs decided together in chunks (memory stays within a few hundred MB): each
-pair's triangles near the other mesh's bounds (grown by `max_distance`) are paired in
-full for small meshes and through a uniform grid of both sets for large ones. Plane
-tests run on every candidate; the exact distance only on pairs whose triangles do not
-meet, and there only on candidates that planes and bounds cannot rule out against the
-exact distance of the pair's candidate with the least lower bound. The inside
-test casts a ray straight up from each vertex and face centre inside the other mesh's
-bounds and counts crossings (ray parity, exact on shared edges and vertices by a
-consistent tie rule); a point's depth search is bounded by its ray's first crossing
-and skipped when that bound cannot beat the depth already found, and it stops
-as soon as a triangle within that depth turns up. Pairs of large meshes
-far apart next to the size of their triangles cost more: the grid's boxes grow with the
-gap.
+Cost: each `TriangleMesh` carries a bounding volume tree over its triangles, built once
+by `prepare_mesh` (median splits, at most `_LEAF_SIZE` triangles per leaf); a call poses
+the meshes of all pairs once, refits the trees' node boxes to the posed triangles (linear
+in the triangles, like the posing) and walks both trees of all pairs together, one level
+at a time over arrays of node pairs, keeping node pairs whose boxes come within
+`max_distance` and within an upper bound of the pair's distance (two vertices' distance).
+Plane tests run on the surviving triangle pairs; the exact distance only on pairs whose
+triangles do not meet, and there only on candidates that planes and bounds cannot rule
+out against the exact distance of the pair's candidate with the least lower bound. The
+inside test casts a ray straight up from each vertex and face centre inside the other
+mesh's bounds and counts crossings (ray parity, exact on shared edges and vertices by a
+consistent tie rule), the ray's box walked down the other mesh's tree; where the two
+surfaces are apart, one ray per connected part of the mesh (`TriangleMesh.vertex_parts`)
+decides for the whole part, which cannot cross the other surface; a point's depth
+search (boxes of growing radius down the same tree) is bounded by its ray's first
+crossing and skipped when that bound cannot beat the depth already found, and it stops
+as soon as a triangle within that depth turns up. What stays: touching elements whose
+faces lie on each other have many triangle pairs with a lower bound of 0, and each gets
+the plane tests and the exact distance.
 """
 
 from __future__ import annotations
@@ -91,15 +96,13 @@ CROSSING = 2
 I_INSIDE_J = 3
 J_INSIDE_I = 4
 
+# Triangles per leaf of a mesh's tree: a leaf pair expands into at most 64 triangle
+# pairs (each leaf's triangles tested against the other leaf's box first); leaves of 3 to
+# 16 triangles took the same time on the FZK-Haus fixture.
+_LEAF_SIZE = 8
 # Triangle pairs evaluated at once: each holds about 5 kB of temporaries (the 9 edge pairs
 # and 6 vertex-triangle cases), so a chunk stays under about 200 MB.
 _CHUNK_ROWS = 1 << 15
-# Pairs whose candidate triangle product is at most this are expanded in full; larger
-# ones (big meshes) go through the bounds grid one pair at a time.
-_PRODUCT_LIMIT = 1 << 14
-# Points tested against a mesh of at most this many triangles meet each of them; against
-# larger ones, only those the bounds grid finds.
-_SMALL_MESH = 64
 # Triangles with |cross| at most this times their longest edge squared have zero area.
 _ZERO_AREA = 1e-12
 # Edges closer to parallel than this (sin^2 of their angle) have no interior closest pair
@@ -108,9 +111,6 @@ _PARALLEL_SIN2 = 1e-14
 # Relative rounding of a lower bound of a triangle pair's distance (a few hundred float64
 # steps of the coordinates).
 _ROUNDING = 1e-12
-# A bounds grid starts with at most this many cells along its longest axis (three packed
-# cell indices must fit an int64 key).
-_MAX_CELLS_PER_AXIS = float(1 << 20)
 # A surface goes on across an edge where its two triangles' normals turn by less than
 # 60 degrees (|cosine| above this): one flat face, or the facets of a curved one (a pipe
 # of six or more facets). Only sharper edges, like a box's, end a face.
@@ -132,6 +132,13 @@ class TriangleMesh:
     smooth_edges: (t, 3) bool, the surface goes on across edge k (corner k to corner
         k + 1) of each triangle: into a neighbour turned by less than 60 degrees (the same
         flat face, or the next facet of a curved one), or into more than one neighbour
+    tree_order: (t,) int64, the triangles in the order of the mesh's bounding volume tree:
+        a balanced binary tree whose node j at depth d (0 <= j < 2**d) holds
+        tree_order[j * t >> d : (j + 1) * t >> d], split at the median of its triangles'
+        centres along their widest axis
+    tree_depth: the depth of the tree's leaves (0: one leaf holds every triangle)
+    vertex_parts: (v,) int64, the connected part of each vertex (after welding): the
+        least welded vertex index in it
     """
 
     vertices: np.ndarray
@@ -139,10 +146,14 @@ class TriangleMesh:
     closed: bool
     bounds: np.ndarray
     smooth_edges: np.ndarray
+    tree_order: np.ndarray
+    tree_depth: int
+    vertex_parts: np.ndarray
 
 
-def prepare_mesh(vertices, triangles) -> TriangleMesh:
-    """A `TriangleMesh` of vertices (v, 3) and triangles (t, 3) indices into them.
+def prepare_mesh(vertices, triangles, leaf_size: int = _LEAF_SIZE) -> TriangleMesh:
+    """A `TriangleMesh` of vertices (v, 3) and triangles (t, 3) indices into them, its
+    tree's leaves holding at most `leaf_size` (>= 2) triangles each.
 
     Raises ValueError on bad shapes, indices out of range or non-finite coordinates.
     """
@@ -168,13 +179,69 @@ def prepare_mesh(vertices, triangles) -> TriangleMesh:
     triangles.setflags(write=False)
     bounds = np.array([vertices.min(axis=0, initial=np.inf), vertices.max(axis=0, initial=-np.inf)])
     bounds.setflags(write=False)
+    tree_order, tree_depth = _build_tree(vertices[triangles].mean(axis=1), leaf_size)
+    tree_order.setflags(write=False)
     _, welded = np.unique(vertices, axis=0, return_inverse=True)
-    welded = welded.reshape(-1)[triangles]
-    smooth_edges = _smooth_edges(vertices[triangles], welded, len(vertices))
+    welded = welded.reshape(-1)
+    vertex_parts = _vertex_parts(welded, triangles)
+    vertex_parts.setflags(write=False)
+    smooth_edges = _smooth_edges(vertices[triangles], welded[triangles], len(vertices))
     smooth_edges.setflags(write=False)
     return TriangleMesh(
-        vertices, triangles, _is_closed(welded, len(vertices)), bounds, smooth_edges
+        vertices,
+        triangles,
+        _is_closed(welded[triangles], len(vertices)),
+        bounds,
+        smooth_edges,
+        tree_order,
+        tree_depth,
+        vertex_parts,
     )
+
+
+def _vertex_parts(welded: np.ndarray, triangles: np.ndarray) -> np.ndarray:
+    """`TriangleMesh.vertex_parts` (v,) of vertices welded to the indices `welded` (v,)
+    and triangles (t, 3): each welded vertex takes the least label of its triangles'
+    vertices until none changes, labels jumping to their own labels on the way (a few
+    rounds for a long strip)."""
+    label = np.arange(len(welded), dtype=np.int64)
+    corners = welded[triangles].reshape(-1)
+    while True:
+        least = label[corners].reshape(-1, 3).min(axis=1)
+        joined = label.copy()
+        np.minimum.at(joined, corners, np.repeat(least, 3))
+        joined = joined[joined]
+        if (joined == label).all():
+            return label[welded]
+        label = joined
+
+
+def _node_bounds(count: int, depth: int) -> np.ndarray:
+    """Where the 2**depth nodes at `depth` of a tree over `count` triangles start and end
+    in its order: (2**depth + 1,) int64."""
+    return (np.arange((1 << depth) + 1, dtype=np.int64) * count) >> depth
+
+
+def _build_tree(centres: np.ndarray, leaf_size: int) -> tuple[np.ndarray, int]:
+    """The tree order (t,) and leaf depth of triangles with centres (t, 3): level by
+    level, each node's triangles sorted along the widest axis of their centres, so that
+    the node's two halves are split at the median."""
+    if leaf_size < 2:
+        raise ValueError(f"prepare_mesh: leaf_size must be >= 2, got {leaf_size}")
+    count = len(centres)
+    depth = 0
+    while count > leaf_size << depth:
+        depth += 1
+    order = np.arange(count, dtype=np.int64)
+    # Leaves hold more than leaf_size / 2 >= 1 triangles, so no node is empty.
+    for level in range(depth):
+        starts = _node_bounds(count, level)[:-1]
+        node = np.repeat(np.arange(len(starts)), np.diff(np.append(starts, count)))
+        placed = centres[order]
+        widths = np.maximum.reduceat(placed, starts) - np.minimum.reduceat(placed, starts)
+        axis = np.argmax(widths, axis=1)
+        order = order[np.lexsort((placed[np.arange(count), axis[node]], node))]
+    return order, depth
 
 
 def _smooth_edges(corners: np.ndarray, welded: np.ndarray, count: int) -> np.ndarray:
@@ -464,7 +531,7 @@ class _PlaneTests:
     """What the triangles' planes tell of m triangle pairs (first, second).
 
     meet: (m,) the two cross each other's planes by more than eps and their cuts overlap,
-    so their distance is 0; meeting_point: (m, 3) a point of both there
+    so their distance is 0; meeting_point: (m, 3) a point of both there (0 elsewhere)
     crossing: (m,) they meet and cross (the cuts overlap by more than eps)
     lower: (m,) a lower bound of their distance (their separation along either normal)
     signed_first, signed_second: (m, 3) each one's corners to the other's plane
@@ -479,25 +546,36 @@ class _PlaneTests:
 
 
 def _plane_tests(first: np.ndarray, second: np.ndarray) -> _PlaneTests:
-    """`_PlaneTests` of triangle pairs first, second (m, 3, 3)."""
+    """`_PlaneTests` of triangle pairs first, second (m, 3, 3); the meeting point is
+    only set where they meet."""
     magnitude = np.maximum(np.abs(first).max(axis=(1, 2)), np.abs(second).max(axis=(1, 2)))
     epsilon = _epsilon(magnitude)
     signed_first, normal_second = _plane_distances(first, second)
     signed_second, normal_first = _plane_distances(second, first)
-    both_pierce = (_reach(signed_first) > epsilon) & (_reach(signed_second) > epsilon)
-    direction = _cross(normal_first, normal_second)
+    reach_first, reach_second = _reach(signed_first), _reach(signed_second)
+    # Only triangles that both pierce the other's plane can meet: their cuts of the
+    # common line are found for those alone.
+    pierce = np.flatnonzero((reach_first > epsilon) & (reach_second > epsilon))
+    direction = _cross(normal_first[pierce], normal_second[pierce])
     direction /= np.maximum(_length(direction), np.finfo(float).tiny)[:, None]
-    lo_first, hi_first, start_first, end_first, _, _ = _cut(first, signed_first, direction)
-    lo_second, hi_second, _, _, _, _ = _cut(second, signed_second, direction)
+    lo_first, hi_first, start_first, end_first, _, _ = _cut(
+        first[pierce], signed_first[pierce], direction
+    )
+    lo_second, hi_second, _, _, _, _ = _cut(second[pierce], signed_second[pierce], direction)
     lo, hi = np.maximum(lo_first, lo_second), np.minimum(hi_first, hi_second)
     span = hi_first - lo_first
     middle = np.clip(((lo + hi) / 2 - lo_first) / np.where(span > 0, span, 1.0), 0, 1)
-    lower = np.maximum(-_reach(signed_first), -_reach(signed_second))
+    meet = np.zeros(len(first), dtype=bool)
+    meet[pierce] = hi >= lo
+    crossing = np.zeros(len(first), dtype=bool)
+    crossing[pierce] = hi - lo > epsilon[pierce]
+    meeting_point = np.zeros((len(first), 3))
+    meeting_point[pierce] = start_first + middle[:, None] * (end_first - start_first)
     return _PlaneTests(
-        both_pierce & (hi >= lo),
-        start_first + middle[:, None] * (end_first - start_first),
-        both_pierce & (hi - lo > epsilon),
-        np.maximum(lower, 0.0),
+        meet,
+        meeting_point,
+        crossing,
+        np.maximum(np.maximum(-reach_first, -reach_second), 0.0),
         signed_first,
         signed_second,
     )
@@ -526,6 +604,9 @@ class _World:
     rows of them; lo, hi: (T, 3) triangle bounds; mesh_lo, mesh_hi: (u, 3) mesh bounds
     (+inf, -inf for a mesh without triangles); closed: (u,) bool; owner: (T,) the mesh
     of each triangle; smooth_edges: (T, 3) bool, `TriangleMesh.smooth_edges`
+    vertex_part, triangle_part: (V,), (T,) the connected part of each vertex and triangle,
+        numbered across all meshes
+    tree: the meshes' trees with their node boxes in the world (`_Forest`)
     """
 
     vertices: np.ndarray
@@ -541,6 +622,65 @@ class _World:
     closed: np.ndarray
     owner: np.ndarray
     smooth_edges: np.ndarray
+    vertex_part: np.ndarray
+    triangle_part: np.ndarray
+    tree: _Forest
+
+
+@dataclass(frozen=True)
+class _Forest:
+    """The trees of u posed meshes, N nodes in all, each mesh's nodes in heap order (the
+    children of its node h are its nodes 2h + 1 and 2h + 2).
+
+    triangles: (T,) world triangle rows in tree order, mesh after mesh
+    root: (u,) each mesh's root node
+    lo, hi: (N, 3) node bounds in the world (+inf, -inf for a mesh without triangles)
+    first, count: (N,) each node's run of `triangles`
+    child: (N,) a node's first child (the second follows it), -1 for a leaf
+    """
+
+    triangles: np.ndarray
+    root: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+    first: np.ndarray
+    count: np.ndarray
+    child: np.ndarray
+
+
+def _forest(posed: Sequence[TriangleMesh], triangle_start, lo, hi) -> _Forest:
+    """The trees of meshes `posed` (u) whose triangles start at rows `triangle_start` (u,)
+    of the world triangle bounds lo, hi (T, 3): the trees come with the meshes; only
+    their node bounds are refitted here, leaves from their triangles and every other
+    node from its two children, one level at a time."""
+    depth = np.array([mesh.tree_depth for mesh in posed], dtype=np.int64)
+    triangles = np.concatenate(
+        [mesh.tree_order + start for mesh, start in zip(posed, triangle_start, strict=True)]
+        + [np.zeros(0, dtype=np.int64)]
+    )
+    node_count = (np.int64(2) << depth) - 1
+    root = _starts(node_count)
+    mesh, heap = expand_runs(np.zeros(len(posed), dtype=np.int64), node_count)
+    level = np.frexp(heap + 1.0)[1].astype(np.int64) - 1
+    slot = heap + 1 - (np.int64(1) << level)
+    size = np.array([len(item.tree_order) for item in posed], dtype=np.int64)[mesh]
+    start = (slot * size) >> level
+    first = triangle_start[mesh] + start
+    count = (((slot + 1) * size) >> level) - start
+    height = depth[mesh] - level
+    child = np.where(height > 0, 2 * np.arange(len(mesh)) - root[mesh] + 1, -1)
+    node_lo = np.full((len(mesh), 3), np.inf)
+    node_hi = np.full((len(mesh), 3), -np.inf)
+    leaves = np.flatnonzero((height == 0) & (count > 0))
+    if len(leaves):
+        node_lo[leaves] = np.minimum.reduceat(lo[triangles], first[leaves], axis=0)
+        node_hi[leaves] = np.maximum.reduceat(hi[triangles], first[leaves], axis=0)
+    for up in range(1, int(depth.max(initial=0)) + 1):
+        nodes = np.flatnonzero(height == up)
+        left, right = child[nodes], child[nodes] + 1
+        node_lo[nodes] = np.minimum(node_lo[left], node_lo[right])
+        node_hi[nodes] = np.maximum(node_hi[left], node_hi[right])
+    return _Forest(triangles, root, node_lo, node_hi, first, count, child)
 
 
 def _starts(counts: np.ndarray) -> np.ndarray:
@@ -574,6 +714,10 @@ def _pose(meshes: Sequence[TriangleMesh], matrices: np.ndarray, used: np.ndarray
     )
     corners = vertices[triangles]
     lo, hi = corners.min(axis=1), corners.max(axis=1)
+    vertex_part = np.concatenate(
+        [mesh.vertex_parts + start for mesh, start in zip(posed, vertex_start, strict=True)]
+        + [np.zeros(0, dtype=np.int64)]
+    )
     mesh_lo = np.full((len(used), 3), np.inf)
     mesh_hi = np.full((len(used), 3), -np.inf)
     has = triangle_count > 0
@@ -595,6 +739,9 @@ def _pose(meshes: Sequence[TriangleMesh], matrices: np.ndarray, used: np.ndarray
         closed,
         np.repeat(np.arange(len(used)), triangle_count),
         np.concatenate([mesh.smooth_edges for mesh in posed] + [np.zeros((0, 3), dtype=bool)]),
+        vertex_part,
+        vertex_part[triangles[:, 0]],
+        _forest(posed, triangle_start, lo, hi),
     )
 
 
@@ -615,102 +762,93 @@ def _chunks(counts: np.ndarray, limit: int):
         start = stop
 
 
-def _near_triangles(world: _World, mesh: np.ndarray, other: np.ndarray, grow: float):
-    """Triangles of world meshes `mesh` (p,) whose bounds grown by `grow` meet the bounds
-    of meshes `other` (p,): (pair (k,), triangle (k,)) sorted by pair."""
-    found_pairs, found_triangles = [], []
-    counts = world.triangle_count[mesh]
-    for part in _chunks(counts, _CHUNK_ROWS * 8):
-        run, triangle = expand_runs(world.triangle_start[mesh[part]], counts[part])
-        target = other[part][run]
-        keep = _boxes_overlap(
-            world.lo[triangle],
-            world.hi[triangle],
-            world.mesh_lo[target],
-            world.mesh_hi[target],
-            grow,
-        )
-        found_pairs.append(run[keep] + part.start)
-        found_triangles.append(triangle[keep])
-    empty = [np.zeros(0, dtype=np.int64)]
-    return np.concatenate(found_pairs + empty), np.concatenate(found_triangles + empty)
+def _gap(lo_a, hi_a, lo_b, hi_b) -> np.ndarray:
+    """The distance between boxes a and b (k, 3 bounds each): (k,), 0 where they meet."""
+    return _length(np.maximum(np.maximum(lo_a - hi_b, lo_b - hi_a), 0.0))
 
 
-def _product(world: _World, pair_a, tri_a, pair_b, tri_b, pairs: np.ndarray, grow: float):
-    """Every triangle of a against every triangle of b of the same pair, bounds grown by
-    `grow` overlapping: (pair, triangle a, triangle b), each (k,)."""
-    count_b = np.bincount(pair_b, minlength=len(pairs))
-    start_b = _starts(count_b)
-    entry, position = expand_runs(start_b[pair_a], count_b[pair_a])
-    first, second = tri_a[entry], tri_b[position]
-    keep = _boxes_overlap(
-        world.lo[first], world.hi[first], world.lo[second], world.hi[second], grow
+def _pair_nodes(tree: _Forest, a: np.ndarray, b: np.ndarray):
+    """The node pairs one level down from node pairs a, b (k,) of which at least one is
+    not a leaf: each inner node replaced by its two children, a leaf kept as it is
+    (row (p,) into a and b, node of a (p,), node of b (p,))."""
+    split_a, split_b = tree.child[a] >= 0, tree.child[b] >= 0
+    per_b = np.where(split_b, 2, 1)
+    row, position = expand_runs(np.zeros(len(a), dtype=np.int64), np.where(split_a, 2, 1) * per_b)
+    which_a, which_b = position // per_b[row], position % per_b[row]
+    return (
+        row,
+        np.where(split_a[row], tree.child[a[row]] + which_a, a[row]),
+        np.where(split_b[row], tree.child[b[row]] + which_b, b[row]),
     )
-    return pair_a[entry][keep], first[keep], second[keep]
-
-
-def _nearby_gap(world: _World, tri_a: np.ndarray, tri_b: np.ndarray) -> float:
-    """An upper bound of the distance between triangles tri_a (k,) and tri_b (l,): the
-    distance of two centroids found by walking to the nearest one twice each way. It
-    keeps the grid's bounds tight when `max_distance` is large next to the meshes."""
-    centroid_a = world.corners[tri_a].mean(axis=1)
-    centroid_b = world.corners[tri_b].mean(axis=1)
-    best_b = centroid_b[0]
-    for _ in range(2):
-        best_a = centroid_a[np.argmin(_length(centroid_a - best_b))]
-        best_b = centroid_b[np.argmin(_length(centroid_b - best_a))]
-    return float(_length(best_a - best_b))
-
-
-def _grid_pairs(world: _World, pair: int, tri_a: np.ndarray, tri_b: np.ndarray, grow: float):
-    """Triangles of a against those of b for one pair of large meshes, by the bounds grid:
-    (pair, triangle a, triangle b), each (k,)."""
-    grow = min(grow, _nearby_gap(world, tri_a, tri_b))
-    first, second = _cross_pairs(
-        world.lo[tri_a] - grow / 2,
-        world.hi[tri_a] + grow / 2,
-        world.lo[tri_b] - grow / 2,
-        world.hi[tri_b] + grow / 2,
-    )
-    return np.full(len(first), pair), tri_a[first], tri_b[second]
 
 
 def _candidates(world: _World, slots: np.ndarray, grow: float):
     """Candidate triangle pairs of the pairs of world meshes `slots` (m, 2): those whose
-    bounds come within `grow`: (pair (k,), triangle of i (k,), triangle of j (k,))."""
-    pair_a, tri_a = _near_triangles(world, slots[:, 0], slots[:, 1], grow)
-    pair_b, tri_b = _near_triangles(world, slots[:, 1], slots[:, 0], grow)
-    count_a = np.bincount(pair_a, minlength=len(slots))
-    count_b = np.bincount(pair_b, minlength=len(slots))
-    products = count_a * count_b
-    small = np.flatnonzero(products <= _PRODUCT_LIMIT)
+    bounds come within `grow` of each other (per axis) and within an upper bound of the
+    pair's distance: (pair (k,), triangle of i (k,), triangle of j (k,)), sorted.
+
+    The two meshes' trees are walked together, one level at a time for the node pairs of
+    every mesh pair at once. A node pair whose bounds are farther apart than `grow`, or
+    than the distance of two vertices met in the pair's nodes so far, holds no candidate
+    that can matter: crossing and meeting triangles have bounds that meet, and the
+    closest ones bounds no farther apart than any two vertices."""
+    tree = world.tree
+    slack = _ROUNDING * max(1.0, float(np.abs(world.corners).max(initial=0.0)))
+    upper = np.full(len(slots), np.inf)
+    pair = np.arange(len(slots))
+    a, b = tree.root[slots[:, 0]], tree.root[slots[:, 1]]
+    leaves = [(np.zeros(0, dtype=np.int64),) * 3]
+    while len(pair):
+        keep = _boxes_overlap(tree.lo[a], tree.hi[a], tree.lo[b], tree.hi[b], grow)
+        pair, a, b = pair[keep], a[keep], b[keep]
+        vertex_a = world.corners[tree.triangles[tree.first[a]], 0]
+        vertex_b = world.corners[tree.triangles[tree.first[b]], 0]
+        np.minimum.at(upper, pair, _length(vertex_a - vertex_b))
+        keep = _gap(tree.lo[a], tree.hi[a], tree.lo[b], tree.hi[b]) <= upper[pair] + slack
+        pair, a, b = pair[keep], a[keep], b[keep]
+        done = (tree.child[a] < 0) & (tree.child[b] < 0)
+        leaves.append((pair[done], a[done], b[done]))
+        row, a, b = _pair_nodes(tree, a[~done], b[~done])
+        pair = pair[~done][row]
+    pair, a, b = (np.concatenate(column) for column in zip(*leaves, strict=True))
     found = [(np.zeros(0, dtype=np.int64),) * 3]
-    # Pairs are expanded a group at a time so that the product rows stay bounded.
-    for part in _chunks(products[small], _CHUNK_ROWS * 32):
-        chosen = np.zeros(len(slots), dtype=bool)
-        chosen[small[part]] = True
-        found.append(
-            _product(
-                world, *_keep(chosen, pair_a, tri_a), *_keep(chosen, pair_b, tri_b), slots, grow
-            )
+    # Leaf pairs are expanded a group at a time so that the triangle rows stay bounded.
+    for part in _chunks(tree.count[a] * tree.count[b], _CHUNK_ROWS * 32):
+        rows, first, second = _leaf_triangles(world, pair[part], a[part], b[part], grow)
+        lo_a, hi_a = world.lo[first], world.hi[first]
+        lo_b, hi_b = world.lo[second], world.hi[second]
+        keep = _boxes_overlap(lo_a, hi_a, lo_b, hi_b, grow)
+        keep[keep] = (
+            _gap(lo_a[keep], hi_a[keep], lo_b[keep], hi_b[keep]) <= upper[rows[keep]] + slack
         )
-    start_a, start_b = _starts(count_a), _starts(count_b)
-    for pair in np.flatnonzero(products > _PRODUCT_LIMIT):
-        found.append(
-            _grid_pairs(
-                world,
-                pair,
-                tri_a[start_a[pair] : start_a[pair] + count_a[pair]],
-                tri_b[start_b[pair] : start_b[pair] + count_b[pair]],
-                grow,
-            )
-        )
-    return tuple(np.concatenate(column) for column in zip(*found, strict=True))
+        found.append((rows[keep], first[keep], second[keep]))
+    pair, first, second = (np.concatenate(column) for column in zip(*found, strict=True))
+    # The order of a plain product, so that ties between equal distances are decided
+    # the same way whatever the trees.
+    order = np.lexsort((second, first, pair))
+    return pair[order], first[order], second[order]
 
 
-def _keep(small: np.ndarray, pair: np.ndarray, triangle: np.ndarray):
-    keep = small[pair]
-    return pair[keep], triangle[keep]
+def _near_node(world: _World, leaf: np.ndarray, other: np.ndarray, grow: float):
+    """The triangles of leaves `leaf` (k,) whose bounds come within `grow` of the bounds
+    of nodes `other` (k,): (row (p,) into leaf, triangle (p,)), sorted by row."""
+    tree = world.tree
+    row, position = expand_runs(tree.first[leaf], tree.count[leaf])
+    triangle = tree.triangles[position]
+    keep = _boxes_overlap(
+        world.lo[triangle], world.hi[triangle], tree.lo[other[row]], tree.hi[other[row]], grow
+    )
+    return row[keep], triangle[keep]
+
+
+def _leaf_triangles(world: _World, pair, a, b, grow: float):
+    """The triangle pairs of leaf pairs a, b (k,) of mesh pairs `pair` (k,), each
+    triangle near the other leaf's bounds: (pair (p,), triangle of a (p,), of b (p,))."""
+    row_a, triangle_a = _near_node(world, a, b, grow)
+    row_b, triangle_b = _near_node(world, b, a, grow)
+    count_b = np.bincount(row_b, minlength=len(pair))
+    entry, position = expand_runs(_starts(count_b)[row_a], count_b[row_a])
+    return pair[row_a[entry]], triangle_a[entry], triangle_b[position]
 
 
 class _Best:
@@ -745,11 +883,12 @@ def _upper_bounds(world: _World, count: int, pair, first, second) -> np.ndarray:
     return upper
 
 
-def _seed_distances(world: _World, count: int, pair, first, second, lower, rows) -> np.ndarray:
+def _seed_distances(world: _World, count: int, pair, first, second, lower, rows):
     """Each pair's distance bound (count,): the exact distance of its candidate among
-    `rows` (k,) with the least lower bound `lower`, mostly the nearest one (+inf for a
-    pair without one), so that the candidates (pair, first, second) whose lower bound
-    exceeds it can be left out."""
+    `rows` (k,) with the least lower bound `lower` (the first in order among equals),
+    mostly the nearest one (+inf for a pair without one), so that the candidates (pair,
+    first, second) whose lower bound exceeds it can be left out; and that candidate
+    (count,) (-1 where none)."""
     order = rows[np.lexsort((lower[rows], pair[rows]))]
     lead = np.ones(len(order), dtype=bool)
     lead[1:] = pair[order[1:]] != pair[order[:-1]]
@@ -760,24 +899,31 @@ def _seed_distances(world: _World, count: int, pair, first, second, lower, rows)
             world.corners[first[seeds[part]]], world.corners[second[seeds[part]]]
         )
         bound[pair[seeds[part]]] = distance
-    return bound
+    seed = np.full(count, -1)
+    seed[pair[seeds]] = seeds
+    return bound, seed
 
 
 def _triangle_stage(world: _World, slots: np.ndarray, grow: float):
     """Minimum distance and deepest crossing of each pair of world meshes `slots` (m, 2):
     (`_Best` of the distance, `_Best` of minus the depth (a)).
 
-    First the plane tests of every candidate: pairs where some triangles meet are at
-    distance 0 and need nothing more. The exact distance is then computed only for the
-    other pairs' candidates that the planes and bounds do not put beyond an upper bound
-    of the pair's distance."""
+    A first bound of each pair's distance, the exact distance of its candidate whose
+    bounds are nearest, leaves out the candidates whose bounds are farther apart. Then
+    the plane tests of the others: pairs where some triangles meet are at distance 0 and
+    need nothing more. The exact distance is then computed only for the other pairs'
+    candidates that the planes and bounds do not put beyond the exact distance of the
+    candidate with the least of those lower bounds."""
     nearest, deepest = _Best(len(slots), np.inf), _Best(len(slots), 0.0)
     pair, first, second = _candidates(world, slots, grow)
+    lower = _gap(world.lo[first], world.hi[first], world.lo[second], world.hi[second])
+    # The bounds are rounded differently from the distances: a triangle pair touching at
+    # distance 0 may get a lower bound of 1e-16, and it must stay a candidate.
+    slack = _ROUNDING * max(1.0, float(np.abs(world.corners).max(initial=0.0)))
+    bound, _ = _seed_distances(world, len(slots), pair, first, second, lower, np.arange(len(pair)))
+    keep = lower <= np.minimum(bound[pair], grow) + slack
+    pair, first, second, lower = pair[keep], first[keep], second[keep], lower[keep]
     upper = _upper_bounds(world, len(slots), pair, first, second)
-    gap = np.maximum(
-        np.maximum(world.lo[first] - world.hi[second], world.lo[second] - world.hi[first]), 0.0
-    )
-    lower = _length(gap)
     for part in _chunks(np.ones(len(pair), dtype=np.int64), _CHUNK_ROWS * 4):
         a, b, rows = world.corners[first[part]], world.corners[second[part]], pair[part]
         tests = _plane_tests(a, b)
@@ -797,11 +943,12 @@ def _triangle_stage(world: _World, slots: np.ndarray, grow: float):
         )
         deepest.offer(rows[cross], -depth, deep_a, deep_b)
     unmet = np.flatnonzero((nearest.value[pair] > 0) & (lower <= upper[pair]))
-    seed = _seed_distances(world, len(slots), pair, first, second, lower, unmet)
-    # The bounds are rounded differently from the distances: a triangle pair touching at
-    # distance 0 may get a lower bound of 1e-16, and it must stay a candidate.
-    slack = _ROUNDING * max(1.0, float(np.abs(world.corners).max(initial=0.0)))
-    rest = unmet[lower[unmet] <= seed[pair[unmet]] + slack]
+    bound, seed = _seed_distances(world, len(slots), pair, first, second, lower, unmet)
+    # Behind a candidate at distance 0 none comes closer, nor first among equals.
+    rest = unmet[
+        (lower[unmet] <= np.minimum(bound[pair[unmet]], grow) + slack)
+        & ((bound[pair[unmet]] > 0) | (unmet <= seed[pair[unmet]]))
+    ]
     for part in _chunks(np.ones(len(rest), dtype=np.int64), _CHUNK_ROWS):
         rows = rest[part]
         distance, point_a, point_b = _triangle_distance(
@@ -809,88 +956,6 @@ def _triangle_stage(world: _World, slots: np.ndarray, grow: float):
         )
         nearest.offer(pair[rows], distance, point_a, point_b)
     return nearest, deepest
-
-
-def _covered_cells(low: np.ndarray, high: np.ndarray, counts: np.ndarray):
-    """Every cell of the boxes spanning cells low..high (k, 3) int64: (box (c,), cell
-    (c, 3), key (c,) packing the cell by `counts` (3,) cells per axis)."""
-    spans = high - low + 1
-    box, index = expand_runs(np.zeros(len(low), dtype=np.int64), spans.prod(axis=1))
-    span_y, span_z = spans[box, 1], spans[box, 2]
-    offset = np.stack([index // (span_y * span_z), (index // span_z) % span_y, index % span_z], 1)
-    cell = low[box] + offset
-    return box, cell, (cell[:, 0] * counts[1] + cell[:, 1]) * counts[2] + cell[:, 2]
-
-
-def _grid_cells(lo, hi, origin, size):
-    """The cells low..high (k, 3) float that boxes lo, hi (k, 3) cover in a grid of cell
-    `size` from `origin` (3,)."""
-    return (lo - origin) // size, (hi - origin) // size
-
-
-def _lookup_cost(low_a, high_a, low_b, high_b, counts) -> int:
-    """Cells covered plus the (a box, b box) entries met in shared cells: the work of
-    `_cross_pairs` on one grid (int64 cells low..high (k, 3), `counts` (3,) per axis)."""
-    _, _, keys_b = _covered_cells(low_b, high_b, counts)
-    _, _, keys_a = _covered_cells(low_a, high_a, counts)
-    keys_b = np.sort(keys_b)
-    met = np.searchsorted(keys_b, keys_a, side="right") - np.searchsorted(keys_b, keys_a)
-    return len(keys_a) + len(keys_b) + int(met.sum())
-
-
-def _cross_pairs(lo_a, hi_a, lo_b, hi_b) -> tuple[np.ndarray, np.ndarray]:
-    """Every overlapping pair of a box of set a (k, 3 bounds) and one of set b (l, 3):
-    (index into a (p,), index into b (p,)).
-
-    A uniform grid, first of both sets' 90th-percentile box size, doubled until the cells
-    the boxes cover stay few, then halved while that makes the look-ups cheaper (small
-    boxes, rays above all, among large ones): b's boxes are stored in every cell they
-    cover, a's look them up, and a pair is kept only in the cell holding the low corner
-    of the two boxes' intersection, so it comes once. Unlike the shared grid, pairs
-    within a set (the neighbouring triangles of one mesh) cost nothing."""
-    empty = np.zeros(0, dtype=np.int64)
-    if len(lo_a) == 0 or len(lo_b) == 0:
-        return empty, empty
-    origin = np.minimum(lo_a.min(axis=0), lo_b.min(axis=0))
-    extents = np.concatenate([hi_a - lo_a, hi_b - lo_b])
-    span = float((np.maximum(hi_a.max(axis=0), hi_b.max(axis=0)) - origin).max())
-    # Boxes without extent (the vertical rays of the inside test) would start the doubling
-    # below from the smallest float, a thousand rounds over every box; no grid finer than
-    # this many cells along the longest axis can be counted anyway.
-    smallest = max(span / _MAX_CELLS_PER_AXIS, np.finfo(float).tiny)
-    size = max(float(np.quantile(extents.max(axis=1), 0.9)), smallest)
-    limit = 16 * (len(lo_a) + len(lo_b))
-
-    def grid(size):
-        """The cells of both sets and the cells per axis, or None when too many."""
-        low_a, high_a = _grid_cells(lo_a, hi_a, origin, size)
-        low_b, high_b = _grid_cells(lo_b, hi_b, origin, size)
-        covered = (high_a - low_a + 1).prod(axis=1).sum() + (high_b - low_b + 1).prod(axis=1).sum()
-        counts = np.maximum(high_a.max(axis=0), high_b.max(axis=0)) + 1
-        if covered > limit or counts.prod() >= 2**62:
-            return None
-        return tuple(x.astype(np.int64) for x in (low_a, high_a, low_b, high_b, counts))
-
-    while (cells := grid(size)) is None:
-        size *= 2.0
-    cost = _lookup_cost(*cells)
-    while size / 2 >= smallest and (finer := grid(size / 2)) is not None:
-        finer_cost = _lookup_cost(*finer)
-        if finer_cost >= cost:
-            break
-        size, cells, cost = size / 2, finer, finer_cost
-    low_a, high_a, low_b, high_b, counts = cells
-    box_b, _, keys_b = _covered_cells(low_b, high_b, counts)
-    order = np.argsort(keys_b, kind="stable")
-    box_b, keys_b = box_b[order], keys_b[order]
-    box_a, cell_a, keys_a = _covered_cells(low_a, high_a, counts)
-    first = np.searchsorted(keys_b, keys_a, side="left")
-    entry, position = expand_runs(first, np.searchsorted(keys_b, keys_a, side="right") - first)
-    a, b = box_a[entry], box_b[position]
-    keep = (cell_a[entry] == np.maximum(low_a[a], low_b[b])).all(axis=1)
-    a, b = a[keep], b[keep]
-    keep = _boxes_overlap(lo_a[a], hi_a[a], lo_b[b], hi_b[b], 0.0)
-    return a[keep], b[keep]
 
 
 def _vertical_hits(points: np.ndarray, corners: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -925,54 +990,41 @@ def _vertical_hits(points: np.ndarray, corners: np.ndarray) -> tuple[np.ndarray,
     return covered & (normal[:, 2] != 0), height
 
 
-def _triangles_near(world: _World, lo, hi, target) -> np.ndarray:
-    """Triangles of world meshes `target` (k,) that meet the bounds of all boxes lo, hi
-    (k, 3) of their mesh together: (p,) indices, a cheap first cut for the grid."""
-    meshes = np.unique(target)
-    union_lo = np.full((len(world.triangle_count), 3), np.inf)
-    union_hi = np.full((len(world.triangle_count), 3), -np.inf)
-    np.minimum.at(union_lo, target, lo)
-    np.maximum.at(union_hi, target, hi)
-    _, triangles = expand_runs(world.triangle_start[meshes], world.triangle_count[meshes])
-    owner = world.owner[triangles]
-    keep = _boxes_overlap(
-        world.lo[triangles], world.hi[triangles], union_lo[owner], union_hi[owner], 0.0
-    )
-    return triangles[keep]
-
-
-def _point_candidates(
-    world: _World, lo, hi, target, vertical_rays: bool = False
-) -> tuple[np.ndarray, np.ndarray]:
+def _point_candidates(world: _World, lo, hi, target, centres=None) -> tuple[np.ndarray, np.ndarray]:
     """Triangles of world meshes `target` (k,) whose bounds meet boxes lo, hi (k, 3):
-    (box (p,), triangle (p,)). Boxes in small meshes meet each of their triangles in
-    turn; the others go through the bounds grid. For `vertical_rays` (boxes flat in x
-    and y, long in z) the grid works in the xy plane with the mesh as third coordinate,
-    so that rays never meet the triangles of meshes elsewhere above or below."""
-    small = world.triangle_count[target] <= _SMALL_MESH
-    boxes = np.flatnonzero(small)
-    run, triangle = expand_runs(
-        world.triangle_start[target[boxes]], world.triangle_count[target[boxes]]
-    )
-    found_boxes, found_triangles = [boxes[run]], [triangle]
-    large = np.flatnonzero(~small)
-    if len(large):
-        triangles = _triangles_near(world, lo[large], hi[large], target[large])
-        query_lo, query_hi = lo[large], hi[large]
-        stored_lo, stored_hi = world.lo[triangles], world.hi[triangles]
-        if vertical_rays:
-            query_lo, query_hi, stored_lo, stored_hi = (
-                x.copy() for x in (query_lo, query_hi, stored_lo, stored_hi)
+    (box (p,), triangle (p,)) in no particular order, by walking each box down its
+    mesh's tree one level at a time for all boxes at once.
+
+    With `centres` (k, 3), points in their boxes, only the triangles that may be
+    nearest to the centre among those found (and those tied with it) are sure to be
+    kept: a node lying wholly in the box holds triangles found, so its first corner
+    bounds that distance, and nodes whose bounds lie beyond it are left."""
+    tree = world.tree
+    box, node = np.arange(len(lo)), tree.root[target]
+    bound = np.full(len(lo), np.inf)
+    slack = _ROUNDING * max(1.0, float(np.abs(world.corners).max(initial=0.0)))
+    found_boxes, found_nodes = [np.zeros(0, dtype=np.int64)], [np.zeros(0, dtype=np.int64)]
+    while len(box):
+        keep = _boxes_overlap(lo[box], hi[box], tree.lo[node], tree.hi[node], 0.0)
+        box, node = box[keep], node[keep]
+        if centres is not None:
+            within = np.flatnonzero(
+                ((tree.lo[node] >= lo[box]) & (tree.hi[node] <= hi[box])).all(axis=1)
             )
-            query_lo[:, 2] = query_hi[:, 2] = target[large]
-            stored_lo[:, 2] = stored_hi[:, 2] = world.owner[triangles]
-        box, triangle = _cross_pairs(query_lo, query_hi, stored_lo, stored_hi)
-        found_boxes.append(large[box])
-        found_triangles.append(triangles[triangle])
-    box, triangle = np.concatenate(found_boxes), np.concatenate(found_triangles)
-    keep = (world.owner[triangle] == target[box]) & _boxes_overlap(
-        lo[box], hi[box], world.lo[triangle], world.hi[triangle], 0.0
-    )
+            corner = world.corners[tree.triangles[tree.first[node[within]]], 0]
+            np.minimum.at(bound, box[within], _length(corner - centres[box[within]]))
+            centre = centres[box]
+            keep = _gap(tree.lo[node], tree.hi[node], centre, centre) <= bound[box] + slack
+            box, node = box[keep], node[keep]
+        leaf = tree.child[node] < 0
+        found_boxes.append(box[leaf])
+        found_nodes.append(node[leaf])
+        box = np.repeat(box[~leaf], 2)
+        node = np.repeat(tree.child[node[~leaf]], 2) + np.tile([0, 1], int((~leaf).sum()))
+    box, node = np.concatenate(found_boxes), np.concatenate(found_nodes)
+    run, position = expand_runs(tree.first[node], tree.count[node])
+    box, triangle = box[run], tree.triangles[position]
+    keep = _boxes_overlap(lo[box], hi[box], world.lo[triangle], world.hi[triangle], 0.0)
     return box[keep], triangle[keep]
 
 
@@ -991,13 +1043,26 @@ def _nearest_on_meshes(world: _World, points, target, upper, enough) -> tuple[_B
     radius = np.minimum(upper, float(np.median(sizes)) if len(sizes) else 0.0)
     todo = np.arange(len(points))
     exact = np.zeros(len(points), dtype=bool)
+    slack = _ROUNDING * max(1.0, float(np.abs(world.corners).max(initial=0.0)))
     while len(todo):
         point, triangle = _point_candidates(
             world,
             points[todo] - radius[todo, None],
             points[todo] + radius[todo, None],
             target[todo],
+            points[todo],
         )
+        # A corner of a triangle found bounds the distance to the nearest one found; the
+        # triangles whose bounds lie beyond it cannot be that one, nor tie with it.
+        seen_from = points[todo[point]]
+        bound = np.full(len(todo), np.inf)
+        np.minimum.at(bound, point, _length(world.corners[triangle, 0] - seen_from))
+        lower = _gap(world.lo[triangle], world.hi[triangle], seen_from, seen_from)
+        keep = np.flatnonzero(lower <= bound[point] + slack)
+        # The order of the triangles, so that ties are decided the same way whatever
+        # the tree.
+        keep = keep[np.lexsort((triangle[keep], point[keep]))]
+        point, triangle = point[keep], triangle[keep]
         for part in _chunks(np.ones(len(point), dtype=np.int64), _CHUNK_ROWS * 4):
             seen_from = points[todo[point[part]]]
             closest = closest_on_triangles(seen_from, world.corners[triangle[part]])
@@ -1015,7 +1080,7 @@ def _parity_inside(world: _World, points, target) -> tuple[np.ndarray, np.ndarra
     bottom, top = points.copy(), points.copy()
     bottom[:, 2] = world.mesh_lo[target, 2]
     top[:, 2] = world.mesh_hi[target, 2]
-    ray, triangle = _point_candidates(world, bottom, top, target, vertical_rays=True)
+    ray, triangle = _point_candidates(world, bottom, top, target)
     hit, height = _vertical_hits(points[ray], world.corners[triangle])
     above = hit & (height > 0)
     inside = np.bincount(ray[above], minlength=len(points)) % 2 == 1
@@ -1024,12 +1089,26 @@ def _parity_inside(world: _World, points, target) -> tuple[np.ndarray, np.ndarra
     return inside, nearest
 
 
-def _inside_stage(world: _World, inner: np.ndarray, outer: np.ndarray, known) -> _Best:
+def _outside_parts(world: _World, pair, points, target, part, apart) -> np.ndarray:
+    """Which points (k, 3) of pairs `pair` (k,) lie in a connected part `part` (k,) of
+    their mesh found outside world meshes `target` (k,): (k,) bool. Only for pairs whose
+    surfaces are `apart` (m,): a part that does not meet the other surface lies wholly
+    on one side of it, so the ray parity of its first point decides for all of it."""
+    among = np.flatnonzero(apart[pair])
+    key = pair[among] * len(world.vertex_part) + part[among]
+    _, first, group = np.unique(key, return_index=True, return_inverse=True)
+    inside, _ = _parity_inside(world, points[among[first]], target[among[first]])
+    outside = np.zeros(len(pair), dtype=bool)
+    outside[among] = ~inside[group]
+    return outside
+
+
+def _inside_stage(world: _World, inner: np.ndarray, outer: np.ndarray, known, apart) -> _Best:
     """Depth (b) of the pairs of world meshes (inner, outer) (m,) each, the outer ones
     closed: minus the largest distance of an inner vertex or face centre strictly inside
     the outer mesh to its surface (0 where none), with that point and its closest point
     on the outer surface; where it would not exceed `known` (m,), a depth found already,
-    it may be left at 0.
+    it may be left at 0. apart: (m,) bool, the pair's surfaces are more than eps apart.
 
     Inside by the parity of a ray straight up; the ray's first crossing bounds the
     distance of an inside vertex to the surface from above, so vertices are measured in
@@ -1043,8 +1122,13 @@ def _inside_stage(world: _World, inner: np.ndarray, outer: np.ndarray, known) ->
     face_pair, face = expand_runs(world.triangle_start[inner], world.triangle_count[inner])
     pair = np.concatenate([vertex_pair, face_pair])
     points = np.concatenate([world.vertices[vertex], world.corners[face].mean(axis=1)])
+    part = np.concatenate([world.vertex_part[vertex], world.triangle_part[face]])
     target = outer[pair]
-    keep = ((points >= world.mesh_lo[target]) & (points <= world.mesh_hi[target])).all(axis=1)
+    # A point inside a mesh is no farther from its surface than from the faces of its
+    # bounds: one within eps of them is not strictly inside (faces on the other's faces).
+    room = np.minimum(points - world.mesh_lo[target], world.mesh_hi[target] - points).min(axis=1)
+    keep = np.flatnonzero(room > _epsilon(np.abs(points).max(axis=1, initial=0.0)))
+    keep = keep[~_outside_parts(world, pair[keep], points[keep], target[keep], part[keep], apart)]
     pair, points, target = pair[keep], points[keep], target[keep]
     inside, upper = _parity_inside(world, points, target)
     order = np.lexsort((-upper[inside], pair[inside]))
@@ -1101,7 +1185,8 @@ def mesh_contacts(
     slots = slots.reshape(-1, 2)
     world = _pose(meshes, matrices, used)
     reach = np.abs(world.corners).max(initial=0.0)
-    grow = max_distance + float(_epsilon(np.array([reach]))[0])
+    contact = float(_epsilon(np.array([reach]))[0])
+    grow = max_distance + contact
     nearest, crossing = _triangle_stage(world, slots, grow)
     closed = world.closed[slots]
     i_in_j = _Best(len(slots), 0.0)
@@ -1111,7 +1196,11 @@ def mesh_contacts(
         # shell in a wall).
         tested = np.flatnonzero(closed[:, outer])
         found = _inside_stage(
-            world, slots[tested, inner], slots[tested, outer], -crossing.value[tested]
+            world,
+            slots[tested, inner],
+            slots[tested, outer],
+            -crossing.value[tested],
+            nearest.value[tested] > contact,
         )
         best.value[tested], best.first[tested], best.second[tested] = (
             found.value,

@@ -1,0 +1,121 @@
+"""What `core.mesh` prepares once per mesh to go faster. Its triangle trees: walking them
+finds what trying every triangle pair and every triangle finds, so `mesh_contacts` gives
+the same answer, bit for bit, whatever the leaf size (a tree of one leaf, as for every
+mesh of a few triangles, is the brute-force product). Its connected parts: one ray
+decides whether a part apart from the other surface lies inside it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from collide_addon.core import APART, I_INSIDE_J, mesh_contacts, prepare_mesh
+from collide_dev.mesh_shapes import box_mesh, torus, uv_sphere
+
+ONE_LEAF = 1 << 30
+
+
+def random_shape(rng: np.random.Generator):
+    """A closed mesh of random resolution with jittered vertices, or an open soup of
+    random triangles: (vertices (v, 3), triangles (t, 3))."""
+    kind = rng.integers(0, 4)
+    if kind == 0:
+        vertices, triangles = uv_sphere(
+            rng.uniform(0.3, 1.5), rng.integers(3, 14), rng.integers(3, 18)
+        )
+    elif kind == 1:
+        vertices, triangles = torus(
+            1.0, rng.uniform(0.1, 0.5), rng.integers(3, 20), rng.integers(3, 10)
+        )
+    elif kind == 2:
+        vertices, triangles = box_mesh(-rng.uniform(0.1, 1.0, 3), rng.uniform(0.1, 1.0, 3))
+    else:
+        count = rng.integers(1, 60)
+        centres = rng.uniform(-1.0, 1.0, (count, 1, 3))
+        vertices = (centres + rng.normal(scale=0.3, size=(count, 3, 3))).reshape(-1, 3)
+        triangles = np.arange(3 * count).reshape(-1, 3)
+    vertices = vertices + rng.normal(scale=0.02, size=vertices.shape)
+    return vertices, triangles
+
+
+def random_matrix(rng: np.random.Generator) -> np.ndarray:
+    matrix = np.eye(4)
+    rotation = np.linalg.qr(rng.normal(size=(3, 3)))[0]
+    matrix[:3, :3] = rotation @ np.diag(rng.uniform(0.5, 1.5, 3))
+    matrix[:3, 3] = rng.uniform(-1.5, 1.5, 3)
+    return matrix
+
+
+def assert_same_contacts(first, second):
+    np.testing.assert_array_equal(first.relation, second.relation)
+    np.testing.assert_array_equal(first.open_pair, second.open_pair)
+    np.testing.assert_array_equal(first.distance, second.distance)
+    np.testing.assert_array_equal(first.point_i, second.point_i)
+    np.testing.assert_array_equal(first.point_j, second.point_j)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.sampled_from([2, 3, 8]))
+def test_trees_give_what_every_triangle_pair_gives(seed, leaf_size):
+    rng = np.random.default_rng(seed)
+    shapes = [random_shape(rng) for _ in range(rng.integers(2, 5))]
+    matrices = np.array([random_matrix(rng) for _ in shapes])
+    pairs = np.array([(i, j) for i in range(len(shapes)) for j in range(len(shapes)) if i != j])
+    max_distance = float(rng.choice([0.0, 0.05, 0.5, 10.0]))
+    brute = mesh_contacts(
+        [prepare_mesh(*shape, leaf_size=ONE_LEAF) for shape in shapes],
+        matrices,
+        pairs,
+        max_distance,
+    )
+    trees = mesh_contacts(
+        [prepare_mesh(*shape, leaf_size=leaf_size) for shape in shapes],
+        matrices,
+        pairs,
+        max_distance,
+    )
+    assert_same_contacts(trees, brute)
+
+
+def test_tree_order_is_a_permutation_split_into_halves_by_depth():
+    vertices, triangles = torus(1.0, 0.3, 24, 12)
+    mesh = prepare_mesh(vertices, triangles, leaf_size=4)
+    assert sorted(mesh.tree_order) == list(range(len(triangles)))
+    # 576 triangles, at most 4 per leaf: 2**8 leaves of 2 or 3 triangles.
+    assert mesh.tree_depth == 8
+    assert prepare_mesh(vertices, triangles, leaf_size=ONE_LEAF).tree_depth == 0
+    with pytest.raises(ValueError, match="leaf_size"):
+        prepare_mesh(vertices, triangles, leaf_size=1)
+
+
+def test_parts_are_welded_connected_pieces():
+    first_vertices, first_triangles = box_mesh([0.0] * 3, [1.0] * 3)
+    ring_vertices, ring_triangles = torus(1.0, 0.2, 12, 6)
+    mesh = prepare_mesh(
+        np.concatenate([first_vertices, ring_vertices + 5.0, first_vertices + 10.0]),
+        np.concatenate([first_triangles, ring_triangles + 8, first_triangles + 80]),
+    )
+    parts = mesh.vertex_parts
+    assert len(np.unique(parts)) == 3
+    assert len(np.unique(parts[:8])) == len(np.unique(parts[8:80])) == 1
+    assert len(np.unique(parts[80:])) == 1
+
+
+def test_a_part_inside_counts_and_a_part_in_the_hole_does_not():
+    ring = prepare_mesh(*torus(1.0, 0.4, 48, 24))
+    in_tube = box_mesh([0.95, -0.05, -0.05], [1.05, 0.05, 0.05])
+    in_hole = box_mesh([-0.1] * 3, [0.1] * 3)
+    both = prepare_mesh(
+        np.concatenate([in_hole[0], in_tube[0]]), np.concatenate([in_hole[1], in_tube[1] + 8])
+    )
+    identity = np.tile(np.eye(4), (2, 1, 1))
+    alone = mesh_contacts([prepare_mesh(*in_tube), ring], identity, [[0, 1]], 0.05)
+    together = mesh_contacts([both, ring], identity, [[0, 1]], 0.05)
+    assert alone.relation[0] == together.relation[0] == I_INSIDE_J
+    assert together.distance[0] == alone.distance[0] < -0.3
+    np.testing.assert_array_equal(together.point_i, alone.point_i)
+    np.testing.assert_array_equal(together.point_j, alone.point_j)
+    hole = mesh_contacts([prepare_mesh(*in_hole), ring], identity, [[0, 1]], 0.05)
+    assert hole.relation[0] == APART
