@@ -4,7 +4,7 @@
         [--tests tests.json] [--frames 1-250[:step]] [--json out.json] [--html out.html] \\
         [--csv out.csv] [--bcf out.bcf] [--baseline previous.json] \\
         [--fail-on new|any|never] [--substeps N] [--continuous] [--geometry mesh|proxy] \\
-        [--thumbnails] [--suggest-fixes]
+        [--thumbnails] [--suggest-fixes] [--lookahead]
 
 Without --tests the clash tests stored on the scene run (set up in the panel's Clash
 Tests); a scene without any runs one hard test of every proxy against every other.
@@ -130,6 +130,13 @@ def make_parser() -> argparse.ArgumentParser:
         "duplicates, on the proxies): a clash that starts and ends between them is "
         "reported with its time of first contact (toi)",
     )
+    parser.add_argument(
+        "--lookahead",
+        action="store_true",
+        help="the frames are a chunk of a longer scan (collide scan, collide merge): also "
+        "sample the last frame's substeps and the motion to the frame one step after it, "
+        "reporting nothing on that frame, so that the merged chunks equal one run",
+    )
     for option, kind in (("json", "JSON"), ("html", "HTML"), ("csv", "CSV"), ("bcf", "BCF 2.1")):
         parser.add_argument(
             f"--{option}", type=file_path, metavar="FILE", help=f"write the {kind} report"
@@ -197,7 +204,10 @@ def main(argv: list[str]) -> int:
     try:
         report_run.check_output_paths(outputs, inputs)
         if arguments.frames is not None:
-            report_run.check_scan_limits(arguments.frames, arguments.substeps)
+            report_run.check_scan_limits(
+                report_run.sampled_range(arguments.frames, arguments.lookahead),
+                arguments.substeps,
+            )
     except report_run.ClashRunError as error:
         return fail(str(error))
     # Reading proxies and the scene's clash tests needs only the settings (scene.collide,
@@ -247,6 +257,7 @@ def run_report(addon, arguments: argparse.Namespace) -> int:
             substeps=arguments.substeps,
             suggest_fixes=arguments.suggest_fixes,
             continuous=arguments.continuous,
+            lookahead=arguments.lookahead,
         )
     except report_run.ClashRunError as error:
         return fail(str(error))
