@@ -25,11 +25,13 @@ installed as a legacy add-on or as an extension.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import importlib
 import re
 import sys
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 
 EXIT_ERROR = 2
@@ -180,8 +182,8 @@ def script_arguments(argv: list[str]) -> list[str]:
     return argv[argv.index("--") + 1 :] if "--" in argv else []
 
 
-def fail(message: str) -> int:
-    print(f"clash_report: error: {one_line(message)}", file=sys.stderr)
+def fail(message: str, program: str = "clash_report") -> int:
+    print(f"{program}: error: {one_line(message)}", file=sys.stderr)
     return EXIT_ERROR
 
 
@@ -193,7 +195,6 @@ def main(argv: list[str]) -> int:
         addon = import_addon()
     except ImportError as error:
         return fail(str(error))
-    props = importlib.import_module(addon.__name__ + ".blender.props")
     report_run = importlib.import_module(addon.__name__ + ".report.run")
     outputs = {f"--{option}": getattr(arguments, option) for option in OUTPUT_OPTIONS}
     for path in outputs.values():
@@ -210,14 +211,23 @@ def main(argv: list[str]) -> int:
             )
     except report_run.ClashRunError as error:
         return fail(str(error))
-    # Reading proxies and the scene's clash tests needs only the settings (scene.collide,
-    # object.collide); an enabled add-on has them already, a checkout run registers just
-    # those.
+    with addon_settings(addon):
+        return run_report(addon, arguments)
+
+
+@contextlib.contextmanager
+def addon_settings(addon):
+    """The add-on's settings (scene.collide, object.collide) registered while inside:
+    reading proxies and the scene's clash tests needs only them. An enabled add-on has
+    them already; a checkout run registers just those, and unregisters them after."""
+    import bpy
+
+    props = importlib.import_module(addon.__name__ + ".blender.props")
     registered_here = not hasattr(bpy.types.Scene, "collide")
     if registered_here:
         props.register()
     try:
-        return run_report(addon, arguments)
+        yield
     finally:
         if registered_here:
             props.unregister()
@@ -285,16 +295,17 @@ def print_fixes(addon, clashes) -> None:
         print(line)
 
 
-def run() -> None:
-    """Exit Blender with main()'s status. Blender exits 0 after a script that raised, so
-    an unexpected error is turned into status 2 here rather than passing a CI gate."""
+def run(entry: Callable[[list[str]], int] = main, program: str = "clash_report") -> None:
+    """Exit Blender with the status of `entry` (`main`, or another script's) on sys.argv.
+    Blender exits 0 after a script that raised, so an unexpected error is turned into
+    status 2 here rather than passing a CI gate."""
     try:
-        status = main(sys.argv)
+        status = entry(sys.argv)
     except SystemExit:
         raise
     except BaseException as error:  # noqa: BLE001 - any error must fail the run with status 2
         traceback.print_exc()
-        status = fail(f"internal error: {type(error).__name__}: {error}")
+        status = fail(f"internal error: {type(error).__name__}: {error}", program)
     sys.exit(status)
 
 

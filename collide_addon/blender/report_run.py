@@ -208,3 +208,30 @@ def run_clash_report(
         if ui_progress_started[0]:
             window_manager.progress_end()
         scene.frame_set(original_frame, subframe=original_subframe)
+
+
+def report_thumbnails(clashes: Sequence[Mapping[str, Any]], context=None) -> dict[str, bytes]:
+    """The thumbnails of a finished report's clashes (one merged from chunks run without
+    them), as the run over the report's frames renders them: each open clash at its worst
+    frame or toi, from the scene's own frame. The objects owning the clashes' proxies are
+    found by reading the proxies at the clashes' frames, earliest first, until every one
+    is known (the run knew them from its scan).
+
+    clashes: report records (clash.records.ClashRecord)
+    returns: clash id -> PNG bytes (resolved clashes get none)
+    Raises ClashRunError when the scene cannot be read at a clash's frame.
+    """
+    context = context or bpy.context
+    scene = context.scene
+    original_frame, original_subframe = scene.frame_current, scene.frame_subframe
+    read_frame = _SceneFrames(context, scene, meshes=False)
+    open_clashes = [clash for clash in clashes if clash["status"] != "resolved"]
+    wanted = {name for clash in open_clashes for name in (clash["a"], clash["b"])}
+    try:
+        for time in sorted({clash.get("toi", clash["worst_frame"]) for clash in open_clashes}):
+            if wanted <= read_frame.owners.keys():
+                break
+            read_frame(time)
+    finally:
+        scene.frame_set(original_frame, subframe=original_subframe)
+    return render_thumbnails(context, scene, clashes, read_frame.owners)
