@@ -8,9 +8,7 @@ import base64
 import os
 import re
 import signal
-import struct
 import subprocess
-import zlib
 
 import pytest
 
@@ -235,18 +233,6 @@ def _thumbnails(html: str) -> dict[str, list[bytes]]:
     }
 
 
-def _pixels(png: bytes) -> bytes:
-    """The PNG's image data (its IDAT chunks, inflated), without its text chunks."""
-    assert png.startswith(b"\x89PNG\r\n\x1a\n")
-    position, data = 8, []
-    while position < len(png):
-        (length,) = struct.unpack(">I", png[position : position + 4])
-        if png[position + 4 : position + 8] == b"IDAT":
-            data.append(png[position + 8 : position + 8 + length])
-        position += 12 + length
-    return zlib.decompress(b"".join(data))
-
-
 THUMBNAIL = r'<img class="thumbnail" alt="[^"]*" src="data:image/png;base64,([^"]+)">'
 
 
@@ -261,8 +247,6 @@ def test_scan_thumbnails_one_per_clash_as_in_one_run(scene, tmp_path):
     merged = _thumbnails((tmp_path / "s.html").read_text(encoding="utf-8"))
     assert len(merged) == 7 and merged.keys() == single.keys()
     assert all(len(pictures) == 1 for pictures in merged.values())
-    # The same pictures: Blender stamps each PNG with the time it was rendered, so the
-    # pixels are compared.
-    assert {key: _pixels(pictures[0]) for key, pictures in merged.items()} == {
-        key: _pixels(pictures[0]) for key, pictures in single.items()
-    }
+    assert all(picture.startswith(b"\x89PNG\r\n\x1a\n") for [picture] in merged.values())
+    # The same pictures in the same report: the same bytes.
+    assert (tmp_path / "s.html").read_bytes() == (tmp_path / "one.html").read_bytes()
