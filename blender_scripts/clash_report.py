@@ -4,7 +4,7 @@
         [--tests tests.json] [--frames 1-250[:step]] [--json out.json] [--html out.html] \\
         [--csv out.csv] [--bcf out.bcf] [--baseline previous.json] \\
         [--fail-on new|any|never] [--substeps N] [--continuous] [--geometry mesh|proxy] \\
-        [--thumbnails] [--suggest-fixes]
+        [--thumbnails] [--suggest-fixes] [--lookahead]
 
 Without --tests the clash tests stored on the scene run (set up in the panel's Clash
 Tests); a scene without any runs one hard test of every proxy against every other.
@@ -25,11 +25,13 @@ installed as a legacy add-on or as an extension.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import importlib
 import re
 import sys
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 
 EXIT_ERROR = 2
@@ -130,6 +132,13 @@ def make_parser() -> argparse.ArgumentParser:
         "duplicates, on the proxies): a clash that starts and ends between them is "
         "reported with its time of first contact (toi)",
     )
+    parser.add_argument(
+        "--lookahead",
+        action="store_true",
+        help="the frames are a chunk of a longer scan (collide scan, collide merge): also "
+        "sample the last frame's substeps and the motion to the frame one step after it, "
+        "reporting nothing on that frame, so that the merged chunks equal one run",
+    )
     for option, kind in (("json", "JSON"), ("html", "HTML"), ("csv", "CSV"), ("bcf", "BCF 2.1")):
         parser.add_argument(
             f"--{option}", type=file_path, metavar="FILE", help=f"write the {kind} report"
@@ -173,8 +182,8 @@ def script_arguments(argv: list[str]) -> list[str]:
     return argv[argv.index("--") + 1 :] if "--" in argv else []
 
 
-def fail(message: str) -> int:
-    print(f"clash_report: error: {one_line(message)}", file=sys.stderr)
+def fail(message: str, program: str = "clash_report") -> int:
+    print(f"{program}: error: {one_line(message)}", file=sys.stderr)
     return EXIT_ERROR
 
 
@@ -186,7 +195,6 @@ def main(argv: list[str]) -> int:
         addon = import_addon()
     except ImportError as error:
         return fail(str(error))
-    props = importlib.import_module(addon.__name__ + ".blender.props")
     report_run = importlib.import_module(addon.__name__ + ".report.run")
     outputs = {f"--{option}": getattr(arguments, option) for option in OUTPUT_OPTIONS}
     for path in outputs.values():
@@ -197,17 +205,29 @@ def main(argv: list[str]) -> int:
     try:
         report_run.check_output_paths(outputs, inputs)
         if arguments.frames is not None:
-            report_run.check_scan_limits(arguments.frames, arguments.substeps)
+            report_run.check_scan_limits(
+                report_run.sampled_range(arguments.frames, arguments.lookahead),
+                arguments.substeps,
+            )
     except report_run.ClashRunError as error:
         return fail(str(error))
-    # Reading proxies and the scene's clash tests needs only the settings (scene.collide,
-    # object.collide); an enabled add-on has them already, a checkout run registers just
-    # those.
+    with addon_settings(addon):
+        return run_report(addon, arguments)
+
+
+@contextlib.contextmanager
+def addon_settings(addon):
+    """The add-on's settings (scene.collide, object.collide) registered while inside:
+    reading proxies and the scene's clash tests needs only them. An enabled add-on has
+    them already; a checkout run registers just those, and unregisters them after."""
+    import bpy
+
+    props = importlib.import_module(addon.__name__ + ".blender.props")
     registered_here = not hasattr(bpy.types.Scene, "collide")
     if registered_here:
         props.register()
     try:
-        return run_report(addon, arguments)
+        yield
     finally:
         if registered_here:
             props.unregister()
@@ -247,6 +267,7 @@ def run_report(addon, arguments: argparse.Namespace) -> int:
             substeps=arguments.substeps,
             suggest_fixes=arguments.suggest_fixes,
             continuous=arguments.continuous,
+            lookahead=arguments.lookahead,
         )
     except report_run.ClashRunError as error:
         return fail(str(error))
@@ -274,16 +295,17 @@ def print_fixes(addon, clashes) -> None:
         print(line)
 
 
-def run() -> None:
-    """Exit Blender with main()'s status. Blender exits 0 after a script that raised, so
-    an unexpected error is turned into status 2 here rather than passing a CI gate."""
+def run(entry: Callable[[list[str]], int] = main, program: str = "clash_report") -> None:
+    """Exit Blender with the status of `entry` (`main`, or another script's) on sys.argv.
+    Blender exits 0 after a script that raised, so an unexpected error is turned into
+    status 2 here rather than passing a CI gate."""
     try:
-        status = main(sys.argv)
+        status = entry(sys.argv)
     except SystemExit:
         raise
     except BaseException as error:  # noqa: BLE001 - any error must fail the run with status 2
         traceback.print_exc()
-        status = fail(f"internal error: {type(error).__name__}: {error}")
+        status = fail(f"internal error: {type(error).__name__}: {error}", program)
     sys.exit(status)
 
 

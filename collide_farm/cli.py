@@ -2,7 +2,8 @@
 
     collide report SCENE.blend [clash_report.py's arguments]
     collide scan SCENE.blend --frames A-B[:S] [--chunk N] [--workers N | --scheduler ADDRESS]
-                 [--scratch DIR] [--retries N] [--timeout S] [report arguments]
+                 [--scratch DIR] [--retries N] [--timeout S] [--substeps N] [--continuous]
+                 [--thumbnails] [report arguments]
     collide merge PART.json... --json OUT [--html/--csv/--bcf/--baseline/--fail-on]
 
 Every command takes --blender PATH (else $COLLIDE_BLENDER, else `blender` on PATH).
@@ -15,9 +16,10 @@ no report written.
 from __future__ import annotations
 
 import argparse
+import functools
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,21 +31,30 @@ from collide_addon.report.csv_report import write_csv_report
 from collide_addon.report.html_report import write_html_report
 from collide_addon.report.json_report import ReportError, read_json_report, write_json_report
 from collide_addon.report.merge import MergeError, merge_reports
-from collide_addon.report.run import ClashRunError, check_output_paths, parse_frame_range
+from collide_addon.report.run import (
+    ClashRunError,
+    check_output_paths,
+    check_scan_limits,
+    parse_frame_range,
+)
 
-from .chunk import FarmError, find_blender, report_command
+from .chunk import FarmError, find_blender, render_report_thumbnails, report_command
 from .scan import ScanSettings, run_scan
 
 EXIT_ERROR = 2
 EXIT_INTERRUPTED = 130
 BLENDER_HELP = "the Blender binary (default: $COLLIDE_BLENDER, else blender on PATH)"
 OUTPUT_OPTIONS = ("json", "html", "csv", "bcf")
-WRITERS = {
-    "json": write_json_report,
+# Each writer takes (report, path, thumbnails); JSON and CSV have no pictures.
+WRITERS: dict[str, Callable[[Mapping[str, Any], str, Mapping[str, bytes]], None]] = {
+    "json": lambda report, path, _: write_json_report(report, path),
     "html": write_html_report,
-    "csv": write_csv_report,
+    "csv": lambda report, path, _: write_csv_report(report, path),
     "bcf": write_bcf_report,
 }
+# What thumbnails make a difference to.
+PICTURED_OPTIONS = ("html", "bcf")
+RenderThumbnails = Callable[[Mapping[str, Any]], Mapping[str, bytes]]
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -140,10 +151,25 @@ def _add_scan(commands, parents: list[argparse.ArgumentParser]) -> None:
         help='each clash\'s "fix" at its worst frame in the JSON, printed, as for collide report',
     )
     scan.add_argument(
-        "--substeps", type=positive_int, default=1, metavar="N", help="only 1 is supported"
+        "--substeps",
+        type=positive_int,
+        default=1,
+        metavar="N",
+        help="samples per scanned frame, as for collide report (each chunk also samples its "
+        "last frame's)",
     )
-    scan.add_argument("--thumbnails", action="store_true", help="not supported by scan")
-    scan.add_argument("--continuous", action="store_true", help="not supported by scan")
+    scan.add_argument(
+        "--continuous",
+        action="store_true",
+        help="also test the motion between samples, as for collide report (each chunk also "
+        "tests the motion to the next chunk's first frame)",
+    )
+    scan.add_argument(
+        "--thumbnails",
+        action="store_true",
+        help="a thumbnail per clash in the HTML and BCF reports, rendered after the merge in "
+        "one more blender -b run on this machine",
+    )
     _add_outputs(scan)
 
 
@@ -199,15 +225,20 @@ def finish(
     names: Sequence[str],
     arguments: argparse.Namespace,
     baseline: Mapping[str, Any] | None,
+    render_thumbnails: RenderThumbnails | None = None,
 ) -> int:
-    """Merge the parts, write the requested reports, print the summary; the exit status."""
+    """Merge the parts, render the thumbnails of the merged report with
+    `render_thumbnails` (when given and an HTML or BCF report is asked for), write the
+    requested reports, print the summary; the exit status."""
     fail_on = effective_fail_on(arguments.fail_on, baseline is not None)
     report = merge_reports(parts, names, baseline)
+    pictured = any(getattr(arguments, option) for option in PICTURED_OPTIONS)
+    pictures = render_thumbnails(report) if render_thumbnails and pictured else {}
     written = []
     for option in OUTPUT_OPTIONS:
         path = getattr(arguments, option)
         if path:
-            WRITERS[option](report, path)
+            WRITERS[option](report, path, pictures)
             written.append(path)
     summary = report["summary"]
     counts = ", ".join(f"{number} {name}" for name, number in summary["by_status"].items())
@@ -237,24 +268,16 @@ def command_report(arguments: argparse.Namespace, extra: list[str]) -> int:
 
 
 def command_scan(arguments: argparse.Namespace) -> int:
-    if arguments.substeps != 1:
-        raise FarmError("scan does not support --substeps: chunk ends would lose samples")
-    if arguments.thumbnails:
-        raise FarmError("scan does not support --thumbnails; run collide report for them")
-    if arguments.continuous:
-        raise FarmError(
-            "scan does not support --continuous: chunk ends would lose the intervals "
-            "between chunks; run collide report for it"
-        )
     _check_scene(arguments.scene)
     inputs = {"the scene": arguments.scene, "--tests": arguments.tests}
     inputs["--baseline"] = arguments.baseline
     _check_outputs(arguments, inputs)
-    if arguments.tests and any(test.continuous for test in load_tests(arguments.tests)):
-        raise FarmError(
-            f"{arguments.tests}: scan does not support continuous tests: chunk ends would "
-            "lose the intervals between chunks; run collide report for them"
-        )
+    try:
+        check_scan_limits(arguments.frames, arguments.substeps)
+    except ClashRunError as error:
+        raise FarmError(str(error)) from None
+    if arguments.tests:
+        load_tests(arguments.tests)  # a bad tests file is refused before any chunk runs
     baseline = _read_baseline(arguments)
     settings = ScanSettings(
         scene=arguments.scene,
@@ -270,9 +293,16 @@ def command_scan(arguments: argparse.Namespace) -> int:
         baseline=arguments.baseline,
         geometry=arguments.geometry,
         suggest_fixes=arguments.suggest_fixes,
+        substeps=arguments.substeps,
+        continuous=arguments.continuous,
     )
     parts, names = run_scan(settings)
-    return finish(parts, names, arguments, baseline)
+    render = None
+    if arguments.thumbnails:
+        render = functools.partial(
+            render_report_thumbnails, settings.blender, settings.scene, timeout=settings.timeout
+        )
+    return finish(parts, names, arguments, baseline, render)
 
 
 def command_merge(arguments: argparse.Namespace) -> int:

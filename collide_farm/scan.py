@@ -37,6 +37,9 @@ class ScanSettings:
     geometry: clash_report.py's --geometry ("mesh" or "proxy"), or None
     suggest_fixes: clash_report.py's --suggest-fixes (the merge keeps the fix of each
       clash's worst frame, as one run would)
+    substeps, continuous: clash_report.py's --substeps and --continuous; every chunk but
+      the last runs with --lookahead, so that what lies between its last frame and the
+      next chunk's first is scanned (by it) as in one run
     """
 
     scene: str
@@ -52,6 +55,8 @@ class ScanSettings:
     baseline: str | None = None
     geometry: str | None = None
     suggest_fixes: bool = False
+    substeps: int = 1
+    continuous: bool = False
 
 
 def split_frames(frames: tuple[int, int, int], chunk: int) -> list[tuple[int, int, int]]:
@@ -114,11 +119,21 @@ def scratch_folder(settings: ScanSettings) -> Iterator[Path]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def chunk_arguments(settings: ScanSettings, frames: tuple[int, int, int], part: Path) -> list:
-    """clash_report.py's arguments for one chunk. The baseline goes to every chunk so that
-    each lists the objects of clashes resolved since (their guids, see report.merge);
-    statuses are set again by the merge."""
+def chunk_arguments(
+    settings: ScanSettings, frames: tuple[int, int, int], part: Path, last: bool
+) -> list:
+    """clash_report.py's arguments for one chunk (`last`: the scan's last chunk). The
+    baseline goes to every chunk so that each lists the objects of clashes resolved since
+    (their guids, see report.merge); statuses are set again by the merge. Every chunk but
+    the last looks ahead, also when neither sub-steps nor continuous tests are asked for
+    (the scene's own tests may be continuous), where it costs nothing."""
     arguments = ["--frames", frames_text(frames), "--json", str(part), "--fail-on", "never"]
+    if not last:
+        arguments.append("--lookahead")
+    if settings.substeps != 1:
+        arguments += ["--substeps", str(settings.substeps)]
+    if settings.continuous:
+        arguments.append("--continuous")
     for option, value in (("--tests", settings.tests), ("--baseline", settings.baseline)):
         if value:
             arguments += [option, str(Path(value).resolve())]
@@ -172,11 +187,11 @@ def run_scan(settings: ScanSettings) -> tuple[list[dict], list[str]]:
         dask_client(settings.scheduler, settings.workers) as client,
     ):
         futures = {}
-        for frames in split_frames(settings.frames, _chunk_size(settings, client)):
+        chunks = split_frames(settings.frames, _chunk_size(settings, client))
+        for frames in chunks:
             part = scratch.resolve() / f"part-{frames[0]}-{frames[1]}.json"
-            command = report_command(
-                settings.blender, scene, chunk_arguments(settings, frames, part)
-            )
+            arguments = chunk_arguments(settings, frames, part, frames == chunks[-1])
+            command = report_command(settings.blender, scene, arguments)
             future = client.submit(
                 run_chunk,
                 command,

@@ -142,13 +142,14 @@ def run_clash_report(
     substeps: int = 1,
     suggest_fixes: bool = False,
     continuous: bool = False,
+    lookahead: bool = False,
 ) -> ReportResult:
     """`report.run.run_report` over the context's scene; the scene's frame is restored.
 
     context: bpy.context by default; its scene is scanned
     frames: (start, end, step), default the scene's frame range and step
-    baseline, fail_on, json/html/csv/bcf paths, substeps, suggest_fixes, continuous: as
-      for run_report
+    baseline, fail_on, json/html/csv/bcf paths, substeps, suggest_fixes, continuous,
+      lookahead: as for run_report
     thumbnails: render a Workbench thumbnail per clash into the HTML and BCF reports
     returns: the ReportResult (report, failing count, fail_on, exit_status)
     Raises ClashRunError for input the run cannot use.
@@ -196,6 +197,7 @@ def run_clash_report(
             substeps=substeps,
             suggest_fixes=suggest_fixes,
             continuous=continuous,
+            lookahead=lookahead,
             progress=progress,
             blender=bpy.app.version_string,
             file=bpy.data.filepath or None,
@@ -206,3 +208,30 @@ def run_clash_report(
         if ui_progress_started[0]:
             window_manager.progress_end()
         scene.frame_set(original_frame, subframe=original_subframe)
+
+
+def report_thumbnails(clashes: Sequence[Mapping[str, Any]], context=None) -> dict[str, bytes]:
+    """The thumbnails of a finished report's clashes (one merged from chunks run without
+    them), as the run over the report's frames renders them: each open clash at its worst
+    frame or toi, from the scene's own frame. The objects owning the clashes' proxies are
+    found by reading the proxies at the clashes' frames, earliest first, until every one
+    is known (the run knew them from its scan).
+
+    clashes: report records (clash.records.ClashRecord)
+    returns: clash id -> PNG bytes (resolved clashes get none)
+    Raises ClashRunError when the scene cannot be read at a clash's frame.
+    """
+    context = context or bpy.context
+    scene = context.scene
+    original_frame, original_subframe = scene.frame_current, scene.frame_subframe
+    read_frame = _SceneFrames(context, scene, meshes=False)
+    open_clashes = [clash for clash in clashes if clash["status"] != "resolved"]
+    wanted = {name for clash in open_clashes for name in (clash["a"], clash["b"])}
+    try:
+        for time in sorted({clash.get("toi", clash["worst_frame"]) for clash in open_clashes}):
+            if wanted <= read_frame.owners.keys():
+                break
+            read_frame(time)
+    finally:
+        scene.frame_set(original_frame, subframe=original_subframe)
+    return render_thumbnails(context, scene, clashes, read_frame.owners)

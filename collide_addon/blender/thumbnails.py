@@ -40,6 +40,29 @@ _THUMBNAIL_SETTINGS = (
     "display.shading.show_xray",
     "display.shading.xray_alpha",
 )
+# Blender writes these into each PNG as text chunks (render date and time, memory, host,
+# file path, ...) or burns them into the picture: all off, so that the same scene gives
+# the same thumbnails, and reports holding them the same bytes.
+_STAMP_SETTINGS = tuple(
+    f"render.use_stamp{suffix}"
+    for suffix in (
+        "",
+        "_date",
+        "_time",
+        "_render_time",
+        "_frame",
+        "_frame_range",
+        "_memory",
+        "_hostname",
+        "_camera",
+        "_lens",
+        "_scene",
+        "_marker",
+        "_filename",
+        "_sequencer_strip",
+        "_note",
+    )
+)
 
 
 def _get_path(owner, path: str):
@@ -70,8 +93,10 @@ def render_thumbnails(
 
     returns: clash id -> PNG bytes (resolved clashes get none)
     """
-    render, shading = scene.render, scene.display.shading
-    saved_settings = {path: _get_path(scene, path) for path in _THUMBNAIL_SETTINGS}
+    render = scene.render
+    saved_settings = {
+        path: _get_path(scene, path) for path in _THUMBNAIL_SETTINGS + _STAMP_SETTINGS
+    }
     original_frame, original_subframe = scene.frame_current, scene.frame_subframe
     shown = [obj for obj in scene.objects if not obj.hide_render]
     # Every object whose visibility or colour changes, with both as they were: the
@@ -84,13 +109,7 @@ def render_thumbnails(
     thumbnails: dict[str, bytes] = {}
     try:
         setup_camera(scene, camera)
-        render.engine = "BLENDER_WORKBENCH"
-        render.image_settings.file_format = "PNG"
-        shading.color_type = "OBJECT"
-        shading.light = "STUDIO"
-        # See-through, so that an object buried inside the other still shows.
-        shading.show_xray = True
-        shading.xray_alpha = 0.6
+        _set_render_settings(scene)
         for obj in shown:
             obj.hide_render = True
         with tempfile.TemporaryDirectory(prefix="collide-thumbnails-") as folder:
@@ -128,6 +147,20 @@ def render_thumbnails(
         bpy.data.meshes.remove(marker_data)
         scene.frame_set(original_frame, subframe=original_subframe)
     return thumbnails
+
+
+def _set_render_settings(scene) -> None:
+    """Workbench to PNG, objects in their colours, no stamps (see _STAMP_SETTINGS)."""
+    scene.render.engine = "BLENDER_WORKBENCH"
+    scene.render.image_settings.file_format = "PNG"
+    for path in _STAMP_SETTINGS:
+        _set_path(scene, path, False)
+    shading = scene.display.shading
+    shading.color_type = "OBJECT"
+    shading.light = "STUDIO"
+    # See-through, so that an object buried inside the other still shows.
+    shading.show_xray = True
+    shading.xray_alpha = 0.6
 
 
 def setup_camera(scene, camera) -> None:

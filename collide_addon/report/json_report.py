@@ -6,6 +6,10 @@ Document (schema: `schema/collide-report-1.schema.json`):
      "blender": "5.0.1" or null,          Blender version that ran the scan
      "file": "/path/scene.blend" or null, the scanned file
      "frames": [start, end, step],        the scanned range, inclusive
+     "substeps": N,                       samples per frame, only when above 1
+     "lookahead": true,                   only in a chunk of a longer scan, which also
+                                          sampled the motion to the frame after its
+                                          last (report.run.scan_frames; report.merge)
      "tests": [test, ...],                clash tests in their tests-file form
      "objects": {name: {"ifc_guid": str}}, per clashing object (see bcf_report)
      "clashes": [clash, ...],             see collide_addon.clash.records.ClashRecord
@@ -111,6 +115,8 @@ def build_report(
     objects: Mapping[str, Mapping[str, Any]] | None = None,
     cluster_radius: float = DEFAULT_CLUSTER_RADIUS,
     open_meshes: Sequence[str] = (),
+    substeps: int = 1,
+    lookahead: bool = False,
 ) -> dict[str, Any]:
     """The report document for a finished run (see the module docstring).
 
@@ -120,14 +126,20 @@ def build_report(
     file: the scanned file's path; bytes of it that are not UTF-8 become U+FFFD
     open_meshes: names of the objects with open or non-manifold meshes among the mesh
         tests' candidate pairs (the report warns about them, `open_mesh_warning`)
+    substeps, lookahead: how the frames were sampled (report.run.run_report); written
+        only when not the default (1, False)
     """
     start, end, step = (int(value) for value in frames)
+    sampling = {"substeps": int(substeps)} if substeps != 1 else {}
+    if lookahead:
+        sampling["lookahead"] = True
     return {
         "format": REPORT_FORMAT,
         "version": REPORT_VERSION,
         "blender": blender,
         "file": _encodable(file),
         "frames": [start, end, step],
+        **sampling,
         "tests": [clash_test_to_dict(test) for test in tests],
         "objects": {name: dict(data) for name, data in sorted((objects or {}).items())},
         "clashes": [dict(record) for record in clashes],

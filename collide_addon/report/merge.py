@@ -9,8 +9,13 @@ gives.
 
 A part is an ordinary report (`json_report.read_json_report`). Its unresolved clashes are
 what its run found; its resolved ones came from a baseline and are left to the merge's
-own baseline. Numpy and the standard library only: the farm (collide_farm) and any other
-scheduler call this outside Blender.
+own baseline. A scan with sub-steps or continuous tests looks between its frames, so
+each part but the last must have been run with lookahead (`report.run.scan_frames`):
+it also sampled its last frame's sub-steps and the motion to the next part's first
+frame, which only it can see.
+
+Numpy and the standard library only: the farm (collide_farm) and any other scheduler
+call this outside Blender.
 """
 
 from __future__ import annotations
@@ -25,16 +30,11 @@ from ..clash.records import ClashRecord, carry_over_status, merge_frame_interval
 from ..clash.tests import clash_test_from_dict
 from .bcf_report import object_ifc_guid
 from .json_report import build_report
+from .run import last_scanned_frame
 
 
 class MergeError(ValueError):
     """The parts do not fit together; the message names the parts and the reason."""
-
-
-def last_scanned_frame(frames: Sequence[int]) -> int:
-    """The last frame a scan of [start, end, step] reads (end itself when on the step)."""
-    start, end, step = frames
-    return start + (end - start) // step * step
 
 
 def _is_frame_range(value: Any) -> bool:
@@ -62,12 +62,21 @@ PART_FIELDS = {
     "file": ("a string or null", lambda value: value is None or isinstance(value, str)),
     "blender": ("a string or null", lambda value: value is None or isinstance(value, str)),
     "objects": ('{name: {"ifc_guid": string}}', _is_objects),
+    "substeps": (
+        "an integer >= 2 when present",
+        lambda value: isinstance(value, int) and not isinstance(value, bool) and value >= 2,
+    ),
+    "lookahead": ("true when present", lambda value: value is True),
 }
+# Fields a part may lack: a part without them was sampled once a frame, without lookahead.
+OPTIONAL_PART_FIELDS = ("substeps", "lookahead")
 
 
 def _check_fields(parts: Sequence[Mapping[str, Any]], names: Sequence[str]) -> None:
     for part, name in zip(parts, names, strict=True):
         for field, (expected, is_valid) in PART_FIELDS.items():
+            if field not in part and field in OPTIONAL_PART_FIELDS:
+                continue
             if field not in part or not is_valid(part[field]):
                 raise MergeError(f"{name}: field {field!r} must be {expected}")
 
@@ -82,8 +91,9 @@ def check_parts(
     parts: Sequence[Mapping[str, Any]], names: Sequence[str]
 ) -> tuple[list[int], tuple[int, int, int]]:
     """Check that the parts are chunks of one scan: the fields a merge reads are well
-    formed (PART_FIELDS); same tests, file, Blender version and frame step; frame ranges
-    that follow each other without overlap or gap.
+    formed (PART_FIELDS); same tests, file, Blender version, frame step and sub-steps;
+    frame ranges that follow each other without overlap or gap; with sub-steps or
+    continuous tests, a lookahead in every part but the last (`_check_lookahead`).
 
     names: one label per part for messages (e.g. its path)
     returns: (part indices in frame order, (start, end, step) of the union)
@@ -94,10 +104,13 @@ def check_parts(
     _check_fields(parts, names)
     for key in ("tests", "file", "blender"):
         _check_same(parts, names, key)
-    steps = {part["frames"][2] for part in parts}
-    if len(steps) > 1:
-        raise MergeError(f"parts have different frame steps {sorted(steps)}: cannot merge them")
-    step = steps.pop()
+    for what, values in (
+        ("frame steps", {part["frames"][2] for part in parts}),
+        ("sub-steps", {part.get("substeps", 1) for part in parts}),
+    ):
+        if len(values) > 1:
+            raise MergeError(f"parts have different {what} {sorted(values)}: cannot merge them")
+    step = parts[0]["frames"][2]
     order = sorted(range(len(parts)), key=lambda index: parts[index]["frames"][0])
     for before, after in itertools.pairwise(order):
         expected = last_scanned_frame(parts[before]["frames"]) + step
@@ -109,7 +122,36 @@ def check_parts(
                 f"frames {expected}-{start - 1} are in no part (between {names[before]} "
                 f"and {names[after]})"
             )
+    _check_lookahead([parts[index] for index in order], [names[index] for index in order])
     return order, (parts[order[0]]["frames"][0], parts[order[-1]]["frames"][1], step)
+
+
+def samples_between_frames(part: Mapping[str, Any]) -> bool:
+    """Whether the scan of `part` looks between its frames (sub-steps, or a continuous
+    test), so that a chunk's end cuts what one run would see (`report.run.scan_frames`)."""
+    return part.get("substeps", 1) > 1 or any(
+        clash_test_from_dict(test).continuous for test in part["tests"]
+    )
+
+
+def _check_lookahead(ordered: Sequence[Mapping[str, Any]], names: Sequence[str]) -> None:
+    """With sub-steps or continuous tests, every part but the last must have looked ahead
+    to the next part's first frame (its last frame's sub-steps and the motion to the
+    next part are nowhere else), and the last must not have (it would have looked past
+    the merged frames). Parts in frame order."""
+    if not samples_between_frames(ordered[0]):
+        return
+    for part, name in zip(ordered[:-1], names[:-1], strict=True):
+        if not part.get("lookahead"):
+            raise MergeError(
+                f"{name} lacks the lookahead that sub-steps and continuous tests need to "
+                "reach the next part: run it with clash_report.py --lookahead"
+            )
+    if ordered[-1].get("lookahead"):
+        raise MergeError(
+            f"{names[-1]} is the last part but looked ahead past its frames: run it "
+            "without --lookahead"
+        )
 
 
 def _interval_frames(intervals: np.ndarray, step: int) -> tuple[np.ndarray, np.ndarray]:
@@ -124,24 +166,33 @@ def _interval_frames(intervals: np.ndarray, step: int) -> tuple[np.ndarray, np.n
     return intervals[owner, 0] + position * step, owner
 
 
+def _worst_key(clash: Mapping[str, Any]) -> tuple[float, float]:
+    """What picks a clash's worst record: smallest distance, then earliest frame; for a
+    clash found between samples, the earliest first contact (frame, then toi)."""
+    if "toi" in clash:
+        return (clash["worst_frame"], clash["toi"])
+    return (clash["distance"], clash["worst_frame"])
+
+
 def merge_clashes(
     parts: Sequence[Mapping[str, Any]], test_names: Sequence[str], step: int
 ) -> list[ClashRecord]:
     """One record per clash id found in any part (status "new"), as one run over all the
-    parts' frames makes it: frame intervals joined where they meet across parts (frames
-    `step` apart), distance, point, bounds and kinds of the worst frame (smallest
-    distance, the earliest on a tie), sorted per test (in `test_names` order) by distance
-    then id."""
+    parts' frames makes it (`clash.records.clash_records`): a clash found at a sample in
+    any part is a sampled clash, and its records found only between samples (with "toi")
+    in other parts are dropped; frame intervals joined where they meet across parts
+    (frames `step` apart); distance, point, bounds and kinds of the worst frame (smallest
+    distance, the earliest on a tie; between samples only: the earliest first contact);
+    sorted per test (in `test_names` order) by distance then id."""
     found = [clash for part in parts for clash in part["clashes"] if clash["status"] != "resolved"]
+    sampled = {clash["id"] for clash in found if "toi" not in clash}
+    found = [clash for clash in found if "toi" not in clash or clash["id"] not in sampled]
     if not found:
         return []
     worst: dict[str, Mapping[str, Any]] = {}
     for clash in found:
         best = worst.get(clash["id"])
-        if best is None or (clash["distance"], clash["worst_frame"]) < (
-            best["distance"],
-            best["worst_frame"],
-        ):
+        if best is None or _worst_key(clash) < _worst_key(best):
             worst[clash["id"]] = clash
     ids = list(worst)
     index_of_id = {clash_id: index for index, clash_id in enumerate(ids)}
@@ -206,4 +257,5 @@ def merge_reports(
         file=first["file"],
         objects=_objects(ordered, clashes),
         open_meshes=sorted({name for part in parts for name in part.get("open_meshes", [])}),
+        substeps=first.get("substeps", 1),
     )

@@ -16,6 +16,7 @@ with arrays:
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import os
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -123,6 +124,21 @@ def sample_count(frames: tuple[int, int, int], substeps: int = 1) -> int:
     return ((end - start) // step) * substeps + 1
 
 
+def last_scanned_frame(frames: Sequence[int]) -> int:
+    """The last frame a scan of [start, end, step] reads (end itself when on the step)."""
+    start, end, step = frames
+    return start + (end - start) // step * step
+
+
+def sampled_range(frames: tuple[int, int, int], lookahead: bool = False) -> tuple[int, int, int]:
+    """The (start, end, step) whose `sample_times` a scan of `frames` reads: `frames`, or
+    with `lookahead` up to the frame one step after the last (see `scan_frames`)."""
+    start, _, step = frames
+    if not lookahead:
+        return frames
+    return start, last_scanned_frame(frames) + step, step
+
+
 def parse_frame_range(text: str) -> tuple[int, int, int]:
     """Frame range from "1-250", "1-250:5" or "12": (start, end, step), the form of
     `--frames` wherever a command takes it. Raises ValueError saying what is wrong."""
@@ -194,6 +210,33 @@ def _interval_hits(
     ]
 
 
+def _sample_hits(
+    prepared_tests: Sequence[PreparedTest],
+    broad_phases: Sequence[CoherentBounds],
+    between: Sequence[FrameHits | None],
+    sample: FrameSample,
+    frame: int,
+    reported: bool,
+) -> list[FrameHits | None]:
+    """Each test's hits at one sample: those at the sample itself when its frame is
+    `reported`, and those `between` it and the previous sample (`_interval_hits`)."""
+    found: list[FrameHits | None] = []
+    for prepared, broad_phase, interval_hits in zip(
+        prepared_tests, broad_phases, between, strict=True
+    ):
+        frame_hits = (
+            evaluate_frame(prepared, sample.batch, frame, broad_phase, sample.meshes)
+            if reported
+            else None
+        )
+        if interval_hits is not None and len(interval_hits):
+            frame_hits = (
+                interval_hits if frame_hits is None else concat_hits([frame_hits, interval_hits])
+            )
+        found.append(frame_hits)
+    return found
+
+
 def scan_frames(
     tests: Sequence[ClashTest],
     frames: tuple[int, int, int],
@@ -201,6 +244,7 @@ def scan_frames(
     progress: Progress | None = None,
     substeps: int = 1,
     scope: str = "",
+    lookahead: bool = False,
 ) -> tuple[list[ClashRecord], dict[str, ObjectMetadata], list[str]]:
     """Run `tests` on every sample of `sample_times(frames, substeps)`; a clash found at
     any sample of frame f is reported on frame f. Continuous tests also test the motion
@@ -208,13 +252,23 @@ def scan_frames(
     starts between a sample of frame f and the next is reported on frame f.
 
     scope: what decides which objects take part, named when none do
+    lookahead: the frames are a chunk of a longer scan (report.merge joins the chunks):
+        the last frame is sampled with its sub-steps too and the motion from there to the
+        next frame (last + step) is tested, as a scan over the longer range does, while
+        nothing is reported on that next frame (the next chunk's first; read only for
+        continuous tests)
     returns: (records of all tests, status "new"; metadata of every object that took
               part; names of the objects with open meshes among mesh tests' candidates,
               see json_report.open_mesh_warning)
     Raises ClashRunError when, at the first frame, no object takes part or a test's set
     selects nothing, or when `read_frame` raises it.
     """
-    total = sample_count(frames, substeps)
+    sampled = sampled_range(frames, lookahead)
+    total = sample_count(sampled, substeps)
+    if lookahead and not any(test.continuous for test in tests):
+        # Only the motion to the next frame needs that frame read; the last frame's
+        # sub-steps come before it.
+        total -= 1
     hits: dict[str, list[FrameHits]] = {test.name: [] for test in tests}
     metadata: dict[str, ObjectMetadata] = {}
     names: list[str] | None = None
@@ -222,36 +276,34 @@ def scan_frames(
     broad_phases: list[CoherentBounds] = []
     previous: tuple[int, float, ShapeBatch] | None = None
     row_count = 0
-    for done, (frame, time) in enumerate(sample_times(frames, substeps)):
+    for done, (frame, time) in enumerate(itertools.islice(sample_times(sampled, substeps), total)):
         try:
-            batch, objects, meshes = read_frame(time)
+            sample = read_frame(time)
         except ClashRunError as error:
             raise ClashRunError(f"frame {frame}: {error}") from None
-        frame_names = [obj.name for obj in objects]
+        frame_names = [obj.name for obj in sample.objects]
         if frame_names != names:
             # Who takes part changed (first frame, or visibility animated): rows of the
             # previous sample are other objects, so no interval to test.
             names = frame_names
-            table = object_table(objects)
+            table = object_table(sample.objects)
             prepared_tests = [prepare_test(test, table) for test in tests]
             broad_phases = [CoherentBounds() for _ in tests]
-            metadata.update(zip(names, objects, strict=True))
+            metadata.update(zip(names, sample.objects, strict=True))
             previous = None
         if done == 0:
             _check_first_frame(frame, prepared_tests, scope)
-        between = _interval_hits(prepared_tests, previous, batch, time)
-        for prepared, broad_phase, interval_hits in zip(
-            prepared_tests, broad_phases, between, strict=True
-        ):
-            frame_hits = evaluate_frame(prepared, batch, frame, broad_phase, meshes)
-            if interval_hits is not None and len(interval_hits):
-                frame_hits = concat_hits([frame_hits, interval_hits])
+        between = _interval_hits(prepared_tests, previous, sample.batch, time)
+        found = _sample_hits(
+            prepared_tests, broad_phases, between, sample, frame, frame <= frames[1]
+        )
+        for prepared, frame_hits in zip(prepared_tests, found, strict=True):
             # Frames without clashes or open meshes keep nothing: memory would otherwise
             # grow with the range.
-            if len(frame_hits) or len(frame_hits.open_mesh_names):
+            if frame_hits is not None and (len(frame_hits) or len(frame_hits.open_mesh_names)):
                 hits[prepared.test.name].append(frame_hits)
                 row_count += len(frame_hits)
-        previous = (frame, time, batch)
+        previous = (frame, time, sample.batch)
         if progress is not None:
             progress(done + 1, total, frame, row_count)
     records: list[ClashRecord] = []
@@ -325,6 +377,7 @@ def run_report(
     substeps: int = 1,
     suggest_fixes: bool = False,
     continuous: bool = False,
+    lookahead: bool = False,
     progress: Progress | None = None,
     blender: str | None = None,
     file: str | None = None,
@@ -344,6 +397,8 @@ def run_report(
         at its worst frame after the scan
     continuous: make every test but duplicates continuous (see `scan_frames`), as if
         its definition said so; the report's tests say it
+    lookahead: the frames are a chunk of a longer scan (see `scan_frames`); the report
+        says so, and so does its "substeps", for report.merge
     blender, file: the Blender version and the scanned file, stored in the report
     scope: see `scan_frames`
     Raises ClashRunError for input the run cannot use, before reading any frame when
@@ -352,7 +407,7 @@ def run_report(
     """
     if not tests:
         raise ClashRunError("no clash tests given")
-    check_scan_limits(frames, substeps)
+    check_scan_limits(sampled_range(frames, lookahead), substeps)
     if continuous:
         tests = [
             test if test.test_type == "duplicates" else dataclasses.replace(test, continuous=True)
@@ -366,7 +421,7 @@ def run_report(
     except ValueError as error:
         raise ClashRunError(str(error)) from None
     clashes, metadata, open_meshes = scan_frames(
-        tests, frames, read_frame, progress, substeps, scope
+        tests, frames, read_frame, progress, substeps, scope, lookahead
     )
     if baseline is not None:
         clashes = carry_over_status(
@@ -382,6 +437,8 @@ def run_report(
         file=file,
         objects=object_entries(clashes, metadata),
         open_meshes=open_meshes,
+        substeps=substeps,
+        lookahead=lookahead,
     )
     pictures = render_thumbnails(clashes) if render_thumbnails is not None else {}
     if json_path:

@@ -64,9 +64,14 @@ function frameChunks(start, end, size) {
     return chunks;
 }
 
-function chunkTask(settings, first, last, part) {
+function chunkTask(settings, first, last, part, isLastChunk) {
     const args = ["--python", settings.clash_report_script, "--",
                   "--frames", `${first}-${last}`, "--json", part, "--fail-on", "never"];
+    if (!isLastChunk) {
+        // What lies between this chunk's last frame and the next chunk's first (the
+        // scene's continuous tests) is scanned here, as in one run; the merge needs it.
+        args.push("--lookahead");
+    }
     if (settings.tests_file) {
         args.push("--tests", settings.tests_file);
     }
@@ -106,7 +111,7 @@ function compileJob(job) {
     for (const [first, last] of frameChunks(start, end, settings.chunk_size)) {
         const part = path.join(settings.scratch, `part-${first}-${last}.json`);
         parts.push(part);
-        const task = chunkTask(settings, first, last, part);
+        const task = chunkTask(settings, first, last, part, last === end);
         chunkTasks.push(task);
         job.addTask(task);
     }

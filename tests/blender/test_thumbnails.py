@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import math
+import struct
 
 import bpy
 import numpy as np
@@ -41,6 +42,35 @@ def test_thumbnails_restore_clashing_objects_hidden_from_render(addon):
     assert hidden.hide_render and not shown.hide_render
     assert tuple(hidden.color) == pytest.approx((0.5, 0.6, 0.7, 1.0))
     assert tuple(shown.color) == pytest.approx((0.2, 0.3, 0.4, 1.0))
+
+
+def png_chunk_types(png: bytes) -> list[bytes]:
+    assert png.startswith(b"\x89PNG\r\n\x1a\n")
+    position, types = 8, []
+    while position < len(png):
+        (length,) = struct.unpack(">I", png[position : position + 4])
+        types.append(png[position + 4 : position + 8])
+        position += 12 + length
+    return types
+
+
+@pytest.mark.blender
+def test_thumbnails_carry_no_stamps_and_are_the_same_every_time(addon):
+    # Blender wrote the render's date, render time, file path, ... into every PNG, so the
+    # same scene gave different thumbnails and reports; the stamps are off while they
+    # render, and back on afterwards.
+    thumbnails = importlib.import_module(addon.__name__ + ".blender.thumbnails")
+    scene = bpy.context.scene
+    owners = {"Pipe": None, "Wall": None}
+    owners["Pipe"], owners["Wall"], clash = pipe_through_wall()
+    stamps = {"use_stamp_date": True, "use_stamp_render_time": True, "use_stamp_note": True}
+    for name, value in stamps.items():
+        setattr(scene.render, name, value)
+    first = thumbnails.render_thumbnails(bpy.context, scene, [clash], owners)[clash["id"]]
+    second = thumbnails.render_thumbnails(bpy.context, scene, [clash], owners)[clash["id"]]
+    assert b"tEXt" not in png_chunk_types(first) and b"iTXt" not in png_chunk_types(first)
+    assert first == second
+    assert all(getattr(scene.render, name) == value for name, value in stamps.items())
 
 
 def pipe_through_wall():

@@ -19,18 +19,15 @@ from tests.cli.helpers import blender_binary
 
 DASK = Path(sys.executable).parent / "dask"
 
-# Frames 1-30, chunks of 10 (1-10, 11-20, 21-30): Runner slides x -15 -> 15 (1 a frame)
-# through Left (frames 5-7, inside a chunk), Middle (9-11, across 10 | 11), Right (18-24,
-# across 20 | 21) and Plate (10-22, over both borders); Shuttle swings through Post three
-# times (three intervals in three chunks); Plate lies on Middle and Right (frames 1-30).
-SCENE = """
+# A scene script's start: `box` and `animate` (linear keys of x) in an empty scene, saved
+# to the path after `--` by the script's end.
+SCENE_HELPERS = """
 import sys
 import bpy
 
 out = sys.argv[sys.argv.index("--") + 1]
 bpy.ops.wm.read_homefile(use_empty=True)
 scene = bpy.context.scene
-scene.frame_start, scene.frame_end = 1, 30
 FACES = [(0, 1, 3, 2), (4, 6, 7, 5), (0, 4, 5, 1), (2, 3, 7, 6), (0, 2, 6, 4), (1, 5, 7, 3)]
 
 
@@ -52,8 +49,16 @@ def animate(obj, keys):
     for curve in obj.animation_data.action.fcurves:
         for point in curve.keyframe_points:
             point.interpolation = "LINEAR"
+"""
 
-
+# Frames 1-30, chunks of 10 (1-10, 11-20, 21-30): Runner slides x -15 -> 15 (1 a frame)
+# through Left (frames 5-7, inside a chunk), Middle (9-11, across 10 | 11), Right (18-24,
+# across 20 | 21) and Plate (10-22, over both borders); Shuttle swings through Post three
+# times (three intervals in three chunks); Plate lies on Middle and Right (frames 1-30).
+SCENE = (
+    SCENE_HELPERS
+    + """
+scene.frame_start, scene.frame_end = 1, 30
 animate(box("Runner", (0, 0, 0), (0.5, 0.5, 0.5)), [(1, -15), (31, 15)])
 box("Left", (-10, 0, 0), (0.7, 1, 1))
 box("Middle", (-6, 0, 0), (1, 1, 1))
@@ -63,14 +68,30 @@ animate(box("Shuttle", (0, 20, 0), (0.5, 0.5, 0.5)), [(1, -5), (10, 5), (20, -5)
 box("Post", (0, 20, 0), (0.5, 0.4, 0.4))
 bpy.ops.wm.save_as_mainfile(filepath=out)
 """
+)
+
+# Frames 1-10, chunks of 5 (1-5 | 6-10): Bullet flies along x at 10 a frame (x 40 at
+# frame 5, 50 at frame 6). It meets Mid (x 45) only around frame 5.5, a sub-step of
+# frame 5 with --substeps 2, and passes Pin (a thin plate at x 47.5) only between frame
+# 5.5 and 6 (first contact at 5.69), which --continuous finds: both only across the border
+# between the chunks.
+FAST_SCENE = (
+    SCENE_HELPERS
+    + """
+scene.frame_start, scene.frame_end = 1, 10
+animate(box("Bullet", (0, 0, 0), (0.5, 0.5, 0.5)), [(1, 0), (11, 100)])
+box("Mid", (45, 0, 0), (1, 1, 1))
+box("Pin", (47.5, 0, 0), (0.1, 1, 1))
+bpy.ops.wm.save_as_mainfile(filepath=out)
+"""
+)
 
 
-@pytest.fixture(scope="session")
-def scene(tmp_path_factory) -> Path:
-    folder = tmp_path_factory.mktemp("farm_scene")
+def build_scene(folder: Path, script_text: str) -> Path:
+    """The .blend that `script_text` (SCENE_HELPERS + its body) saves, built by Blender."""
     script = folder / "build.py"
-    script.write_text(SCENE)
-    blend = folder / "farm.blend"
+    script.write_text(script_text)
+    blend = folder / "scene.blend"
     result = subprocess.run(
         [blender_binary(), "-b", "--factory-startup", "--python", script, "--", blend],
         capture_output=True,
@@ -79,6 +100,16 @@ def scene(tmp_path_factory) -> Path:
     )
     assert blend.is_file(), result.stdout + result.stderr
     return blend
+
+
+@pytest.fixture(scope="session")
+def scene(tmp_path_factory) -> Path:
+    return build_scene(tmp_path_factory.mktemp("farm_scene"), SCENE)
+
+
+@pytest.fixture(scope="session")
+def fast_scene(tmp_path_factory) -> Path:
+    return build_scene(tmp_path_factory.mktemp("fast_scene"), FAST_SCENE)
 
 
 def collide_command(*arguments) -> list[str]:

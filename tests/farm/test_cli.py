@@ -16,7 +16,7 @@ from collide_addon.report.json_report import report_to_json
 from collide_addon.report.run import run_report
 from collide_farm.chunk import FarmError, find_blender
 from collide_farm.progress import ChunkProgress
-from collide_farm.scan import split_frames
+from collide_farm.scan import ScanSettings, chunk_arguments, split_frames
 from tests.farm.conftest import collide, error_lines, read
 from tests.report.sample_report import SAMPLE_TESTS, read_sample_frame
 
@@ -36,6 +36,26 @@ def test_split_frames_covers_the_range_in_chunks():
     assert split_frames((1, 30, 1), 8) == [(1, 8, 1), (9, 16, 1), (17, 24, 1), (25, 30, 1)]
     assert split_frames((1, 10, 2), 2) == [(1, 4, 2), (5, 8, 2), (9, 10, 2)]
     assert split_frames((5, 5, 1), 3) == [(5, 5, 1)]
+
+
+def test_every_chunk_but_the_last_looks_ahead_with_the_scan_sampling():
+    settings = ScanSettings("s.blend", (1, 30, 1), "blender", substeps=4, continuous=True)
+    chunks = split_frames(settings.frames, 10)
+    arguments = [
+        chunk_arguments(settings, frames, Path("p.json"), frames == chunks[-1]) for frames in chunks
+    ]
+    assert ["--lookahead" in chunk for chunk in arguments] == [True, True, False]
+    assert all(chunk[-3:] == ["--substeps", "4", "--continuous"] for chunk in arguments)
+    plain = ScanSettings("s.blend", (1, 30, 1), "blender")
+    assert chunk_arguments(plain, (1, 10, 1), Path("p.json"), False) == [
+        "--frames",
+        "1-10:1",
+        "--json",
+        "p.json",
+        "--fail-on",
+        "never",
+        "--lookahead",
+    ]
 
 
 def test_progress_lines_give_rate_and_time_left():
@@ -120,9 +140,8 @@ def test_no_blender_exits_2_with_one_line(tmp_path):
 @pytest.mark.parametrize(
     ("arguments", "reason"),
     [
-        (["--substeps", "2"], "scan does not support --substeps: chunk ends would lose samples"),
-        (["--thumbnails"], "scan does not support --thumbnails; run collide report for them"),
-        (["--continuous"], "scan does not support --continuous: chunk ends would lose"),
+        (["--substeps", "65"], "substeps must be <= 64, got 65"),
+        (["--frames", "1-1048575"], "frames 1-1048575 go beyond Blender's frame range"),
         (["--json", "x/none/a.json"], "cannot write x/none/a.json: its folder does not exist"),
         (["--workers", "2", "--scheduler", "tcp://h:1"], "argument --scheduler: not allowed"),
         (["--frames", "3-1"], "argument --frames: need START <= END and STEP >= 1"),
@@ -138,17 +157,17 @@ def test_scan_refuses_bad_arguments_before_any_work(tmp_path, arguments, reason)
     assert len(error_lines(result)) == 1 and reason in error_lines(result)[0]
 
 
-def test_scan_refuses_a_tests_file_with_continuous_tests(tmp_path):
+def test_scan_refuses_a_bad_tests_file_before_any_chunk(tmp_path):
     scene = tmp_path / "scene.blend"
     scene.write_bytes(b"")
     tests = tmp_path / "tests.json"
-    test = {"name": "fast", "a": {}, "type": "hard", "continuous": True}
+    test = {"name": "fast", "a": {}, "type": "duplicates", "continuous": True}
     tests.write_text(json.dumps({"format": "collide-tests", "version": 1, "tests": [test]}))
     base = ["scan", scene, "--frames", "1-10", "--blender", "/bin/false", "--tests", tests]
     result = collide(*base, cwd=tmp_path)
     assert result.returncode == 2
     assert len(error_lines(result)) == 1
-    assert "scan does not support continuous tests" in error_lines(result)[0]
+    assert "a duplicates test cannot be continuous" in error_lines(result)[0]
 
 
 def _write_parts(folder: Path) -> list[Path]:

@@ -4,7 +4,9 @@ through a crashed chunk, a killed worker; failures and Ctrl-C exit cleanly."""
 
 from __future__ import annotations
 
+import base64
 import os
+import re
 import signal
 import subprocess
 
@@ -185,3 +187,66 @@ def test_scan_with_fixes_and_proxy_geometry_equals_one_run(scene, tmp_path):
     fixes = sorted(line for line in scan.stdout.splitlines() if line.startswith("fix "))
     assert fixes == sorted(line for line in one.stdout.splitlines() if line.startswith("fix "))
     assert len(fixes) == len(merged["clashes"])
+
+
+@pytest.mark.parametrize(
+    ("option", "pair", "toi"),
+    [
+        # Only the motion from frame 5 to 6 passes Pin: the chunk 1-5 looks ahead to 6.
+        (["--continuous"], ("Bullet", "Pin"), 5.69),
+        # Only the sub-step 5.5 of frame 5, the chunk 1-5's last frame, meets Mid.
+        (["--substeps", "2"], ("Bullet", "Mid"), None),
+    ],
+)
+def test_scan_with_clashes_between_frames_at_a_chunk_border_equals_one_run(
+    fast_scene, tmp_path, option, pair, toi
+):
+    options = ["--frames", "1-10", *option]
+    one = collide("report", fast_scene, *options, "--json", tmp_path / "one.json")
+    scan = collide(
+        "scan",
+        fast_scene,
+        *options,
+        "--chunk",
+        "5",
+        "--workers",
+        "2",
+        "--json",
+        tmp_path / "s.json",
+    )
+    assert one.returncode == scan.returncode == 1, scan.stderr
+    single, merged = read(tmp_path / "one.json"), read(tmp_path / "s.json")
+    assert report_to_json(merged) == report_to_json(single)
+    clash = {(clash["a"], clash["b"]): clash for clash in merged["clashes"]}[pair]
+    assert clash["frames"] == [[5, 5]]
+    if toi is None:
+        assert "toi" not in clash and merged["substeps"] == 2
+    else:
+        assert clash["toi"] == pytest.approx(toi, abs=1e-3)
+
+
+def _thumbnails(html: str) -> dict[str, list[bytes]]:
+    """Clash id -> the PNG thumbnails in the HTML report's row of that clash."""
+    return {
+        clash_id: [base64.b64decode(data) for data in re.findall(THUMBNAIL, row)]
+        for clash_id, row in re.findall(r'<tr id="clash-([0-9a-f]{16})">(.*?)</tr>', html, re.S)
+    }
+
+
+THUMBNAIL = r'<img class="thumbnail" alt="[^"]*" src="data:image/png;base64,([^"]+)">'
+
+
+def test_scan_thumbnails_one_per_clash_as_in_one_run(scene, tmp_path):
+    options = ["--frames", "1-30", "--thumbnails"]
+    one = collide("report", scene, *options, "--html", tmp_path / "one.html")
+    scan = collide(
+        "scan", scene, *options, "--chunk", "10", "--workers", "2", "--html", tmp_path / "s.html"
+    )
+    assert one.returncode == scan.returncode == 1, scan.stderr
+    single = _thumbnails((tmp_path / "one.html").read_text(encoding="utf-8"))
+    merged = _thumbnails((tmp_path / "s.html").read_text(encoding="utf-8"))
+    assert len(merged) == 7 and merged.keys() == single.keys()
+    assert all(len(pictures) == 1 for pictures in merged.values())
+    assert all(picture.startswith(b"\x89PNG\r\n\x1a\n") for [picture] in merged.values())
+    # The same pictures in the same report: the same bytes.
+    assert (tmp_path / "s.html").read_bytes() == (tmp_path / "one.html").read_bytes()

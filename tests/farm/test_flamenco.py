@@ -63,6 +63,7 @@ def test_chunk_tasks_and_a_merge_task_after_them():
                     "/farm/scratch/part-1-10.json",
                     "--fail-on",
                     "never",
+                    "--lookahead",
                     "--tests",
                     "/farm/tests.json",
                     "--baseline",
@@ -72,6 +73,9 @@ def test_chunk_tasks_and_a_merge_task_after_them():
         }
     ]
     merge = tasks[-1]
+    # Only the last chunk does not look ahead to the next one.
+    lookahead = ["--lookahead" in task["commands"][0]["parameters"]["args"] for task in tasks[:-1]]
+    assert lookahead == [True, True, False]
     assert merge["type"] == "misc"
     assert merge["dependencies"] == ["collide-1-10", "collide-11-20", "collide-21-25"]
     assert merge["commands"] == [
@@ -100,6 +104,7 @@ def test_chunk_tasks_and_a_merge_task_after_them():
 def test_one_frame_and_one_chunk():
     tasks = compile_job(frames="7", chunk_size=50)["tasks"]
     assert [task["name"] for task in tasks] == ["collide-7-7", "collide-merge"]
+    assert "--lookahead" not in tasks[0]["commands"][0]["parameters"]["args"]
 
 
 @pytest.mark.parametrize(

@@ -21,7 +21,15 @@ from collide_addon.report.json_report import (
     summarize,
     write_json_report,
 )
-from tests.report.sample_report import EVIL, FORMULA, QUOTED, make_report
+from collide_addon.report.run import run_report
+from tests.report.sample_report import (
+    EVIL,
+    FORMULA,
+    QUOTED,
+    SAMPLE_TESTS,
+    make_report,
+    read_sample_frame,
+)
 
 
 def test_sample_report_has_expected_clashes(report):
@@ -51,9 +59,21 @@ def test_json_report_validates_against_schema(report, tmp_path):
     assert EVIL in path.read_text(encoding="utf-8")  # UTF-8 text, not \u escapes
 
 
+def test_a_chunk_report_with_substeps_and_lookahead_validates():
+    chunk = run_report(
+        SAMPLE_TESTS, (1, 3, 1), read_sample_frame, substeps=2, continuous=True, lookahead=True
+    ).report
+    assert chunk["frames"] == [1, 3, 1]
+    assert (chunk["substeps"], chunk["lookahead"]) == (2, True)
+    schema_validator().validate(chunk)
+    assert "substeps" not in run_report(SAMPLE_TESTS, (1, 3, 1), read_sample_frame).report
+
+
 @pytest.mark.parametrize(
     "damage",
     [
+        lambda r: r.update(substeps=1),
+        lambda r: r.update(lookahead=False),
         lambda r: r["clashes"][0].update(status="bogus"),
         lambda r: r["clashes"][0].update(frames=[]),
         lambda r: r["clashes"][0].pop("worst_frame"),

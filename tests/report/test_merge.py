@@ -144,3 +144,118 @@ def test_a_malformed_part_is_refused_naming_the_field(field, value, expected):
     del crafted[field]
     with pytest.raises(MergeError, match=f"b.json: field {field!r} must be"):
         merge_reports([run((1, 10, 1)), crafted], ["a.json", "b.json"])
+
+
+# Between frames: bullet flies along x at 10 a frame. With 2 sub-steps it meets mid (x 55)
+# only at the sub-step 5.5 and passes pin (x 57.5) only between 5.5 and 6; shuttle swings
+# through target at 2 rad a frame, touching it at the sample of frame 11 and otherwise
+# only between samples.
+FAST_NAMES = ["bullet", "mid", "pin", "shuttle", "target"]
+FAST_OBJECTS = [ObjectMetadata(name) for name in FAST_NAMES]
+FAST_TESTS = [ClashTest("hard", Selector(), None, "hard", 0.0)]
+
+
+def fast_spheres(time: float) -> FrameSample:
+    centers = [
+        [10.0 * time, 0, 0],
+        [55, 0, 0],
+        [57.5, 0, 0],
+        [200 + 10 * math.sin(2.0 * time), 9, 0],
+        [200, 9, 0],
+    ]
+    return FrameSample(ShapeBatch.spheres(centers, [0.5, 1.0, 0.2, 0.3, 0.3]), FAST_OBJECTS)
+
+
+def fast_run(frames, substeps, continuous, lookahead=False):
+    return run_report(
+        FAST_TESTS,
+        frames,
+        fast_spheres,
+        substeps=substeps,
+        continuous=continuous,
+        lookahead=lookahead,
+        blender="3.4.1",
+        file="/s.blend",
+    ).report
+
+
+def fast_parts(frames, size, substeps, continuous):
+    """Chunk reports as collide scan makes them: every chunk but the last looks ahead."""
+    ranges = chunks(*frames, size)
+    return [
+        json.loads(report_to_json(fast_run(chunk, substeps, continuous, chunk != ranges[-1])))
+        for chunk in ranges
+    ]
+
+
+def test_the_fast_scene_has_clashes_only_between_frames_across_a_border():
+    by_pair = {
+        (clash["a"], clash["b"]): clash for clash in fast_run((1, 20, 1), 2, True)["clashes"]
+    }
+    assert (
+        by_pair[("bullet", "mid")]["frames"] == [[5, 5]] and "toi" not in by_pair["bullet", "mid"]
+    )
+    assert by_pair[("bullet", "pin")]["frames"] == [[5, 5]]
+    assert by_pair[("bullet", "pin")]["toi"] == pytest.approx(5.68, abs=1e-3)
+    # Sampled at frame 11, so its many contacts between samples are not reported.
+    assert "toi" not in by_pair[("shuttle", "target")]
+    assert by_pair[("shuttle", "target")]["frames"] == [[11, 11]]
+    shuttle = {(c["a"], c["b"]): c for c in fast_run((1, 10, 1), 1, True)["clashes"]}
+    assert "toi" in shuttle[("shuttle", "target")]
+    assert len(shuttle[("shuttle", "target")]["frames"]) > 1
+    # Without the lookahead, a chunk ending on frame 5 misses both bullet clashes.
+    alone = fast_run((1, 5, 1), 2, True)["clashes"]
+    assert not {(clash["a"], clash["b"]) for clash in alone} & {
+        ("bullet", "mid"),
+        ("bullet", "pin"),
+    }
+
+
+@pytest.mark.parametrize(
+    ("frames", "substeps", "continuous"),
+    [((1, 20, 1), 2, False), ((1, 20, 1), 1, True), ((1, 20, 1), 2, True), ((1, 21, 2), 3, True)],
+)
+@pytest.mark.parametrize("size", [1, 3, 5, 7])
+def test_merged_lookahead_chunks_equal_one_run_with_substeps_and_continuous(
+    frames, substeps, continuous, size
+):
+    whole = fast_run(frames, substeps, continuous)
+    parts = fast_parts(frames, size, substeps, continuous)
+    merged = merge_reports(list(reversed(parts)))
+    assert report_to_json(merged) == report_to_json(whole)
+    assert whole.get("substeps", 1) == substeps and "lookahead" not in merged
+
+
+def test_parts_without_the_lookahead_they_need_are_refused():
+    first, second = fast_parts((1, 10, 1), 5, 2, False)
+    names = ["a.json", "b.json"]
+    alone = fast_run((1, 5, 1), 2, False)
+    with pytest.raises(MergeError, match=r"^a\.json lacks the lookahead that sub-steps"):
+        merge_reports([alone, second], names)
+    with pytest.raises(MergeError, match=r"^b\.json is the last part but looked ahead"):
+        merge_reports([first, _with(second, lookahead=True)], names)
+    with pytest.raises(MergeError, match=r"^parts have different sub-steps \[2, 3\]"):
+        merge_reports([first, _with(second, substeps=3)], names)
+    # Without sub-steps or continuous tests a chunk end loses nothing.
+    assert merge_reports([run((1, 10, 1)), run((11, 20, 1))]) == run((1, 20, 1))
+
+
+@pytest.mark.parametrize(
+    ("substeps", "continuous", "expected"),
+    [
+        (1, False, [1, 2, 3]),
+        (2, False, [1, 1.5, 2, 2.5, 3, 3.5]),
+        (2, True, [1, 1.5, 2, 2.5, 3, 3.5, 4]),
+    ],
+)
+def test_a_lookahead_reads_the_next_frame_only_for_continuous_tests(substeps, continuous, expected):
+    times = []
+
+    def counting(time):
+        times.append(time)
+        return fast_spheres(time)
+
+    run_report(
+        FAST_TESTS, (1, 3, 1), counting, substeps=substeps, continuous=continuous, lookahead=True
+    )
+    assert times == expected
