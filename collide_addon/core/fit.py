@@ -40,23 +40,31 @@ _STEP_REPEATS = 16
 # In the box search, a box thinner than this fraction of its largest extent counts as
 # this thin, so that flat shapes are compared by area.
 _FLAT_EXTENT_RATIO = 1e-6
-# Extreme points (along the 26 directions of a cube's faces, edges and corners in the
-# principal frame) whose triangles give candidate box faces.
+# Extreme points along the 26 directions of a cube's faces, corners and edges (in that
+# order) in the principal frame steer the sampled orientations; triangles through the
+# points extreme along the first _HULL_FRAME_POINTS (faces and corners) give candidate
+# box faces.
 _HULL_FRAME_POINTS = 14
 _CUBE_DIRECTIONS = np.array(
-    [
-        (x, y, z)
-        for x in (-1, 0, 1)
-        for y in (-1, 0, 1)
-        for z in (-1, 0, 1)
-        if (x, y, z) != (0, 0, 0)
-    ],
+    sorted(
+        (
+            (x, y, z)
+            for x in (-1, 0, 1)
+            for y in (-1, 0, 1)
+            for z in (-1, 0, 1)
+            if (x, y, z) != (0, 0, 0)
+        ),
+        key=lambda direction: {1: 0, 3: 1, 2: 2}[sum(map(abs, direction))],
+    ),
     dtype=np.float64,
 )
+_FACE_TRIANGLES = np.array(list(combinations(range(_HULL_FRAME_POINTS), 3)), dtype=np.int64)
 # Orientations sampled evenly (a fixed pseudo-random set, so fits are reproducible):
 # the best few around the extreme points start the local search, which then need not
 # cross from one basin to another.
 _SAMPLED_STARTS = 4
+# The starts are picked for this many point sets at a time.
+_STARTS_CHUNK = 8
 
 
 def _sampled_rotations(count: int) -> np.ndarray:
@@ -94,6 +102,12 @@ _BALL_ROUNDS = 100
 # up to 20% of volume, the refined axis by a few percent.
 _CAPSULE_TILTS = (0.08, 0.02, 0.005)
 _CAPSULE_TILT_STEPS = 4
+# Directions of a cube's faces, corners and edges (one of each opposite pair): the
+# widths along them bound the volume of any sphere around the points.
+_WIDTH_DIRECTIONS = np.array(
+    [direction for direction in _CUBE_DIRECTIONS if direction[direction != 0][0] > 0]
+)
+_WIDTH_DIRECTIONS /= np.linalg.norm(_WIDTH_DIRECTIONS, axis=1, keepdims=True)
 # Fits are made many at a time (a first Detect fits every mesh of the scene): the
 # searches run side by side over groups of at least this many point sets, so numpy's
 # cost per call is shared; the box search then holds about 9 starts x 6 turns x 3 x 512
@@ -262,56 +276,74 @@ def _box_from_rotation(points: np.ndarray, rotation: np.ndarray) -> ProxyFit:
     )
 
 
-def _extreme_points(points: np.ndarray, principal: np.ndarray) -> np.ndarray:
-    """The points extreme along 26 directions of the principal frame: (<= 26, 3)."""
-    centered = points - points.mean(axis=0)
-    return points[np.unique(np.argmax(centered @ principal @ _CUBE_DIRECTIONS.T, axis=0))]
+def _extreme_corners(padded: np.ndarray, principal: np.ndarray) -> np.ndarray:
+    """The points of each set (g, m, 3) extreme along the 26 `_CUBE_DIRECTIONS` of its
+    principal frame (g, 3, 3): (g, 26, 3), in `_CUBE_DIRECTIONS`' order (a point extreme
+    along several directions repeats).
+
+    Measured from each set's first point, so that the choice does not depend on where
+    the set lies; ties go to the earlier point, so padding never changes the choice.
+    """
+    directions = principal @ _CUBE_DIRECTIONS.T  # (g, 3, 26)
+    extreme = np.argmax((padded - padded[:, :1]) @ directions, axis=1)  # (g, 26)
+    return np.take_along_axis(padded, extreme[:, :, None], axis=1)
 
 
-_TRIPLES = {
-    count: np.array(list(combinations(range(count), 3)), dtype=np.int64).reshape(-1, 3)
-    for count in range(_HULL_FRAME_POINTS + 1)
-}
+def _smallest(values: np.ndarray, count: int) -> np.ndarray:
+    """Indices (g, count) of the `count` smallest of each row of `values` (g, n),
+    ascending (equal values by index). Each row is partitioned on its own, so a row's
+    choice does not depend on the other rows."""
+    chosen = np.argpartition(values, count - 1, axis=1)[:, :count]
+    order = np.lexsort((chosen, np.take_along_axis(values, chosen, axis=1)), axis=1)
+    return np.take_along_axis(chosen, order, axis=1)
 
 
-def _best_face_frames(corners: np.ndarray) -> np.ndarray:
-    """The best `_REFINED_STARTS` (or fewer) box orientations with one face on the plane
-    through three extreme points and an edge along a side of that triangle, smallest box
-    around `corners` (m, 3) first: (r, 3, 3) rotations.
+def _best_face_frames(corners: np.ndarray, fallback: np.ndarray) -> np.ndarray:
+    """The best `_REFINED_STARTS` box orientations of each set of `corners` (g, 26, 3)
+    with one face on the plane through three of its first `_HULL_FRAME_POINTS` corners
+    and an edge along a side of that triangle, smallest box around the corners first:
+    (g, r, 3, 3) rotations; `fallback` (g, 3, 3) where a set has fewer usable triangles.
 
     The smallest box around a convex polyhedron often has a face flush with a hull
     face (otherwise two faces touch hull edges); these frames find such boxes for shapes
     with few extreme vertices (boxes, wedges) and give starts for the local search.
     """
-    firsts = corners[:_HULL_FRAME_POINTS]
-    if len(firsts) < 3:
-        return np.zeros((0, 3, 3))
-    triples = _TRIPLES[len(firsts)]
-    a, b, c = (firsts[triples[:, k]] for k in range(3))
+    count, triangles = len(corners), len(_FACE_TRIANGLES)
+    firsts = corners[:, :_HULL_FRAME_POINTS]
+    a, b, c = (firsts[:, _FACE_TRIANGLES[:, k]] for k in range(3))  # (g, t, 3)
     normals = np.cross(b - a, c - a)
-    lengths = np.linalg.norm(normals, axis=1)
-    scale = np.ptp(firsts, axis=0).max()
-    usable = lengths > 1e-9 * scale * scale
-    if not usable.any():
-        return np.zeros((0, 3, 3))
-    normals = normals[usable] / lengths[usable, None]
-    edges = np.stack((b - a, c - b, a - c))[:, usable]  # (3, t, 3), one row per side
-    edges /= np.maximum(np.linalg.norm(edges, axis=2, keepdims=True), 1e-300)
-    crosses = np.cross(normals, edges)
+    lengths = np.linalg.norm(normals, axis=2)
+    scale = np.ptp(corners, axis=1).max(axis=1)
+    usable = lengths > 1e-9 * (scale * scale)[:, None]  # (g, t)
+    normals /= np.where(usable, lengths, 1.0)[:, :, None]
+    edges = np.stack((b - a, c - b, a - c), axis=1)  # (g, 3, t, 3), one row per side
+    edges /= np.maximum(np.linalg.norm(edges, axis=3, keepdims=True), 1e-300)
+    crosses = np.cross(normals[:, None], edges)
     # Each frame's axes are a side, the normal's cross with it and the normal (shared by
-    # the triangle's three frames, so measured once), measured in float32 on centred
-    # corners: they only pick the starts, which are searched and measured in float64.
-    axes = np.concatenate((normals, edges.reshape(-1, 3), crosses.reshape(-1, 3)))
-    centred = (corners - corners.mean(axis=0)).astype(np.float32)
-    projections = centred @ axes.T.astype(np.float32)
-    extents = (projections.max(axis=0) - projections.min(axis=0)).reshape(7, -1)
+    # the triangle's three frames, so measured once), measured in float32 from the first
+    # corner: they only pick the starts, which are searched and measured in float64.
+    axes = np.concatenate(
+        (normals, edges.reshape(count, -1, 3), crosses.reshape(count, -1, 3)), axis=1
+    )  # (g, 7t, 3)
+    centred = (corners - corners[:, :1]).astype(np.float32)
+    projections = centred @ np.swapaxes(axes, 1, 2).astype(np.float32)  # (g, 26, 7t)
+    extents = (projections.max(axis=1) - projections.min(axis=1)).reshape(count, 7, triangles)
     extents = np.stack(
-        (extents[1:4], extents[4:], np.broadcast_to(extents[0], (3, len(normals)))), axis=2
-    )  # (3, t, 3): per side, per triangle, the frame's three extents
-    floor = _FLAT_EXTENT_RATIO * extents.max(axis=2, keepdims=True)
-    volumes = np.prod(np.maximum(extents, floor), axis=2).ravel()
-    side, triangle = np.divmod(np.argsort(volumes, kind="stable")[:_REFINED_STARTS], len(normals))
-    return np.stack((edges[side, triangle], crosses[side, triangle], normals[triangle]), axis=2)
+        (extents[:, 1:4], extents[:, 4:], np.broadcast_to(extents[:, :1], (count, 3, triangles))),
+        axis=3,
+    )  # (g, 3, t, 3): per side, per triangle, the frame's three extents
+    floor = _FLAT_EXTENT_RATIO * extents.max(axis=3, keepdims=True)
+    volumes = np.prod(np.maximum(extents, floor), axis=3)
+    volumes = np.where(usable[:, None], volumes, np.inf).reshape(count, -1)
+    best = _smallest(volumes, _REFINED_STARTS)  # (g, r)
+    side, triangle = np.divmod(best, triangles)
+    rows = np.arange(count)[:, None]
+    frames = np.stack(
+        (edges[rows, side, triangle], crosses[rows, side, triangle], normals[rows, triangle]),
+        axis=3,
+    )
+    found = np.isfinite(np.take_along_axis(volumes, best, axis=1))
+    return np.where(found[:, :, None, None], frames, fallback[:, None])
 
 
 def _own_hulls(
@@ -353,16 +385,13 @@ def _boxes_along(points: np.ndarray, rotations: np.ndarray) -> tuple[np.ndarray,
 
 
 def _sampled_volumes(corners: np.ndarray) -> np.ndarray:
-    """Volumes (4096,) float32 of the boxes along each of `_SAMPLED_ROTATIONS` around
-    `corners` (m, 3), m <= 26.
-
-    One set per product: its (m, 3 x 4096) projections (at most 1.3 MB) stay in cache,
-    where stacking sets into one larger product was up to 7 times slower per set.
-    """
-    projections = (corners - corners.mean(axis=0)).astype(np.float32) @ _SAMPLED_AXES
-    extents = (projections.max(axis=0) - projections.min(axis=0)).reshape(-1, 3)
-    floor = _FLAT_EXTENT_RATIO * extents.max(axis=1, keepdims=True)
-    return np.prod(np.maximum(extents, floor), axis=1)
+    """Volumes (g, S) float32 of the boxes along each of `_SAMPLED_ROTATIONS` (S of
+    them) around each set of `corners` (g, 26, 3)."""
+    centred = (corners - corners[:, :1]).astype(np.float32)
+    projections = centred @ _SAMPLED_AXES  # (g, 26, 3S)
+    extents = (projections.max(axis=1) - projections.min(axis=1)).reshape(len(corners), -1, 3)
+    floor = _FLAT_EXTENT_RATIO * extents.max(axis=2, keepdims=True)
+    return np.prod(np.maximum(extents, floor), axis=2)
 
 
 def _box_starts(group: _Group, indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -370,20 +399,30 @@ def _box_starts(group: _Group, indices: np.ndarray) -> tuple[np.ndarray, np.ndar
     (k,) of `group`, and the index in `group` each start is for (s,): each set's own
     axes, its principal axes, the best sampled orientations and the best frames flush
     with a face through extreme points of its candidates."""
-    starts, owners = [], []
-    for index in indices:
-        principal = group.principal[index]
-        corners = _extreme_points(group.candidates[index], principal)
+    principal = np.stack([group.principal[index] for index in indices])
+    starts = []
+    # A few sets at a time, so that their projections (26 x 3S floats each) stay small.
+    for first in range(0, len(indices), _STARTS_CHUNK):
+        chunk = principal[first : first + _STARTS_CHUNK]
+        corners = _extreme_corners(group.padded[indices[first : first + _STARTS_CHUNK]], chunk)
         # The sampled orientations turn the principal frame: measured on the corners in
-        # that frame, so the 4096 rotations need not be turned first.
-        volumes = _sampled_volumes(corners @ principal)
-        best = np.argpartition(volumes, _SAMPLED_STARTS - 1)[:_SAMPLED_STARTS]
-        best = best[np.lexsort((best, volumes[best]))]
-        starts += [np.eye(3)[None], principal[None], principal @ _SAMPLED_ROTATIONS[best]]
-        face_frames = _best_face_frames(corners)
-        starts.append(face_frames)
-        owners.append(np.full(2 + _SAMPLED_STARTS + len(face_frames), index))
-    return np.concatenate(starts), np.concatenate(owners)
+        # that frame, so the rotations need not be turned first. The best few, ties to
+        # the earlier orientation.
+        volumes = _sampled_volumes(corners @ chunk)
+        best = _smallest(volumes, _SAMPLED_STARTS)
+        starts.append(
+            np.concatenate(
+                (
+                    np.broadcast_to(np.eye(3), (len(chunk), 1, 3, 3)),
+                    chunk[:, None],
+                    chunk[:, None] @ _SAMPLED_ROTATIONS[best],
+                    _best_face_frames(corners, chunk),
+                ),
+                axis=1,
+            )
+        )
+    starts = np.concatenate(starts)  # (k, 2 + _SAMPLED_STARTS + _REFINED_STARTS, 3, 3)
+    return starts.reshape(-1, 3, 3), np.repeat(indices, starts.shape[1])
 
 
 def _own_hull_boxes(group: _Group) -> list[ProxyFit | None]:
@@ -536,9 +575,10 @@ def _minimal_ball_centres(candidates: np.ndarray) -> np.ndarray:
     return centres
 
 
-def _fit_spheres(group: _Group) -> list[ProxyFit]:
+def _fit_spheres(group: _Group, boxes: list[ProxyFit] | None = None) -> list[ProxyFit]:
     """`fit_sphere` of each point set of `group`: the minimal ball of its candidates,
-    grown to enclose all its points."""
+    grown to enclose all its points (`boxes`, taken for a like call to `_fit_capsules`,
+    are not needed)."""
     centers = _minimal_ball_centres(group.padded)
     fits = []
     for points, center in zip(group.points, centers, strict=True):
@@ -684,23 +724,40 @@ def _refined_capsule_axes(
     return axes
 
 
+def _sphere_volume_bounds(points: np.ndarray, rotations: np.ndarray) -> np.ndarray:
+    """Lower bounds (g,) on the volume of any sphere enclosing each set of points
+    (g, m, 3): it is at least as wide as they are along each axis and diagonal of a
+    frame (g, 3, 3)."""
+    widths = np.ptp(points @ (rotations @ _WIDTH_DIRECTIONS.T), axis=1)  # (g, 13)
+    return 4.0 / 3.0 * np.pi * (widths.max(axis=1) / 2.0) ** 3
+
+
 def _fit_autos(group: _Group) -> list[ProxyFit]:
-    """`fit_auto` of each point set of `group`."""
+    """`fit_auto` of each point set of `group`: its box, or the sphere or capsule where
+    smaller. Sets whose box is their points' own hull keep it; a sphere is only fitted
+    where `_sphere_volume_bounds` does not show that it cannot be smaller."""
     boxes = _fit_boxes(group)
+    rotations = np.stack([box.rotation for box in boxes])
     own = _own_hulls(
         np.stack([box.center for box in boxes]),
-        np.stack([box.rotation for box in boxes]),
+        rotations,
         np.stack([box.half_extents for box in boxes]),
         group.padded,
     )
-    searched = np.flatnonzero(~own).tolist()
-    if searched:
-        subgroup = group.subset(searched)
-        shown = [boxes[index] for index in searched]
-        others = zip(shown, _fit_spheres(subgroup), _fit_capsules(subgroup, shown), strict=True)
-        for index, fits in zip(searched, others, strict=True):
-            boxes[index] = min(fits, key=_volume)
-    return boxes
+    # The sphere's bound is measured from rounded widths: a margin keeps it below the fit.
+    box_volumes = np.array([box.volume for box in boxes])
+    sphere_bounds = _sphere_volume_bounds(group.padded, rotations) * (1.0 - 1e-9)
+    fits = list(boxes)
+    # Ties go to the box, then the sphere: only a strictly smaller shape replaces a fit.
+    for wanted, fitter in ((sphere_bounds < box_volumes, _fit_spheres), (True, _fit_capsules)):
+        searched = np.flatnonzero(~own & wanted).tolist()
+        if not searched:
+            continue
+        found = fitter(group.subset(searched), [boxes[index] for index in searched])
+        for index, fit in zip(searched, found, strict=True):
+            if fit.volume < fits[index].volume:
+                fits[index] = fit
+    return fits
 
 
 @dataclass(frozen=True)
