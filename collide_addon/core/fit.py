@@ -18,6 +18,7 @@ extent and radius is measured over all points, so every fit encloses every verte
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from itertools import combinations
 
 import numpy as np
@@ -300,9 +301,10 @@ def _smallest(values: np.ndarray, count: int) -> np.ndarray:
 
 def _best_face_frames(corners: np.ndarray, fallback: np.ndarray) -> np.ndarray:
     """The best `_REFINED_STARTS` box orientations of each set of `corners` (g, 26, 3)
-    with one face on the plane through three of its first `_HULL_FRAME_POINTS` corners
-    and an edge along a side of that triangle, smallest box around the corners first:
-    (g, r, 3, 3) rotations; `fallback` (g, 3, 3) where a set has fewer usable triangles.
+    (as `_unit_corners` makes them) with one face on the plane through three of its
+    first `_HULL_FRAME_POINTS` corners and an edge along a side of that triangle,
+    smallest box around the corners first: (g, r, 3, 3) rotations; `fallback` (g, 3, 3)
+    where a set has fewer usable triangles.
 
     The smallest box around a convex polyhedron often has a face flush with a hull
     face (otherwise two faces touch hull edges); these frames find such boxes for shapes
@@ -313,20 +315,20 @@ def _best_face_frames(corners: np.ndarray, fallback: np.ndarray) -> np.ndarray:
     a, b, c = (firsts[:, _FACE_TRIANGLES[:, k]] for k in range(3))  # (g, t, 3)
     normals = np.cross(b - a, c - a)
     lengths = np.linalg.norm(normals, axis=2)
-    scale = np.ptp(corners, axis=1).max(axis=1)
-    usable = lengths > 1e-9 * (scale * scale)[:, None]  # (g, t)
+    usable = lengths > 1e-9  # (g, t)
     normals /= np.where(usable, lengths, 1.0)[:, :, None]
     edges = np.stack((b - a, c - b, a - c), axis=1)  # (g, 3, t, 3), one row per side
-    edges /= np.maximum(np.linalg.norm(edges, axis=3, keepdims=True), 1e-300)
+    # Sides too short to measure belong to unusable triangles only: zeroed.
+    side_lengths = np.linalg.norm(edges, axis=3, keepdims=True)
+    edges /= np.where(side_lengths > 1e-12, side_lengths, np.inf)
     crosses = np.cross(normals[:, None], edges)
     # Each frame's axes are a side, the normal's cross with it and the normal (shared by
-    # the triangle's three frames, so measured once), measured in float32 from the first
-    # corner: they only pick the starts, which are searched and measured in float64.
+    # the triangle's three frames, so measured once), measured in float32: they only
+    # pick the starts, which are searched and measured in float64.
     axes = np.concatenate(
         (normals, edges.reshape(count, -1, 3), crosses.reshape(count, -1, 3)), axis=1
     )  # (g, 7t, 3)
-    centred = (corners - corners[:, :1]).astype(np.float32)
-    projections = centred @ np.swapaxes(axes, 1, 2).astype(np.float32)  # (g, 26, 7t)
+    projections = corners.astype(np.float32) @ np.swapaxes(axes, 1, 2).astype(np.float32)
     extents = (projections.max(axis=1) - projections.min(axis=1)).reshape(count, 7, triangles)
     extents = np.stack(
         (extents[:, 1:4], extents[:, 4:], np.broadcast_to(extents[:, :1], (count, 3, triangles))),
@@ -384,11 +386,19 @@ def _boxes_along(points: np.ndarray, rotations: np.ndarray) -> tuple[np.ndarray,
     return centers, rotations, (high - low) / 2.0
 
 
+def _unit_corners(corners: np.ndarray) -> np.ndarray:
+    """Each set of `corners` (g, c, 3) moved to put its first at the origin and scaled
+    to a largest extent of 1 (of 0 if it is one point): (g, c, 3). Orientations are
+    picked on these, so that float32 measures them at any size and place."""
+    centred = corners - corners[:, :1]
+    scale = np.ptp(centred, axis=1).max(axis=1)
+    return centred / np.where(scale > 0.0, scale, 1.0)[:, None, None]
+
+
 def _sampled_volumes(corners: np.ndarray) -> np.ndarray:
     """Volumes (g, S) float32 of the boxes along each of `_SAMPLED_ROTATIONS` (S of
-    them) around each set of `corners` (g, 26, 3)."""
-    centred = (corners - corners[:, :1]).astype(np.float32)
-    projections = centred @ _SAMPLED_AXES  # (g, 26, 3S)
+    them) around each set of `corners` (g, 26, 3), as `_unit_corners` makes them."""
+    projections = corners.astype(np.float32) @ _SAMPLED_AXES  # (g, 26, 3S)
     extents = (projections.max(axis=1) - projections.min(axis=1)).reshape(len(corners), -1, 3)
     floor = _FLAT_EXTENT_RATIO * extents.max(axis=2, keepdims=True)
     return np.prod(np.maximum(extents, floor), axis=2)
@@ -404,7 +414,9 @@ def _box_starts(group: _Group, indices: np.ndarray) -> tuple[np.ndarray, np.ndar
     # A few sets at a time, so that their projections (26 x 3S floats each) stay small.
     for first in range(0, len(indices), _STARTS_CHUNK):
         chunk = principal[first : first + _STARTS_CHUNK]
-        corners = _extreme_corners(group.padded[indices[first : first + _STARTS_CHUNK]], chunk)
+        corners = _unit_corners(
+            _extreme_corners(group.padded[indices[first : first + _STARTS_CHUNK]], chunk)
+        )
         # The sampled orientations turn the principal frame: measured on the corners in
         # that frame, so the rotations need not be turned first. The best few, ties to
         # the earlier orientation.
@@ -461,9 +473,23 @@ def _fit_boxes(group: _Group) -> list[ProxyFit]:
             group.padded[owners[kept]], coarse[kept], _SEARCH_STEPS[_COARSE_LEVELS:]
         )
         best = _first_of_each(owners[kept], refined_volumes, 1)
-        for index, rotation in zip(owners[kept][best], refined[best], strict=True):
-            boxes[index] = _box_from_rotation(group.points[index], rotation)
+        found = _boxes_around(group.padded_points[owners[kept][best]], refined[best])
+        for index, box in zip(owners[kept][best], found, strict=True):
+            boxes[index] = box
     return boxes
+
+
+def _boxes_around(points: np.ndarray, rotations: np.ndarray) -> list[ProxyFit]:
+    """The boxes along each of `rotations` (g, 3, 3) around its points (g, n, 3), as
+    `_box_from_rotation` makes them."""
+    centers, rotations, half_extents = _boxes_along(points, rotations)
+    volumes = 8.0 * np.prod(half_extents, axis=1)
+    return [
+        ProxyFit(KIND_BOX, center, rotation, half, 0.0, float(volume))
+        for center, rotation, half, volume in zip(
+            centers, rotations, half_extents, volumes, strict=True
+        )
+    ]
 
 
 def _ball_subsets(dimensions: int) -> list[np.ndarray]:
@@ -580,20 +606,19 @@ def _fit_spheres(group: _Group, boxes: list[ProxyFit] | None = None) -> list[Pro
     grown to enclose all its points (`boxes`, taken for a like call to `_fit_capsules`,
     are not needed)."""
     centers = _minimal_ball_centres(group.padded)
-    fits = []
-    for points, center in zip(group.points, centers, strict=True):
-        radius = float(np.sqrt(np.max(np.sum((points - center) ** 2, axis=1))))
-        fits.append(
-            ProxyFit(
-                kind=KIND_SPHERE,
-                center=center,
-                rotation=np.eye(3),
-                half_extents=np.zeros(3),
-                radius=radius,
-                volume=float(4.0 / 3.0 * np.pi * radius**3),
-            )
+    offsets = group.padded_points - centers[:, None]
+    radii = np.sqrt(np.max(np.sum(offsets**2, axis=2), axis=1))
+    return [
+        ProxyFit(
+            kind=KIND_SPHERE,
+            center=center,
+            rotation=np.eye(3),
+            half_extents=np.zeros(3),
+            radius=float(radius),
+            volume=float(4.0 / 3.0 * np.pi * radius**3),
         )
-    return fits
+        for center, radius in zip(centers, radii, strict=True)
+    ]
 
 
 def _capsules_along(group: _Group, axes: np.ndarray) -> list[ProxyFit]:
@@ -605,45 +630,45 @@ def _capsules_along(group: _Group, axes: np.ndarray) -> list[ProxyFit]:
     first /= np.linalg.norm(first, axis=1, keepdims=True)
     rotations = np.stack((first, np.cross(axes, first), axes), axis=2)
     circle_centers = _minimal_ball_centres((group.padded @ rotations)[:, :, :2])
+    return _capsules_around_circles(group.padded_points, rotations, circle_centers)
+
+
+def _capsules_around_circles(
+    points: np.ndarray, rotations: np.ndarray, circle_centers: np.ndarray
+) -> list[ProxyFit]:
+    """The capsule around each set of `points` (g, n, 3) along column 2 of its rotation
+    (g, 3, 3), its axis through its circle centre (g, 2) (in the rotation's first two
+    axes): the smallest radius there, then the shortest segment."""
+    local = points @ rotations
+    radial_squared = np.sum((local[:, :, :2] - circle_centers[:, None]) ** 2, axis=2)  # (g, n)
+    radii = np.sqrt(radial_squared.max(axis=1))
+    reach = np.sqrt(np.maximum(radii[:, None] ** 2 - radial_squared, 0.0))
+    top = np.max(local[:, :, 2] - reach, axis=1)
+    bottom = np.min(local[:, :, 2] + reach, axis=1)
+    # Where every point fits in one ball of this radius, any centre in [top, bottom] works.
+    ball = bottom > top
+    middle = (top + bottom) / 2.0
+    top, bottom = np.where(ball, middle, top), np.where(ball, middle, bottom)
+    half_lengths = (top - bottom) / 2.0
+    local_centers = np.column_stack((circle_centers, (top + bottom) / 2.0))
+    centers = (rotations @ local_centers[:, :, None])[:, :, 0]
+    # The exact radius of this segment, so rounding in `reach` cannot leave a point out.
+    along = local[:, :, 2] - np.clip(local[:, :, 2], bottom[:, None], top[:, None])
+    radii = np.sqrt(np.max(radial_squared + along**2, axis=1))
+    volumes = np.pi * radii**2 * 2.0 * half_lengths + 4.0 / 3.0 * np.pi * radii**3
     return [
-        _capsule_around_circle(points, rotation, circle_center)
-        for points, rotation, circle_center in zip(
-            group.points, rotations, circle_centers, strict=True
+        ProxyFit(
+            kind=KIND_CAPSULE,
+            center=center,
+            rotation=rotation,
+            half_extents=np.array([0.0, 0.0, half_length]),
+            radius=float(radius),
+            volume=float(volume),
+        )
+        for center, rotation, half_length, radius, volume in zip(
+            centers, rotations, half_lengths, radii, volumes, strict=True
         )
     ]
-
-
-def _capsule_around_circle(
-    points: np.ndarray, rotation: np.ndarray, circle_center: np.ndarray
-) -> ProxyFit:
-    """The capsule around `points` (n, 3) along column 2 of `rotation` (3, 3), its axis
-    through `circle_center` (2,) (in the rotation's first two axes): the smallest radius
-    there, then the shortest segment."""
-    local = points @ rotation
-    radial_squared = np.sum((local[:, :2] - circle_center) ** 2, axis=1)
-    radius = np.sqrt(radial_squared.max())
-    reach = np.sqrt(np.maximum(radius**2 - radial_squared, 0.0))
-    top = np.max(local[:, 2] - reach)
-    bottom = np.min(local[:, 2] + reach)
-    if bottom > top:
-        # Every point fits in one ball of this radius: any centre in [top, bottom] works.
-        top = bottom = (top + bottom) / 2.0
-    half_length = (top - bottom) / 2.0
-    center = rotation @ np.array([circle_center[0], circle_center[1], (top + bottom) / 2.0])
-    # The exact radius of this segment, so rounding in `reach` cannot leave a point out.
-    nearest_on_segment = np.column_stack(
-        (np.broadcast_to(circle_center, (len(local), 2)), np.clip(local[:, 2], bottom, top))
-    )
-    offsets = local - nearest_on_segment
-    radius = float(np.sqrt(np.max(np.sum(offsets**2, axis=1))))
-    return ProxyFit(
-        kind=KIND_CAPSULE,
-        center=center,
-        rotation=rotation,
-        half_extents=np.array([0.0, 0.0, half_length]),
-        radius=radius,
-        volume=float(np.pi * radius**2 * 2.0 * half_length + 4.0 / 3.0 * np.pi * radius**3),
-    )
 
 
 def _fit_capsules(group: _Group, boxes: list[ProxyFit]) -> list[ProxyFit]:
@@ -769,6 +794,7 @@ class _Group:
     principal: g arrays (3, 3), the candidates' `principal_axes`
     padded: (g, m, 3), the candidates, each padded to the largest count by repeating its
         first point (which changes no extent and no ball)
+    padded_points: (g, n, 3), the points padded likewise (made when first used)
     """
 
     points: list[np.ndarray]
@@ -781,6 +807,10 @@ class _Group:
         return cls(
             point_sets, candidates, [principal_axes(c) for c in candidates], _padded(candidates)
         )
+
+    @cached_property
+    def padded_points(self) -> np.ndarray:
+        return _padded(self.points)
 
     def subset(self, indices: list[int]) -> _Group:
         candidates = [self.candidates[index] for index in indices]
