@@ -186,12 +186,21 @@ def _candidate_points(points: np.ndarray) -> np.ndarray:
 
 def principal_axes(points) -> np.ndarray:
     """(3, 3) proper rotation whose columns are the principal axes, largest variance first."""
-    points = _validated_points(points)
-    centered = points - points.mean(axis=0)
-    _, vectors = np.linalg.eigh(centered.T @ centered)
-    axes = vectors[:, ::-1].copy()
-    if np.linalg.det(axes) < 0:
-        axes[:, 2] = -axes[:, 2]
+    return _principal_frames([_validated_points(points)])[0]
+
+
+def _principal_frames(point_sets: list[np.ndarray]) -> np.ndarray:
+    """`principal_axes` of each of `point_sets` (n_i, 3): (g, 3, 3). Each set's sums run
+    over its own rows only, so a set's axes do not depend on the others."""
+    points, owners, starts = _stacked(point_sets)
+    counts = np.diff(np.append(starts, len(points)))
+    means = np.add.reduceat(points, starts, axis=0) / counts[:, None]
+    centred = points - means[owners]
+    products = (centred[:, :, None] * centred[:, None, :]).reshape(-1, 9)
+    scatter = np.add.reduceat(products, starts, axis=0).reshape(-1, 3, 3)
+    _, vectors = np.linalg.eigh(scatter)
+    axes = vectors[:, :, ::-1].copy()
+    axes[np.linalg.det(axes) < 0, :, 2] *= -1.0
     return axes
 
 
@@ -852,9 +861,7 @@ class _Group:
 
     @classmethod
     def of(cls, point_sets: list[np.ndarray], candidates: list[np.ndarray]) -> _Group:
-        return cls(
-            point_sets, candidates, [principal_axes(c) for c in candidates], _padded(candidates)
-        )
+        return cls(point_sets, candidates, list(_principal_frames(candidates)), _padded(candidates))
 
     def subset(self, indices: list[int]) -> _Group:
         candidates = [self.candidates[index] for index in indices]
