@@ -206,8 +206,19 @@ def _matrices_if_count(depsgraph, count: int) -> np.ndarray | None:
     return rows[:count].reshape(-1, 4, 4).transpose(0, 2, 1).astype(np.float64)
 
 
-# Fits made together between two progress reports (about 0.5 s on a 2-core machine).
+# Fits made together between two progress reports (about 0.5 s on a 2-core machine):
+# at least this many point sets, more while they hold at most _FIT_SLICE_VERTICES
+# vertices in all, since `fit_shapes` fits small meshes hundreds to a group (slices of
+# 128 made the first Detect of 20,000 small meshes fit them 128 at a time).
 _FIT_SLICE = 128
+_FIT_SLICE_VERTICES = 131_072
+
+
+def _slice_length(vertex_counts: np.ndarray) -> int:
+    """How many of the next point sets, of `vertex_counts` (c,) vertices, to fit between
+    two progress reports (at most c)."""
+    within = np.cumsum(vertex_counts) <= _FIT_SLICE_VERTICES
+    return min(len(vertex_counts), max(_FIT_SLICE, int(within.sum())))
 
 
 class ProxyReader:
@@ -536,17 +547,26 @@ class ProxyReader:
             by_shape.setdefault(key[-2], []).append(key)
         done = 0
         for shape, shape_keys in by_shape.items():
+            geometries = [
+                self._geometry[structure.entries[missing[key]].geometry_key] for key in shape_keys
+            ]
+            vertex_counts = np.array([len(geometry.points) for geometry in geometries])
             # In slices, so that a long first fit shows progress.
-            for start in range(0, len(shape_keys), _FIT_SLICE):
+            start = 0
+            while start < len(shape_keys):
                 if progress is not None:
                     progress(done, len(missing))
-                keys_slice = shape_keys[start : start + _FIT_SLICE]
+                end = start + _slice_length(vertex_counts[start:])
                 point_sets = [
-                    self._geometry[structure.entries[k].geometry_key].points @ normalised[k]
-                    for k in (missing[key] for key in keys_slice)
+                    geometry.points @ normalised[missing[key]]
+                    for geometry, key in zip(
+                        geometries[start:end], shape_keys[start:end], strict=True
+                    )
                 ]
-                self._fits.update(zip(keys_slice, fit_shapes(point_sets, shape), strict=True))
-                done += len(keys_slice)
+                fits = fit_shapes(point_sets, shape)
+                self._fits.update(zip(shape_keys[start:end], fits, strict=True))
+                done += end - start
+                start = end
 
 
 def _same_participants(structure: _Structure, scene, depsgraph) -> bool:

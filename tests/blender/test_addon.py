@@ -759,6 +759,14 @@ def test_detect_prints_progress_in_background(addon, capfd):
     assert "collide: reading proxies 0%" in capfd.readouterr().err
 
 
+def test_fit_slices_hold_small_meshes_by_the_thousand(addon):
+    scene_module = blender_module(addon, "scene")
+    budget = scene_module._FIT_SLICE_VERTICES
+    assert scene_module._slice_length(np.full(20_000, 37)) == budget // 37
+    assert scene_module._slice_length(np.full(1_000, 2_700)) == scene_module._FIT_SLICE
+    assert scene_module._slice_length(np.full(5, 10)) == 5
+
+
 def test_bulk_matrix_read_detects_a_changed_object_count(addon):
     scene_module = blender_module(addon, "scene")
     for x in (0.0, 2.0, 4.0):

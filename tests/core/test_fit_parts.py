@@ -1,0 +1,158 @@
+"""The parts `fit_shapes` runs over whole groups of point sets: each part gives every set
+what it gives the set alone, and the measures and bounds they take hold."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from collide_addon.core import fit as fit_module
+from collide_addon.core.fit import fit_auto, fit_box, fit_capsule, fit_sphere, principal_axes
+from tests.core.shapes_for_tests import assert_proper_rotation, outside_distance, random_rotation
+from tests.core.test_fit import (
+    CORNERS,
+    TOLERANCE,
+    assert_fitted_together_as_alone,
+    brute_force_ball_radius,
+    coordinates,
+    point_clouds,
+    random_mesh_like_cloud,
+    seeds,
+)
+
+cloud_lists = st.lists(point_clouds, min_size=1, max_size=6)
+
+
+@given(
+    values=arrays(
+        np.float64, st.tuples(st.integers(1, 5), st.integers(1, 40)), elements=st.integers(0, 6)
+    ),
+    data=st.data(),
+)
+@settings(max_examples=80, deadline=None)
+def test_smallest_takes_the_smallest_values_of_each_row_in_order(values, data):
+    count = data.draw(st.integers(1, values.shape[1]))
+    chosen = fit_module._smallest(values, count)
+    for row, picks in zip(values, chosen, strict=True):
+        assert len(set(picks.tolist())) == count
+        np.testing.assert_array_equal(row[picks], np.sort(row)[:count])
+        order = np.lexsort((picks, row[picks]))
+        np.testing.assert_array_equal(order, np.arange(count))
+    # Each row is chosen on its own: the same row alone gives the same indices.
+    for index in range(len(values)):
+        np.testing.assert_array_equal(
+            fit_module._smallest(values[index : index + 1], count)[0], chosen[index]
+        )
+
+
+@given(
+    corners=arrays(
+        np.float64, st.tuples(st.integers(1, 4), st.just(26), st.just(3)), elements=coordinates
+    ),
+    scale=st.floats(1e-3, 1e3),
+    offset=arrays(np.float64, 3, elements=coordinates),
+)
+@settings(max_examples=60, deadline=None)
+def test_unit_corners_do_not_depend_on_size_and_place(corners, scale, offset):
+    unit = fit_module._unit_corners(corners)
+    np.testing.assert_array_equal(unit[:, 0], 0.0)
+    extents = np.ptp(unit, axis=1).max(axis=1)
+    single = np.ptp(corners, axis=1).max(axis=1) == 0.0
+    np.testing.assert_allclose(extents[~single], 1.0, rtol=1e-12)
+    np.testing.assert_array_equal(extents[single], 0.0)
+    # Where the set is not tiny beside the offset, moving and scaling it changes nothing
+    # beyond rounding.
+    moved = fit_module._unit_corners(corners * scale + offset)
+    measurable = np.ptp(corners, axis=1).max(axis=1) >= 1.0
+    np.testing.assert_allclose(moved[measurable], unit[measurable], atol=1e-9)
+
+
+def test_face_frames_lie_flush_with_a_turned_box():
+    rng = np.random.default_rng(12)
+    rotation = random_rotation(rng)
+    box = (CORNERS * [0.5, 1.0, 3.0]) @ rotation.T + [10.0, -4.0, 2.0]
+    principal = principal_axes(box)
+    corners = fit_module._unit_corners(fit_module._extreme_corners(box[None], principal[None]))
+    frames = fit_module._best_face_frames(corners, principal[None])
+    assert frames.shape == (1, fit_module._REFINED_STARTS, 3, 3)
+    for frame in frames[0]:
+        assert_proper_rotation(frame)
+        # Every frame of a box face is the box's own frame, up to the order and signs
+        # of the axes.
+        np.testing.assert_allclose(np.abs(frame.T @ rotation).max(axis=1), 1.0, atol=1e-9)
+
+
+@given(points=point_clouds)
+@settings(max_examples=60, deadline=None)
+def test_face_frames_are_rotations_or_the_fallback(points):
+    principal = principal_axes(points)
+    corners = fit_module._unit_corners(fit_module._extreme_corners(points[None], principal[None]))
+    frames = fit_module._best_face_frames(corners, principal[None])[0]
+    for frame in frames:
+        assert_proper_rotation(frame)
+    if np.ptp(points, axis=0).max() == 0.0:
+        np.testing.assert_array_equal(frames, np.broadcast_to(principal, frames.shape))
+
+
+@given(
+    points=arrays(np.float64, st.tuples(st.integers(2, 8), st.just(3)), elements=coordinates),
+    seed=seeds,
+)
+@settings(max_examples=60, deadline=None)
+def test_sphere_bound_is_below_the_minimal_ball(points, seed):
+    if np.ptp(points, axis=0).max() < 1e-3:
+        return  # (nearly) one point: brute force has no well-posed ball to try
+    frame = random_rotation(np.random.default_rng(seed))
+    bound = fit_module._sphere_volume_bounds(points[None], frame[None])[0]
+    radius = min(brute_force_ball_radius(points), fit_sphere(points).radius)
+    assert bound <= 4.0 / 3.0 * np.pi * radius**3 * (1.0 + 1e-9)
+
+
+@given(clouds=cloud_lists)
+@settings(max_examples=40, deadline=None)
+def test_principal_frames_of_a_group_are_each_alone(clouds):
+    together = fit_module._principal_frames(clouds)
+    for cloud, frame in zip(clouds, together, strict=True):
+        np.testing.assert_array_equal(frame, fit_module._principal_frames([cloud])[0])
+        assert_proper_rotation(frame)
+
+
+@given(clouds=cloud_lists, seed=seeds)
+@settings(max_examples=40, deadline=None)
+def test_boxes_and_capsules_measured_together_enclose_each_set_as_alone(clouds, seed):
+    rng = np.random.default_rng(seed)
+    rotations = np.stack([random_rotation(rng) for _ in clouds])
+    circle_centers = rng.normal(size=(len(clouds), 2))
+    boxes = fit_module._boxes_around(clouds, rotations)
+    capsules = fit_module._capsules_around_circles(clouds, rotations, circle_centers)
+    for index, cloud in enumerate(clouds):
+        scale = max(1.0, float(np.abs(cloud).max()))
+        for fit in (boxes[index], capsules[index]):
+            assert outside_distance(fit, cloud).max() <= TOLERANCE * scale
+        alone_box = fit_module._boxes_around([cloud], rotations[index : index + 1])[0]
+        alone_capsule = fit_module._capsules_around_circles(
+            [cloud], rotations[index : index + 1], circle_centers[index : index + 1]
+        )[0]
+        assert boxes[index].volume == alone_box.volume
+        assert capsules[index].volume == alone_capsule.volume
+
+
+@pytest.mark.parametrize("shape", ["AUTO", "BOX", "SPHERE", "CAPSULE"])
+@given(clouds=st.lists(point_clouds, min_size=2, max_size=8))
+@settings(max_examples=15, deadline=None)
+@pytest.mark.slow
+def test_fitting_any_sets_together_gives_each_fit_alone(shape, clouds):
+    assert_fitted_together_as_alone(clouds, shape, same_rotation=True)
+
+
+@given(seed=seeds, count=st.integers(4, 120))
+@settings(max_examples=40, deadline=None)
+@pytest.mark.slow
+def test_auto_is_the_smallest_of_the_box_sphere_and_capsule(seed, count):
+    """The sphere's width bound and the capsule kept unrefined where it is twice the box
+    never change which shape wins."""
+    cloud = random_mesh_like_cloud(np.random.default_rng(seed), count)
+    box = fit_box(cloud)
+    candidates = [box, fit_sphere(cloud), fit_capsule(cloud, box)]
+    assert fit_auto(cloud).volume == min(fit.volume for fit in candidates)
