@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from collide_addon.core import (
@@ -109,13 +109,18 @@ def test_fewer_than_two_shapes(count):
 
 @settings(max_examples=40, deadline=None)
 @given(st.integers(0, 2**32 - 1), st.integers(2, 120), st.sampled_from([-0.3, 0.0, 0.5]))
+# Found by hypothesis: one distance a float64 step apart (0.3419137477432632 and
+# ...263); the same pair in a larger batch of candidates may take numpy's other loop.
+@example(seed=96, count=96, margin=0.5)
 def test_find_contacts_is_find_pairs_with_their_distances(seed, count, margin):
     batch = mixed_scene(np.random.default_rng(seed), count)
     pairs, result = find_contacts(batch, margin)
     np.testing.assert_array_equal(pairs, find_pairs(batch, margin))
     expected = pair_distance(batch, pairs[:, 0], pairs[:, 1])
     for field in ("distance", "normal", "point_i", "point_j"):
-        np.testing.assert_array_equal(getattr(result, field), getattr(expected, field))
+        np.testing.assert_allclose(
+            getattr(result, field), getattr(expected, field), rtol=0, atol=1e-12
+        )
 
 
 def test_distances_within_keeps_the_rows_within_the_margin():
