@@ -26,6 +26,10 @@ PROXY_COLOR = (0.2, 0.8, 1.0, 0.8)
 MARKER_SIZE = 10.0
 # Opacity of the tint drawn over clashing objects while frames change.
 TINT_ALPHA = 0.6
+# The tint's triangles lie on the objects' own: drawn this much nearer in normalised
+# depth (of 2), they win the depth test (there is no polygon offset in `gpu`) without
+# showing through what is in front.
+TINT_DEPTH_OFFSET = 2e-5
 
 
 class Wireframes:
@@ -109,10 +113,12 @@ class TintBatches:
             from mathutils import Matrix
 
             proxies, drawn = scene_session.proxies, []
-            for row in session.overlay_tint_rows(scene_session).tolist():
+            rows = session.overlay_tint_rows(scene_session)
+            matrices = proxies.matrices[rows].tolist() if len(rows) else []
+            for row, matrix in zip(rows.tolist(), matrices, strict=True):
                 batch = self._batch(scene_session.reader, proxies.geometry_keys[row])
                 if batch is not None:
-                    drawn.append((batch, Matrix(proxies.matrices[row].tolist())))
+                    drawn.append((batch, Matrix(matrix)))
             self._drawn_for, self._drawn = key, drawn
         return self._drawn
 
@@ -162,6 +168,22 @@ def _batches(session, show_proxies: bool):
     return _cached_batches
 
 
+def _draw_tint(tinted: list[tuple], color: tuple) -> None:
+    """Each (batch, model matrix) of `tinted` in `color`, nearer by TINT_DEPTH_OFFSET."""
+    import gpu
+    from mathutils import Matrix
+
+    nearer = Matrix.Identity(4)
+    nearer[2][3] = -TINT_DEPTH_OFFSET  # clip z - offset * w: NDC depth - offset
+    with gpu.matrix.push_pop_projection():
+        gpu.matrix.load_projection_matrix(nearer @ gpu.matrix.get_projection_matrix())
+        _shader.uniform_float("color", color)
+        for batch, matrix in tinted:
+            with gpu.matrix.push_pop():
+                gpu.matrix.multiply_matrix(matrix)
+                batch.draw(_shader)
+
+
 def _draw() -> None:
     import gpu
 
@@ -176,11 +198,7 @@ def _draw() -> None:
     gpu.state.depth_test_set("LESS_EQUAL")
     _shader.bind()
     if tinted:
-        _shader.uniform_float("color", (*scene.collide.clash_color[:3], TINT_ALPHA))
-        for batch, matrix in tinted:
-            with gpu.matrix.push_pop():
-                gpu.matrix.multiply_matrix(matrix)
-                batch.draw(_shader)
+        _draw_tint(tinted, (*scene.collide.clash_color[:3], TINT_ALPHA))
     if lines is not None:
         _shader.uniform_float("color", PROXY_COLOR)
         lines.draw(_shader)
@@ -238,10 +256,12 @@ class TintBatches:
             from mathutils import Matrix
 
             proxies, drawn = scene_session.proxies, []
-            for row in session.overlay_tint_rows(scene_session).tolist():
+            rows = session.overlay_tint_rows(scene_session)
+            matrices = proxies.matrices[rows].tolist() if len(rows) else []
+            for row, matrix in zip(rows.tolist(), matrices, strict=True):
                 batch = self._batch(scene_session.reader, proxies.geometry_keys[row])
                 if batch is not None:
-                    drawn.append((batch, Matrix(proxies.matrices[row].tolist())))
+                    drawn.append((batch, Matrix(matrix)))
             self._drawn_for, self._drawn = key, drawn
         return self._drawn
 
