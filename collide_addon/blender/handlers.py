@@ -207,6 +207,10 @@ def _settle_when_still() -> float | None:
 def _settle_later() -> None:
     global _last_frame_change
     _last_frame_change = time.monotonic()
+    # Background sessions have no event loop to run the timer, and bpy 4.5 hangs at exit
+    # with a timer left registered (even one a file load dropped).
+    if bpy.app.background:
+        return
     if not bpy.app.timers.is_registered(_settle_when_still):
         bpy.app.timers.register(_settle_when_still, first_interval=SETTLE_SECONDS)
 
