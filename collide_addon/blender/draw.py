@@ -1,4 +1,11 @@
-"""Viewport overlay (UI sessions only): proxies as wireframes, a marker at each clash."""
+"""Viewport overlay (UI sessions only): proxies as wireframes, a marker at each clash,
+and, while frames change, the clashing objects tinted.
+
+During playback and scrubbing live mode writes no `Object.color` (see `session`): the
+clashing objects' evaluated triangles are drawn here instead, translucent in the clash
+colour and depth-tested, each geometry's GPU batch made once and placed by its object's
+matrix.
+"""
 
 import bpy
 import numpy as np
@@ -17,6 +24,12 @@ _shader = None
 
 PROXY_COLOR = (0.2, 0.8, 1.0, 0.8)
 MARKER_SIZE = 10.0
+# Opacity of the tint drawn over clashing objects while frames change.
+TINT_ALPHA = 0.6
+# The tint's triangles lie on the objects' own: drawn this much nearer in normalised
+# depth (of 2), they win the depth test (there is no polygon offset in `gpu`) without
+# showing through what is in front.
+TINT_DEPTH_OFFSET = 2e-5
 
 
 class Wireframes:
@@ -82,6 +95,50 @@ class Wireframes:
 _wireframes = Wireframes()
 
 
+class TintBatches:
+    """The overlay's tint: one GPU batch of triangles per geometry, kept while that
+    geometry is not read again, and what a session's check draws with them."""
+
+    def __init__(self) -> None:
+        self._batches: dict[tuple, tuple] = {}  # geometry key -> (its _Geometry, batch)
+        self._drawn_for: tuple | None = None  # (session, generation) of `_drawn`
+        self._drawn: list[tuple] = []  # (batch, model Matrix) of each tinted proxy
+
+    def drawn(self, scene_session) -> list[tuple]:
+        """(batch, model matrix) of each proxy `session.overlay_tint_rows` names."""
+        key = (scene_session, scene_session.generation)
+        if self._drawn_for is None or self._drawn_for[0] is not scene_session:
+            self._batches.clear()  # another session's reader: its geometry objects
+        if self._drawn_for != key:
+            from mathutils import Matrix
+
+            proxies, drawn = scene_session.proxies, []
+            rows = session.overlay_tint_rows(scene_session)
+            matrices = proxies.matrices[rows].tolist() if len(rows) else []
+            for row, matrix in zip(rows.tolist(), matrices, strict=True):
+                batch = self._batch(scene_session.reader, proxies.geometry_keys[row])
+                if batch is not None:
+                    drawn.append((batch, Matrix(matrix)))
+            self._drawn_for, self._drawn = key, drawn
+        return self._drawn
+
+    def _batch(self, reader, geometry_key: tuple):
+        geometry = reader.geometry(geometry_key)
+        if geometry is None or not len(geometry.triangles):
+            return None
+        cached = self._batches.get(geometry_key)
+        if cached is None or cached[0] is not geometry:
+            from gpu_extras.batch import batch_for_shader
+
+            points = {"pos": geometry.points.astype(np.float32)}
+            batch = batch_for_shader(_shader, "TRIS", points, indices=geometry.triangles)
+            cached = self._batches[geometry_key] = (geometry, batch)
+        return cached[1]
+
+
+_tint_batches = TintBatches()
+
+
 def _uniform_color_shader():
     import gpu
 
@@ -111,6 +168,22 @@ def _batches(session, show_proxies: bool):
     return _cached_batches
 
 
+def _draw_tint(tinted: list[tuple], color: tuple) -> None:
+    """Each (batch, model matrix) of `tinted` in `color`, nearer by TINT_DEPTH_OFFSET."""
+    import gpu
+    from mathutils import Matrix
+
+    nearer = Matrix.Identity(4)
+    nearer[2][3] = -TINT_DEPTH_OFFSET  # clip z - offset * w: NDC depth - offset
+    with gpu.matrix.push_pop_projection():
+        gpu.matrix.load_projection_matrix(nearer @ gpu.matrix.get_projection_matrix())
+        _shader.uniform_float("color", color)
+        for batch, matrix in tinted:
+            with gpu.matrix.push_pop():
+                gpu.matrix.multiply_matrix(matrix)
+                batch.draw(_shader)
+
+
 def _draw() -> None:
     import gpu
 
@@ -120,9 +193,12 @@ def _draw() -> None:
         return
     scene_session = session.session_for(scene)
     lines, points = _batches(scene_session, scene.collide.show_proxies)
+    tinted = _tint_batches.drawn(scene_session)
     gpu.state.blend_set("ALPHA")
     gpu.state.depth_test_set("LESS_EQUAL")
     _shader.bind()
+    if tinted:
+        _draw_tint(tinted, (*scene.collide.clash_color[:3], TINT_ALPHA))
     if lines is not None:
         _shader.uniform_float("color", PROXY_COLOR)
         lines.draw(_shader)
@@ -153,9 +229,54 @@ def register():
 
 
 def unregister():
-    global _handle, _shader, _cached_key, _cached_batches, _wireframes
+    global _handle, _shader, _cached_key, _cached_batches, _wireframes, _tint_batches
     if _handle is not None:
         bpy.types.SpaceView3D.draw_handler_remove(_handle, "WINDOW")
     _handle = _shader = _cached_key = None
     _cached_batches = (None, None)
     _wireframes = Wireframes()
+    _tint_batches = TintBatches()
+
+
+class TintBatches:
+    """The overlay's tint: one GPU batch of triangles per geometry, kept while that
+    geometry is not read again, and what a session's check draws with them."""
+
+    def __init__(self) -> None:
+        self._batches: dict[tuple, tuple] = {}  # geometry key -> (its _Geometry, batch)
+        self._drawn_for: tuple | None = None  # (session, generation) of `_drawn`
+        self._drawn: list[tuple] = []  # (batch, model Matrix) of each tinted proxy
+
+    def drawn(self, scene_session) -> list[tuple]:
+        """(batch, model matrix) of each proxy `session.overlay_tint_rows` names."""
+        key = (scene_session, scene_session.generation)
+        if self._drawn_for is None or self._drawn_for[0] is not scene_session:
+            self._batches.clear()  # another session's reader: its geometry objects
+        if self._drawn_for != key:
+            from mathutils import Matrix
+
+            proxies, drawn = scene_session.proxies, []
+            rows = session.overlay_tint_rows(scene_session)
+            matrices = proxies.matrices[rows].tolist() if len(rows) else []
+            for row, matrix in zip(rows.tolist(), matrices, strict=True):
+                batch = self._batch(scene_session.reader, proxies.geometry_keys[row])
+                if batch is not None:
+                    drawn.append((batch, Matrix(matrix)))
+            self._drawn_for, self._drawn = key, drawn
+        return self._drawn
+
+    def _batch(self, reader, geometry_key: tuple):
+        geometry = reader.geometry(geometry_key)
+        if geometry is None or not len(geometry.triangles):
+            return None
+        cached = self._batches.get(geometry_key)
+        if cached is None or cached[0] is not geometry:
+            from gpu_extras.batch import batch_for_shader
+
+            points = {"pos": geometry.points.astype(np.float32)}
+            batch = batch_for_shader(_shader, "TRIS", points, indices=geometry.triangles)
+            cached = self._batches[geometry_key] = (geometry, batch)
+        return cached[1]
+
+
+_tint_batches = TintBatches()

@@ -6,8 +6,16 @@ Both are registered with the add-on and return at once unless a scene is live. T
 read the depsgraph they receive, never raise into Blender (an error is reported once
 and live mode switches itself off), ignore calls made while one is running, and skip
 repeats of a frame (`frame_change_post` runs once per view layer).
+
+A frame change leaves the tint waiting (`session.settle`): it is written once the frames
+stop, by `animation_playback_post` at the end of a playback (Blender 4.2 to 5.0 have it,
+3.4 not) and by a timer SETTLE_SECONDS after the last frame change (scrubbing, scripts,
+and playback in Blenders without that handler). Background sessions run no timers: a script calls
+`session.settle_all()` itself.
 """
 
+import sys
+import time
 from dataclasses import dataclass, field
 
 import bpy
@@ -19,6 +27,11 @@ from . import app_handlers, session
 _running = False
 # (scene pointer, frame, subframe) last checked by frame_change_post
 _last_frame: tuple | None = None
+# Quiet time after the last frame change before the waiting tint is written: longer
+# than a frame of slow playback or scrubbing, short enough to feel immediate.
+SETTLE_SECONDS = 0.3
+# time.monotonic() of the last frame change that left a tint waiting
+_last_frame_change = 0.0
 
 
 def _update_flags(updates, count: int, name: str) -> np.ndarray:
@@ -134,7 +147,9 @@ def _live_update(scene, depsgraph, edits: bool) -> None:
                 reader.geometry_changed(changes.geometry)
                 if changes.membership:
                     reader.recheck_participants()
-        session.check(scene, depsgraph, only_if_moved=True)
+        session.check(scene, depsgraph, only_if_moved=True, frame_change=not edits)
+        if not edits:
+            _settle_later()
     except Exception as error:  # noqa: BLE001 - never raise into Blender
         session.switch_live_off(scene, error)
 
@@ -168,6 +183,47 @@ def on_frame_change_post(scene, depsgraph=None) -> None:
         _running = False
 
 
+def _playing() -> bool:
+    window_manager = bpy.context.window_manager
+    windows = window_manager.windows if window_manager is not None else ()
+    return any(window.screen.is_animation_playing for window in windows)
+
+
+def _settle_when_still() -> float | None:
+    """Timer: settle the waiting tints once no frame changed for SETTLE_SECONDS and no
+    playback runs; else the seconds to wait again."""
+    remaining = _last_frame_change + SETTLE_SECONDS - time.monotonic()
+    if remaining > 0:
+        return remaining
+    if _playing():
+        return SETTLE_SECONDS
+    try:
+        session.settle_all()
+    except Exception as error:  # noqa: BLE001 - never raise into Blender
+        print(f"collide: the tint could not be written: {error}", file=sys.stderr)
+    return None
+
+
+def _settle_later() -> None:
+    global _last_frame_change
+    _last_frame_change = time.monotonic()
+    # Background sessions have no event loop to run the timer, and bpy 4.5 hangs at exit
+    # with a timer left registered (even one a file load dropped).
+    if bpy.app.background:
+        return
+    if not bpy.app.timers.is_registered(_settle_when_still):
+        bpy.app.timers.register(_settle_when_still, first_interval=SETTLE_SECONDS)
+
+
+@persistent
+def on_animation_playback_post(*args) -> None:
+    """Playback stopped: the waiting tints are written now."""
+    try:
+        session.settle_all()
+    except Exception as error:  # noqa: BLE001 - never raise into Blender
+        print(f"collide: the tint could not be written: {error}", file=sys.stderr)
+
+
 @persistent
 def on_data_replaced(*args) -> None:
     """A new file, or undo or redo: the scenes, objects and geometry may all be other
@@ -180,6 +236,12 @@ def on_data_replaced(*args) -> None:
 _HANDLERS = (
     (bpy.app.handlers.depsgraph_update_post, on_depsgraph_update_post),
     (bpy.app.handlers.frame_change_post, on_frame_change_post),
+    # In Blender 4.2 to 5.0, not 3.4: there the timer settles after playback too.
+    *(
+        ((bpy.app.handlers.animation_playback_post, on_animation_playback_post),)
+        if hasattr(bpy.app.handlers, "animation_playback_post")
+        else ()
+    ),
     *app_handlers.after_data_replaced(on_data_replaced),
 )
 
@@ -191,6 +253,8 @@ def register():
 def unregister():
     # The tint gives colours back in its own unregister, which runs first.
     app_handlers.remove(_HANDLERS)
+    if bpy.app.timers.is_registered(_settle_when_still):
+        bpy.app.timers.unregister(_settle_when_still)
     session.forget_sessions()
 
 

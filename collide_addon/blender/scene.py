@@ -268,6 +268,13 @@ class ProxyReader:
         for key in [key for key in self._meshes if _updated_by(key) in geometry_names]:
             del self._meshes[key]
 
+    def geometry(self, geometry_key: tuple) -> _Geometry | None:
+        """The evaluated geometry of a geometry key of the last read
+        (`Proxies.geometry_keys`): vertices (v, 3) float64 in object space and
+        triangles (t, 3) int32; None without vertices. A new object whenever that
+        geometry was read again."""
+        return self._geometry.get(geometry_key)
+
     def triangle_mesh(self, geometry_key: tuple) -> TriangleMesh | None:
         """The TriangleMesh of a geometry key of the last read (`Proxies.geometry_keys`),
         prepared on first use and kept until its geometry changes; None without

@@ -6,6 +6,13 @@ only every pair of proxies the scene's scope holds, so that it fits in a frame.
 
 Each scene has a `Session` in memory (not saved): its proxy reader with the caches, and
 the proxies and clashes of the last check, which the viewport overlay draws.
+
+While frames change (playback, scrubbing, `scene.frame_set`), a check writes no
+`Object.color`: any ID tagged in `frame_change_post` makes `frame_set` evaluate the scene
+a second time (at 10,000 animated objects that pass cost a third of the frame). The
+overlay tints the clashing objects instead (`overlay_tint_rows`), and `settle` writes the
+colours once the frames stop (the playback's end, or a timer after the last frame
+change; see `handlers`). Checks of edits and Detect write the colours at once.
 """
 
 from __future__ import annotations
@@ -88,6 +95,9 @@ class Session:
     mesh_seconds: float = 0.0
     # The last check's mesh contacts, reused for pairs whose objects did not move.
     mesh_cache: MeshPairCache = field(default_factory=MeshPairCache)
+    # Whether the last check's tint waits for the frames to stop (drawn by the overlay
+    # meanwhile) rather than being in the objects' colours.
+    tint_waiting: bool = False
 
 
 _sessions: dict[int, Session] = {}
@@ -241,12 +251,14 @@ def store_records(scene, proxies: Proxies, clashes: Clashes) -> None:
     session.record_names, session.record_keys = proxies.names, keys[order]
     # The picked row follows its pair up past removed rows; a row that now shows another
     # pair (or none) is no longer picked.
+    # Written as an ID property: an RNA write of a Python property tags the scene (a
+    # second evaluation pass in a frame change) and would run the selecting update.
     active = scene.collide.active_clash_index
     if 0 <= active < len(listed):
         if active in emptied or listed[active] != keys[slots[active]]:
-            scene.collide.active_clash_index = -1
+            scene.collide["active_clash_index"] = -1
         elif emptied:
-            scene.collide.active_clash_index = active - int(np.searchsorted(emptied, active))
+            scene.collide["active_clash_index"] = active - int(np.searchsorted(emptied, active))
     if len(records):
         _write_measures(
             records, clashes.distances[order], clashes.points[order], clashes.on_mesh[order]
@@ -276,6 +288,47 @@ def _tint(scene, proxies: Proxies, clashes: Clashes) -> None:
     session.tint_state = (color, tint.state())
 
 
+def _wait_with_tint(scene, session: Session) -> None:
+    """A frame change: the overlay tints until the frames stop. Colours `scene`'s tint
+    wrote before (an edit, Detect, the last stop) are given back once, on the first
+    frame change after them, or they would show clashes of another frame."""
+    if not session.tint_waiting:
+        if tint.tinted_objects(scene):
+            tint.release(scene)
+        session.tint_waiting = True
+
+
+def overlay_tint_rows(session: Session) -> np.ndarray:
+    """The proxies the overlay tints, those of objects owning a clashing proxy: (r,)
+    int64 rows of `session.proxies`, ascending; empty when the tint is in the objects'
+    colours (or there is no check)."""
+    if not session.tint_waiting or session.proxies is None or session.clashes is None:
+        return np.zeros(0, np.int64)
+    owners = _clashing_owner_rows(session.proxies, session.clashes)
+    return np.flatnonzero(np.isin(session.proxies.owner_rows, owners))
+
+
+def settle(scene) -> bool:
+    """The frames stopped: write the tint of `scene`'s last check to the objects'
+    colours, as a check of an edit would have (the overlay stops tinting). False when
+    no tint was waiting."""
+    session = _sessions.get(scene.as_pointer())
+    if session is None or not session.tint_waiting:
+        return False
+    session.tint_waiting = False
+    session.generation += 1
+    if scene.collide.live and session.proxies is not None and session.clashes is not None:
+        _tint(scene, session.proxies, session.clashes)
+    _redraw_panels()
+    return True
+
+
+def settle_all() -> None:
+    """`settle` every scene whose tint waits."""
+    for scene in bpy.data.scenes:
+        settle(scene)
+
+
 def store_fit_info(proxies: Proxies) -> None:
     """Show the fits made in the read of `proxies` on their objects' settings (instances
     have no settings of their own), writing only values that change, as ID properties
@@ -297,9 +350,16 @@ def store_fit_info(proxies: Proxies) -> None:
 
 
 def check(
-    scene, depsgraph, only_if_moved: bool = False, progress: Progress | None = None
+    scene,
+    depsgraph,
+    only_if_moved: bool = False,
+    progress: Progress | None = None,
+    frame_change: bool = False,
 ) -> Clashes | None:
     """Read, detect, store and tint; None when `only_if_moved` and nothing moved.
+
+    frame_change: called from `frame_change_post`: the tint waits (`settle`), drawn by
+        the overlay meanwhile, and the objects' colours are left alone.
 
     Raises SceneReadError (or ValueError from the core) on unusable input.
     """
@@ -323,7 +383,11 @@ def check(
     session.generation += 1
     store_fit_info(proxies)
     store_records(scene, proxies, clashes)
-    _tint(scene, proxies, clashes)
+    if frame_change:
+        _wait_with_tint(scene, session)
+    else:
+        session.tint_waiting = False
+        _tint(scene, proxies, clashes)
     return clashes
 
 
@@ -333,6 +397,7 @@ def clear(scene) -> None:
     tint.release(scene)
     session = session_for(scene)
     session.proxies = session.clashes = None
+    session.tint_waiting = False
     session.generation += 1
     session.record_names = session.tinted_names = None
     scene.collide.clashes.clear()
@@ -363,6 +428,10 @@ def live_changed(scene) -> None:
         scene.collide.last_error = ""
         live_check_now(scene)
     else:
+        session = session_for(scene)
+        if session.tint_waiting:
+            session.tint_waiting = False
+            session.generation += 1
         tint.release(scene)
 
 

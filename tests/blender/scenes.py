@@ -110,3 +110,11 @@ def read_proxies(addon):
     `addon` (installed under its own package name)."""
     reader = sys.modules[f"{addon.__name__}.blender.scene"].ProxyReader()
     return reader.read(bpy.context.evaluated_depsgraph_get(), bpy.context.scene)
+
+
+def overlay_tinted(addon, scene=None) -> set[str]:
+    """Names of the objects the viewport overlay tints now (while frames change)."""
+    session = sys.modules[f"{addon.__name__}.blender.session"]
+    live_session = session.session_for(scene or bpy.context.scene)
+    rows = session.overlay_tint_rows(live_session)
+    return {live_session.proxies.objects[row].name for row in rows.tolist()}

@@ -349,13 +349,19 @@ def test_live_mode_over_frame_set(addon):
     seen = {}
     for frame in range(1, 14):
         scene.frame_set(frame)
-        seen[frame] = (scenes.records(), tuple(ball.color) != ORIGINAL_COLOR)
+        seen[frame] = (scenes.records(), scenes.overlay_tinted(addon))
     # x = frame - 7; ball radius 1 and wall half-width 0.5 meet where |x| <= 1.5.
     clashing = [frame for frame, (pairs, _) in seen.items() if pairs]
     assert clashing == [6, 7, 8]
-    assert all(seen[frame] == ([("Wall", "Ball")], True) for frame in clashing)
-    assert all(not seen[frame][1] for frame in seen if frame not in clashing)
+    assert all(seen[frame] == ([("Wall", "Ball")], {"Wall", "Ball"}) for frame in clashing)
+    assert all(seen[frame] == ([], set()) for frame in seen if frame not in clashing)
+    # While frames change the overlay tints; the colours wait for the frames to stop.
+    assert tuple(wall.color) == tuple(ball.color) == tuple(still.color) == ORIGINAL_COLOR
+    scene.frame_set(7)
+    session.settle(scene)
+    assert tuple(wall.color) == tuple(ball.color) == tuple(scene.collide.clash_color)
     assert tuple(still.color) == ORIGINAL_COLOR
+    assert scenes.overlay_tinted(addon) == set()
 
     # A repeated frame is not checked again.
     scene.frame_set(7)

@@ -44,6 +44,8 @@ for frame in range(1, 12):
     scene.frame_set(frame)
     frames[frame] = len(scene.collide.clashes)
 wall = bpy.data.objects["Wall"]
+waiting = tuple(wall.color)  # frame changes leave the colours until the frames stop
+collide_addon.blender.session.settle_all()  # what the end of a playback or the timer runs in a UI session
 tinted = tuple(wall.color)
 scene.collide.live = False
 restored = tuple(wall.color)
@@ -53,6 +55,7 @@ print("RESULT " + json.dumps({
     "file": collide_addon.__file__,
     "at_start": at_start,
     "frames": frames,
+    "waiting": waiting,
     "tinted": tinted,
     "restored": restored,
     "unregistered": not hasattr(bpy.types.Scene, "collide"),
@@ -94,6 +97,7 @@ def test_blender_binary_installs_and_detects(tmp_path):
     counts = [result["frames"][str(frame)] for frame in range(1, 12)]
     first = counts.index(1)
     assert 6 <= first <= 9 and set(counts[:first]) == {0} and set(counts[first:]) == {1}
+    assert result["waiting"] == [0.25, 0.5, 0.75, 1.0]
     assert result["tinted"] != [0.25, 0.5, 0.75, 1.0]
     assert result["restored"] == [0.25, 0.5, 0.75, 1.0]
     assert result["unregistered"]

@@ -167,6 +167,22 @@ def check():
     result["turned_clash_points"] = session.session_for(scene).clashes.points.tolist()
     result["turned_corners"] = corners(scene)
     render("turned")
+
+    # A frame change (Far keyframed to move a little) leaves the tint waiting: the overlay
+    # draws A and B in the clash colour and no colour is written until it settles.
+    scene.collide.show_proxies = False
+    far = bpy.data.objects["Far"]
+    for frame, y in ((1, 6.0), (2, 6.5)):
+        far.location.y = y
+        far.keyframe_insert("location", frame=frame)
+    scene.frame_set(1)
+    scene.frame_set(2)
+    result["waiting_colors"] = [list(bpy.data.objects[name].color) for name in ("A", "B")]
+    result["waiting_far"] = list(far.matrix_world.translation)
+    render("tint_waiting")
+    session.settle(scene)
+    result["settled_colors"] = [list(bpy.data.objects[name].color) for name in ("A", "B")]
+    render("tint_settled")
     scene.collide.live = False
 
     assert bpy.ops.collide.detect() == {"FINISHED"}
@@ -458,6 +474,25 @@ def test_live_turn_redraws_the_proxies_where_they_are(overlay):
         result["turned_clash_points"],
         "turned",
     )
+
+
+def test_waiting_tint_drawn_over_the_clashing_objects(overlay):
+    result, images = overlay
+    assert result["waiting_colors"] == [[1.0, 1.0, 1.0, 1.0]] * 2, "no colour written"
+    assert result["settled_colors"] == [result["clash_color"]] * 2
+    # Inside A (away from the clash point, near x = 0.9) and at Far's centre.
+    inside_a, far = project([[-0.7, 0.0, 0.0], result["waiting_far"]], result).astype(int)
+    waiting, settled = images["tint_waiting"], images["tint_settled"]
+    tinted = colour_mask(waiting, result["clash_color"])
+    assert tinted[inside_a[1], inside_a[0]], (
+        f"A not tinted at {inside_a}: {waiting[inside_a[1], inside_a[0]]}"
+    )
+    assert waiting[far[1], far[0], 3] == 0, "Far clashes with nothing"
+    assert settled[inside_a[1], inside_a[0], 3] == 0, (
+        "the overlay stops once the colours are written"
+    )
+    other = (waiting[..., 3] > 0) & ~tinted
+    assert not other.any(), f"{other.sum()} pixels in another colour"
 
 
 def test_nothing_drawn_after_clear(overlay):
