@@ -7,8 +7,9 @@ bisect one of them quickly.
 
 0. The whole frame as a user feels it: `scene.frame_set()` timed with live mode off and
    then on, in one run, over the same frames, alternating FRAME_ROUNDS times (medians
-   over FRAME_SAMPLES frames, with the spread; also the process's CPU time), for 1,000 and 10,000 keyframed objects that move and turn every frame with
-   about 8% of them clashing, the same with every object jumping to a random place every
+   over FRAME_SAMPLES frames, with the spread; also the process's CPU time), for 1,000
+   and 10,000 keyframed objects that move and turn every frame with about 8% of them
+   clashing, the same with every object jumping to a random place every
    frame, and one object deforming among 10,000 still ones. Blender's own evaluation and
    its reaction to what the handler writes (depsgraph tags, copy-on-write) are counted.
    While frames change live mode writes no colours (the overlay tints); writing them

@@ -45,7 +45,8 @@ for frame in range(1, 12):
     frames[frame] = len(scene.collide.clashes)
 wall = bpy.data.objects["Wall"]
 waiting = tuple(wall.color)  # frame changes leave the colours until the frames stop
-collide_addon.blender.session.settle_all()  # what the end of a playback or the timer runs in a UI session
+# what the end of a playback or the timer runs in a UI session
+collide_addon.blender.session.settle_all()
 tinted = tuple(wall.color)
 scene.collide.live = False
 restored = tuple(wall.color)
