@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .columns import einsum_rows
 from .constants import CUBE_CORNER_SIGNS, PARALLEL_CROSS_NORM
 
 # Rows/columns k+1 and k+2 (cyclic) of a 3-index, for the edge x edge axes.
@@ -37,18 +38,18 @@ def relative_frame(axes_a, centers_a, axes_b, centers_b):
     """
     # einsum on the pair axis last: it sums the three products in the same order as the
     # written-out sum, several times faster than broadcasting (3, 1, m) by (1, 3, m).
-    relative = np.einsum("ckm,clm->klm", axes_a, axes_b)
+    relative = einsum_rows("ckm,clm->klm", axes_a, axes_b)
     return relative, apply_transposed(axes_a, centers_b - centers_a)
 
 
 def apply(matrix: np.ndarray, vectors: np.ndarray) -> np.ndarray:
     """matrix @ vector per pair: (3, 3, m), (3, m) -> (3, m)."""
-    return np.einsum("klm,lm->km", matrix, vectors)
+    return einsum_rows("klm,lm->km", matrix, vectors)
 
 
 def apply_transposed(matrix: np.ndarray, vectors: np.ndarray) -> np.ndarray:
     """matrix^T @ vector per pair: (3, 3, m), (3, m) -> (3, m)."""
-    return np.einsum("klm,km->lm", matrix, vectors)
+    return einsum_rows("klm,km->lm", matrix, vectors)
 
 
 def separations(relative, offset, half_a, half_b):

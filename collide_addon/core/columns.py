@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 import numpy as np
 
@@ -17,3 +18,58 @@ def concatenate_fields(cls, parts, build=None):
             for field in dataclasses.fields(cls)
         }
     )
+
+
+def einsum_rows(subscripts: str, *operands) -> np.ndarray:
+    """np.einsum(subscripts, *operands), each row computed as it is among any others.
+
+    np.einsum picks the order in which it sums the products from its operands' shapes
+    and memory layout: it drops an axis of length 1, and it iterates strided operands (a
+    subset taken by fancy indexing) another way than contiguous ones. So a row alone, or
+    in a subset, would differ in its last bits from the same row among others, and a
+    pair's result must not depend on which pairs share the call (continuous detection
+    advances the pairs of many intervals together, and a scan split into chunks must
+    give what one run gives). Operands are made contiguous, and row axes (the leading
+    `...` and the labels in every operand and in the output) of length 1 are doubled
+    before and halved after.
+    subscripts: explicit ("...k,...k->...", "ckm,clm->klm"); `...` only at the start
+    """
+    operands = [np.ascontiguousarray(operand) for operand in operands]
+    row_axes, output_rank = _row_axes(subscripts, tuple(operand.ndim for operand in operands))
+    cut = None
+    for axes, output_axis in row_axes:
+        sizes = [operands[index].shape[axis] for index, axis in axes]
+        if max(sizes) == 1:
+            for index, axis in axes:
+                operands[index] = np.repeat(operands[index], 2, axis=axis)
+            cut = cut or [slice(None)] * output_rank
+            cut[output_axis] = slice(0, 1)
+    result = np.einsum(subscripts, *operands)
+    return result if cut is None else result[tuple(cut)]
+
+
+@functools.lru_cache(maxsize=256)
+def _row_axes(subscripts: str, ranks: tuple[int, ...]):
+    """The row axes of `einsum_rows`: ([(operand index, its axis), ...], output axis)
+    for each, and the output's rank."""
+    inputs, output = subscripts.split("->")
+    specs = inputs.split(",")
+    if any(spec.find("...") > 0 for spec in specs) or output.find("...") > 0:
+        raise ValueError(f"einsum_rows takes '...' only at the start: {subscripts!r}")
+    labels = [spec.removeprefix("...") for spec in specs]
+    leading = [rank - len(label) for rank, label in zip(ranks, labels, strict=True)]
+    ellipsis_rank = max(leading) if output.startswith("...") else 0
+    row_axes = []
+    for axis in range(ellipsis_rank):  # right-aligned, as the ellipsis broadcasts
+        offsets = [axis - (ellipsis_rank - count) for count in leading]
+        axes = [(index, offset) for index, offset in enumerate(offsets) if offset >= 0]
+        row_axes.append((axes, axis))
+    output_labels = output.removeprefix("...")
+    for position, label in enumerate(output_labels):
+        if all(label in spec for spec in labels):
+            axes = [
+                (index, count + spec.index(label))
+                for index, (spec, count) in enumerate(zip(labels, leading, strict=True))
+            ]
+            row_axes.append((axes, ellipsis_rank + position))
+    return row_axes, ellipsis_rank + len(output_labels)

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import box_pairs
+from .columns import einsum_rows
 from .constants import (
     CUBE_CORNER_SIGNS,
     KIND_BOX,
@@ -96,7 +97,7 @@ class PairResult:
 
 
 def _dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return np.einsum("...k,...k->...", a, b)
+    return einsum_rows("...k,...k->...", a, b)
 
 
 def _norm(vectors: np.ndarray) -> np.ndarray:
@@ -127,7 +128,7 @@ def _to_local(rotations: np.ndarray, vectors: np.ndarray) -> np.ndarray:
             + rotations[:, 1, :] * vectors[:, 1:2]
             + rotations[:, 2, :] * vectors[:, 2:3]
         )
-    return np.einsum("mji,mpj->mpi", rotations, vectors)
+    return einsum_rows("mji,mpj->mpi", rotations, vectors)
 
 
 def _to_world(rotations: np.ndarray, vectors: np.ndarray) -> np.ndarray:
@@ -362,7 +363,7 @@ def _segment_box_local(starts, directions, half_extents):
     candidates = np.concatenate([kinks, np.zeros((*shape, 1)), np.ones((*shape, 1))], axis=-1)
     q = starts[..., None, :] + candidates[..., :, None] * directions[..., None, :]
     extents = half_extents[..., None, :]
-    slope = np.einsum("...ck,...k->...c", q - np.clip(q, -extents, extents), directions)
+    slope = einsum_rows("...ck,...k->...c", q - np.clip(q, -extents, extents), directions)
     rising = slope > 0
     low_index = np.argmax(np.where(rising, -np.inf, candidates), axis=-1)[..., None]
     high_index = np.argmin(np.where(rising, candidates, np.inf), axis=-1)[..., None]
@@ -391,7 +392,7 @@ def _sat_depth(axes, axis_valid, radii_a, radii_b, center_offsets):
     returns: (separation (m,), oriented axis (m, 3)); separation > 0 is a gap along
     the axis, <= 0 is minus the overlap, the smallest push over the candidates.
     """
-    projected = np.einsum("mpk,mk->mp", axes, center_offsets)
+    projected = einsum_rows("mpk,mk->mp", axes, center_offsets)
     separation = np.where(axis_valid, np.abs(projected) - radii_a - radii_b, -np.inf)
     best = np.argmax(separation, axis=1)
     rows = np.arange(len(axes))
@@ -428,9 +429,9 @@ def _segment_box(sa0, sa1, centers, rotations, half_extents):
         )
         # Segment (shape a) half-width on an axis: |axis . direction| / 2, centre at its midpoint.
         radii_segment = (
-            0.5 * length[:, None] * np.abs(np.einsum("mpk,mk->mp", axes, unit_direction))
+            0.5 * length[:, None] * np.abs(einsum_rows("mpk,mk->mp", axes, unit_direction))
         )
-        radii_box = np.einsum("mpk,mk->mp", np.abs(axes), half_extents[rows])
+        radii_box = einsum_rows("mpk,mk->mp", np.abs(axes), half_extents[rows])
         midpoints = starts[rows] + 0.5 * directions[rows]
         separation, axis_local = _sat_depth(axes, valid, radii_segment, radii_box, -midpoints)
         normal = _to_world(rotations[rows], axis_local)
@@ -439,7 +440,7 @@ def _segment_box(sa0, sa1, centers, rotations, half_extents):
         deep = separation <= 0
         rows, normal = rows[deep], normal[deep]
         ends_world = np.stack([sa0[rows], sa1[rows]], axis=1)
-        deepest_end = np.argmax(np.einsum("mpk,mk->mp", ends_world, normal), axis=1)
+        deepest_end = np.argmax(einsum_rows("mpk,mk->mp", ends_world, normal), axis=1)
         gap[rows] = separation[deep]
         x_core[rows] = ends_world[np.arange(len(rows)), deepest_end]
         y_core[rows] = _support_box(centers[rows], rotations[rows], half_extents[rows], -normal)
@@ -455,12 +456,12 @@ def _box_box_closest(ca, ra, ea, cb, rb, eb):
     """
     m = len(ca)
     # Edges of a, in b's frame.
-    relative = np.einsum("mji,mjk->mik", rb, ra)  # a's axes in b's frame (columns)
+    relative = einsum_rows("mji,mjk->mik", rb, ra)  # a's axes in b's frame (columns)
     offset_ab = _to_local(rb, ca - cb)
-    edge_starts = offset_ab[:, None, :] + np.einsum(
+    edge_starts = offset_ab[:, None, :] + einsum_rows(
         "mkl,mel->mek", relative, _EDGE_STARTS * ea[:, None, :]
     )
-    edge_dirs = np.einsum("mkl,mel->mek", relative, _EDGE_DIRECTIONS * ea[:, None, :])
+    edge_dirs = einsum_rows("mkl,mel->mek", relative, _EDGE_DIRECTIONS * ea[:, None, :])
     edge_points, box_points = _segment_box_local(
         edge_starts, edge_dirs, np.broadcast_to(eb[:, None, :], (m, 12, 3))
     )
@@ -471,7 +472,7 @@ def _box_box_closest(ca, ra, ea, cb, rb, eb):
     edge_y = cb + _to_world(rb, box_points[rows, best_edge])
     # Vertices of b, in a's frame.
     offset_ba = _to_local(ra, cb - ca)
-    vertices = offset_ba[:, None, :] + np.einsum(
+    vertices = offset_ba[:, None, :] + einsum_rows(
         "mkl,mvl->mvk", np.transpose(relative, (0, 2, 1)), CUBE_CORNER_SIGNS * eb[:, None, :]
     )
     clamped = np.clip(vertices, -ea[:, None, :], ea[:, None, :])

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .columns import concatenate_fields
+from .columns import concatenate_fields, einsum_rows
 from .constants import KIND_BOX, KIND_CAPSULE, KIND_SPHERE, ORTHONORMAL_TOLERANCE
 
 
@@ -187,7 +187,7 @@ class ShapeBatch:
         ):
             _reject_non_finite(name, array)
         _reject_negative("half_extents", half_extents)
-        deviation = np.abs(np.einsum("nki,nkj->nij", rotations, rotations) - np.eye(3))
+        deviation = np.abs(einsum_rows("nki,nkj->nij", rotations, rotations) - np.eye(3))
         bad = _rows(deviation).max(axis=1, initial=0.0) > ORTHONORMAL_TOLERANCE
         if bad.any():
             index = int(np.flatnonzero(bad)[0])
@@ -302,7 +302,7 @@ class ShapeBatch:
         """
         bounds = self.__dict__.get("_bounds")
         if bounds is None:
-            half = np.einsum("nij,nj->ni", np.abs(self.rotations), self.half_extents)
+            half = einsum_rows("nij,nj->ni", np.abs(self.rotations), self.half_extents)
             half += self.radii[:, None]
             bounds = (self.centers - half, self.centers + half)
             for array in bounds:

@@ -1,10 +1,12 @@
-"""concatenate_fields: one dataclass from many, field by field."""
+"""concatenate_fields: one dataclass from many, field by field; einsum_rows: each row
+the same whichever rows share the call."""
 
 from dataclasses import dataclass
 
 import numpy as np
+import pytest
 
-from collide_addon.core.columns import concatenate_fields
+from collide_addon.core.columns import concatenate_fields, einsum_rows
 
 
 @dataclass
@@ -19,3 +21,44 @@ def test_fields_are_concatenated_in_order():
     joined = concatenate_fields(Rows, [first, second])
     np.testing.assert_array_equal(joined.ids, [1, 2, 3])
     np.testing.assert_array_equal(joined.points, [[0, 0, 0], [0, 0, 0], [1, 1, 1]])
+
+
+# The subscripts the narrow phase and continuous detection use, with operand shapes
+# for m rows: the row axis is last (component-major pairs) or first (stacks).
+SPECS = {
+    "ckm,clm->klm": lambda m: [(3, 3, m), (3, 3, m)],
+    "klm,lm->km": lambda m: [(3, 3, m), (3, m)],
+    "klm,km->lm": lambda m: [(3, 3, m), (3, m)],
+    "mji,mpj->mpi": lambda m: [(m, 3, 3), (m, 12, 3)],
+    "nij,njk->nik": lambda m: [(m, 3, 3), (m, 3, 3)],
+    "...k,...k->...": lambda m: [(m, 3), (m, 3)],
+    "...ck,...k->...c": lambda m: [(m, 12, 3, 3), (m, 12, 3)],
+}
+
+
+@pytest.mark.parametrize("subscripts", SPECS)
+def test_einsum_rows_gives_each_row_what_it_gets_among_any_others(subscripts):
+    rng = np.random.default_rng(5)
+    count = 40
+    operands = [rng.normal(size=shape) for shape in SPECS[subscripts](count)]
+    row_axes = [0 if subscripts.startswith(("m", "n", ".")) else -1] * len(operands)
+    whole = einsum_rows(subscripts, *operands)
+    np.testing.assert_allclose(whole, np.einsum(subscripts, *operands), rtol=1e-14)
+    output_axis = row_axes[0]
+    mismatched = 0
+    # Rows alone, in pairs and in larger subsets taken by fancy indexing (strided).
+    for size in (1, 2, 3, 7):
+        for _ in range(count // size):
+            rows = rng.permutation(count)[:size]
+            subset = [
+                np.take(operand, rows, axis=axis)
+                for operand, axis in zip(operands, row_axes, strict=True)
+            ]
+            part = einsum_rows(subscripts, *subset)
+            mismatched += not np.array_equal(part, np.take(whole, rows, axis=output_axis))
+    assert mismatched == 0
+
+
+def test_einsum_rows_wants_the_ellipsis_first():
+    with pytest.raises(ValueError, match="only at the start"):
+        einsum_rows("k...,k...->...", np.ones((3, 2)), np.ones((3, 2)))
