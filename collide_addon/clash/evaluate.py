@@ -29,7 +29,15 @@ from ..core import CoherentBounds, PairResult, ShapeBatch, find_contacts, pair_i
 from ..core.columns import concatenate_fields
 from ..core.constants import CUBE_CORNER_SIGNS
 from ..core.contact import clash_mask, contact_epsilon, contact_margin
-from ..core.continuous import first_contacts, pair_slack, shapes_at, swept_motion, swept_pairs
+from ..core.continuous import (
+    SweptMotion,
+    join_motions,
+    motion_contacts,
+    pair_slack,
+    shapes_at,
+    swept_motion,
+    swept_pairs,
+)
 from ..core.mesh import TriangleMesh, mesh_contacts
 from .tests import ClashTest, Selector
 
@@ -323,7 +331,7 @@ class FrameHits:
     on_mesh: (m,) bool, decided on the triangles (else on the proxies)
     relations: (m,) int8 index into RELATIONS
     tois: (m,) float64 fractional frame of first contact for a hit found between two
-        samples (continuous detection, see `evaluate_interval`), NaN for a hit at a sample
+        samples (continuous detection, see `evaluate_intervals`), NaN for a hit at a sample
     open_mesh_names: (o,) object array, not rows: names of the objects in this test's
         mesh candidate pairs whose meshes are open or non-manifold, so that containment
         was not tested for them (repeats allowed)
@@ -624,28 +632,41 @@ def sweep_thresholds(test: ClashTest, slack: np.ndarray) -> np.ndarray:
     return test.tolerance + slack
 
 
-def evaluate_interval(
-    prepared: PreparedTest,
-    start: ShapeBatch,
-    end: ShapeBatch,
-    frame: int,
-    times: tuple[float, float],
-) -> FrameHits:
-    """The clashes of a continuous test that start between two consecutive samples.
+@dataclass(frozen=True)
+class Interval:
+    """The motion between two consecutive samples of the same objects.
 
-    start, end: the shapes at the two samples, row k = object k of `prepared.table`;
+    start, end: the shapes at the two samples, row k = object k of the test's table;
         each proxy moves between them as `core.continuous` interpolates (its start shape)
-    frame: the frame the hits are reported on (the earlier sample's)
+    frame: the frame its hits are reported on (the earlier sample's)
     times: (earlier, later) sample times in frames
-    returns: one hit per eligible pair that is apart at both samples and comes within
-        the rule's distance in between, at its time of first contact (`tois`, fractional
-        frame); decided on the proxies whatever the test's geometry
     """
+
+    start: ShapeBatch
+    end: ShapeBatch
+    frame: int
+    times: tuple[float, float]
+
+
+@dataclass(frozen=True)
+class _IntervalPairs:
+    """What an interval's continuous test advances: the motion of the test's objects
+    (row k = object `involved[k]`), and its eligible pairs (k, 2) that are apart at both
+    samples and may come within the rule in between, with their thresholds and slacks
+    (k,)."""
+
+    motion: SweptMotion
+    pairs: np.ndarray
+    threshold: np.ndarray
+    slack: np.ndarray
+
+
+def _interval_pairs(prepared: PreparedTest, interval: Interval) -> _IntervalPairs:
     test = prepared.test
     involved = prepared.involved
-    start_involved, end_involved = start.take(involved), end.take(involved)
-    motion = swept_motion(start_involved, end_involved)
-    pairs = swept_pairs(motion, sweep_margin(test, start_involved, end_involved))
+    start, end = interval.start.take(involved), interval.end.take(involved)
+    motion = swept_motion(start, end)
+    pairs = swept_pairs(motion, sweep_margin(test, start, end))
     pairs = pairs[eligible_pair_mask(prepared, involved[pairs])]
     slack = pair_slack(motion, pairs)
     threshold = sweep_thresholds(test, slack)
@@ -655,32 +676,73 @@ def evaluate_interval(
     if len(pairs):
         lowest = float(threshold.min())
         apart = np.ones(len(pairs), dtype=bool)
-        for batch in (start_involved, end_involved):
+        for batch in (start, end):
             apart &= ~pair_intersects(batch, pairs[:, 0], pairs[:, 1], lowest)
         pairs, threshold, slack = pairs[apart], threshold[apart], slack[apart]
-    duration = times[1] - times[0]
-    contacts = first_contacts(
-        start_involved, end_involved, pairs, threshold, TOI_ACCURACY_FRAMES / duration, motion
+    return _IntervalPairs(motion, pairs, threshold, slack)
+
+
+def evaluate_intervals(prepared: PreparedTest, intervals: Sequence[Interval]) -> list[FrameHits]:
+    """The clashes of a continuous test that start between consecutive samples, for each
+    of `intervals` (a non-empty sequence).
+
+    returns: per interval, one hit per eligible pair that is apart at both samples and
+        comes within the rule's distance in between, at its time of first contact
+        (`tois`, fractional frame); decided on the proxies whatever the test's geometry
+
+    The intervals' pairs advance together (`core.continuous.join_motions`): advancing
+    takes tens of narrow-phase passes per interval, most over a few pairs, whose cost is
+    numpy's per-call overhead, so a pass for several intervals costs little more than
+    one for a single interval.
+    """
+    parts = [_interval_pairs(prepared, interval) for interval in intervals]
+    offsets = np.cumsum([0] + [len(part.motion.start) for part in parts])[:-1]
+    motion = join_motions(part.motion for part in parts)
+    contacts = motion_contacts(
+        motion,
+        np.concatenate([part.pairs + offset for part, offset in zip(parts, offsets, strict=True)]),
+        np.concatenate([part.threshold for part in parts]),
+        np.concatenate(
+            [
+                np.full(
+                    len(part.pairs), TOI_ACCURACY_FRAMES / (interval.times[1] - interval.times[0])
+                )
+                for interval, part in zip(intervals, parts, strict=True)
+            ]
+        ),
     )
+    hits = []
+    first_row = 0
+    for interval, part, offset in zip(intervals, parts, offsets, strict=True):
+        rows = first_row + np.arange(len(part.pairs))
+        first_row += len(part.pairs)
+        hits.append(_interval_hits(prepared, interval, motion, offset, part, contacts, rows))
+    return hits
+
+
+def _interval_hits(prepared, interval, motion, offset, part, contacts, rows) -> FrameHits:
+    """FrameHits of one interval from the first contacts (`contacts`, rows `rows`) of its
+    pairs (`part`), whose shapes are rows `offset` on of the joined `motion`."""
     # toi 0: within the rule at the earlier sample, which reports it as it is.
-    found = np.flatnonzero(contacts.toi > 0)
-    pairs, toi = pairs[found], contacts.toi[found]
-    points_i, points_j = contacts.point_i[found], contacts.point_j[found]
-    distances = contacts.distance[found]
+    found = np.flatnonzero(contacts.toi[rows] > 0)
+    rows, pairs = rows[found], part.pairs[found]
+    toi, distances = contacts.toi[rows], contacts.distance[rows]
     decided = PairContacts(
-        pairs=involved[pairs],
+        pairs=prepared.involved[pairs],
         distances=distances,
-        points_i=points_i,
-        points_j=points_j,
+        points_i=contacts.point_i[rows],
+        points_j=contacts.point_j[rows],
         on_mesh=np.zeros(len(pairs), dtype=bool),
         # the sweep's own epsilon: a first contact within it of the rule is a touch
-        relations=proxy_relations(distances, slack[found]),
+        relations=proxy_relations(distances, part.slack[found]),
     )
-    hits = hits_from_pairs(prepared, start, frame, decided)
-    lo, hi = shapes_at(motion, pairs.T.reshape(-1), np.concatenate([toi, toi])).aabbs()
+    hits = hits_from_pairs(prepared, interval.start, interval.frame, decided)
+    shapes = (pairs + offset).T.reshape(-1)
+    lo, hi = shapes_at(motion, shapes, np.concatenate([toi, toi])).aabbs()
     lo, hi = lo.reshape(2, -1, 3), hi.reshape(2, -1, 3)
     bounds = np.stack([lo.min(axis=0), hi.max(axis=0)], axis=1)
-    return dataclasses.replace(hits, bounds=bounds, tois=times[0] + toi * duration)
+    duration = interval.times[1] - interval.times[0]
+    return dataclasses.replace(hits, bounds=bounds, tois=interval.times[0] + toi * duration)
 
 
 def concat_hits(hits: Iterable[FrameHits]) -> FrameHits:

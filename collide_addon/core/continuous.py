@@ -22,10 +22,11 @@ points of either shape, so over [t, t + s]
 and advancing t by (d(t) - threshold) / L never passes the first time d <= threshold.
 
 Windows. A pair sliding along at a small gap g advances by g / L a step, and a numpy
-pass over the last few such pairs costs its fixed overhead, not its rows. So once few
-pairs are left, each pass samples every pair's next window at a few dozen times and
-clears a span between two samples [t, t + h] when d(t) + d(t + h) - L h >= 2 (threshold
-- slack): the two one-sided bounds above meet above threshold - slack. A pair goes on
+pass over the few such pairs costs its fixed overhead, not its rows. So a pair not
+decided after a few steps goes on by windows: each pass samples its next window at a
+few dozen times and clears a span between two samples [t, t + h] when
+d(t) + d(t + h) - L h >= 2 (threshold - slack): the two one-sided bounds above meet
+above threshold - slack. A pair goes on
 from its first span not cleared, looking at that span alone, and a pair whose window
 is cleared up to a sample within the threshold is bracketed as by a step. Both ways
 give the same guarantees.
@@ -47,6 +48,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .columns import einsum_rows
 from .contact import CONTACT_RELATIVE
 from .grid import overlapping_bounds
 from .narrow import pair_distance
@@ -56,9 +58,10 @@ from .shapes import ShapeBatch
 # so only a pair sliding within a hair of the threshold for the whole interval gets here;
 # it is then reported at the time reached (a false alarm at worst, never a miss).
 MAX_ADVANCE_STEPS = 10_000
-# Once this few pairs are left, each numpy pass costs its fixed overhead, not its rows:
-# they go on by windows of samples (`_advance_by_windows`) instead of one step at a time.
-_WINDOW_PAIRS = 16
+# Passes a pair goes on step by step before it goes on by windows of samples: most
+# pairs are decided within a few steps; one sliding near the threshold would take
+# hundreds, each a narrow-phase pass whose cost is its fixed overhead, not its rows.
+_STEPS_BEFORE_WINDOWS = 16
 # Samples per window, and how much a window grows after one wholly cleared.
 _WINDOW_SAMPLES = 32
 _WINDOW_GROWTH = 8.0
@@ -80,6 +83,21 @@ class SweptMotion:
     axes: np.ndarray
     angles: np.ndarray
     reach: np.ndarray
+
+
+def join_motions(motions) -> SweptMotion:
+    """The motions of several sets of shapes as one (e.g. of the intervals between
+    several pairs of samples): shape k of motions[1] is row len(motions[0]) + k, and so
+    on. Pairs of all of them then advance together in `motion_contacts`, each numpy pass
+    paying its fixed cost once for all. motions: a non-empty sequence."""
+    motions = list(motions)
+    return SweptMotion(
+        start=ShapeBatch.concat(motion.start for motion in motions),
+        translations=np.concatenate([motion.translations for motion in motions]),
+        axes=np.concatenate([motion.axes for motion in motions]),
+        angles=np.concatenate([motion.angles for motion in motions]),
+        reach=np.concatenate([motion.reach for motion in motions]),
+    )
 
 
 def _quaternions(rotations: np.ndarray) -> np.ndarray:
@@ -142,7 +160,7 @@ def swept_motion(start: ShapeBatch, end: ShapeBatch) -> SweptMotion:
     """The motion of each shape from `start` to `end` (same n shapes, row k = shape k)."""
     if len(start) != len(end):
         raise ValueError(f"start has {len(start)} shapes, end {len(end)}")
-    relative = np.einsum("nij,nkj->nik", end.rotations, start.rotations)
+    relative = einsum_rows("nij,nkj->nik", end.rotations, start.rotations)
     quaternions = _quaternions(relative)
     vector_norm = np.linalg.norm(quaternions[:, 1:], axis=1)
     angles = 2.0 * np.arctan2(vector_norm, quaternions[:, 0])
@@ -162,12 +180,15 @@ def swept_motion(start: ShapeBatch, end: ShapeBatch) -> SweptMotion:
 def shapes_at(motion: SweptMotion, indices: np.ndarray, times: np.ndarray) -> ShapeBatch:
     """Shapes `indices` ((k,) int) at `times` ((k,) in [0, 1]) of their motion: k shapes."""
     start = motion.start
-    rotations = np.einsum(
+    rotations = einsum_rows(
         "nij,njk->nik",
         _axis_rotations(motion.axes[indices], times * motion.angles[indices]),
         start.rotations[indices],
     )
-    return ShapeBatch(
+    # Rows of a checked batch, turned by exact rotations: orthonormal already, and within
+    # the bounds that `ShapeBatch` checks (a centre between two checked centres), so the
+    # batch's pass over its input (a fifth of a continuous scan's time) is skipped.
+    return ShapeBatch._of_batch_rows(
         kinds=start.kinds[indices],
         centers=start.centers[indices] + times[:, None] * motion.translations[indices],
         rotations=rotations,
@@ -270,12 +291,12 @@ def _distances(motion: SweptMotion, pairs: np.ndarray, times: np.ndarray):
 
 def _support(batch: ShapeBatch, rows: np.ndarray, directions: np.ndarray) -> np.ndarray:
     """max over each shape of x . direction: (k,) for rows (k,), directions (k, 3) unit."""
-    along_axes = np.abs(np.einsum("kij,ki->kj", batch.rotations[rows], directions))
+    along_axes = np.abs(einsum_rows("kij,ki->kj", batch.rotations[rows], directions))
     extent = (along_axes * batch.half_extents[rows]).sum(axis=1) + batch.radii[rows]
     return (batch.centers[rows] * directions).sum(axis=1) + extent
 
 
-def _directional_steps(motion, pairs, poses, normals, threshold, slack) -> np.ndarray:
+def _directional_steps(motion, pairs, poses, rows, normals, threshold, slack) -> np.ndarray:
     """Steps that keep each pair's separation along its current normal n above
     threshold - slack (a second conservative bound, tight for sliding and grazing pairs).
 
@@ -284,11 +305,10 @@ def _directional_steps(motion, pairs, poses, normals, threshold, slack) -> np.nd
     L_n = (dc_a - dc_b) . n + theta_a r_a |n x w_a| + theta_b r_b |n x w_b| (a point's
     velocity is dc + theta w x (p - c), |p - c| <= r), so sd stays above
     threshold - slack for (sep_n - threshold + slack) / L_n, and for ever if L_n <= 0.
+    poses, rows: the pairs' shapes are poses' rows[0] and rows[1] ((k,) each)
     returns: (k,) >= 0, inf where n never closes
     """
-    count = len(pairs)
-    first, second = np.arange(count), np.arange(count, 2 * count)
-    separation = -_support(poses, second, -normals) - _support(poses, first, normals)
+    separation = -_support(poses, rows[1], -normals) - _support(poses, rows[0], normals)
     a, b = pairs[:, 0], pairs[:, 1]
     turning = motion.angles * motion.reach
     closing = ((motion.translations[a] - motion.translations[b]) * normals).sum(axis=1)
@@ -307,8 +327,10 @@ def _speed_bounds(motion: SweptMotion, pairs: np.ndarray) -> np.ndarray:
 
 
 def _advance(motion, pairs, threshold, slack):
-    """Conservative advancement of all pairs at once; the last few pairs go on by
-    windows (`_advance_by_windows`).
+    """Conservative advancement of all pairs at once: each pair goes on step by step for
+    `_STEPS_BEFORE_WINDOWS` passes, then by windows of samples (see the module
+    docstring). A pair's course depends on its own motion alone, not on which other
+    pairs share its passes (a scan split into chunks finds what one run finds).
 
     returns: (lo (m,): a time before which d > threshold - slack, hi (m,): the time at
               which d <= threshold was seen, NaN where the pair stays apart over [0, 1]);
@@ -319,41 +341,74 @@ def _advance(motion, pairs, threshold, slack):
     lo = np.zeros(count)
     now = np.zeros(count)
     hi = np.full(count, np.nan)
-    active = np.arange(count)
-    for steps in range(MAX_ADVANCE_STEPS):
-        if len(active) <= _WINDOW_PAIRS:
-            _advance_by_windows(motion, pairs, threshold, slack, bound, active, now, lo, hi, steps)
+    stepping = np.arange(count)  # pairs going on step by step
+    windowed = np.zeros(0, dtype=np.int64)  # pairs going on by windows
+    window = np.zeros(0)  # their windows' lengths
+    fractions = np.arange(_WINDOW_SAMPLES + 1) / _WINDOW_SAMPLES
+    for passes in range(MAX_ADVANCE_STEPS):
+        if not len(stepping) and not len(windowed):
             return lo, hi
-        poses = _poses(motion, pairs[active], now[active])
-        count_active = len(active)
-        result = pair_distance(
-            poses, np.arange(count_active), np.arange(count_active, 2 * count_active)
+        # One narrow-phase pass for both: the stepping pairs at their times, then every
+        # windowed pair at its window's samples.
+        window_times = np.minimum(now[windowed, None] + window[:, None] * fractions, 1.0)
+        rows = np.concatenate([stepping, np.repeat(windowed, _WINDOW_SAMPLES + 1)])
+        times = np.concatenate([now[stepping], window_times.reshape(-1)])
+        poses = _poses(motion, pairs[rows], times)
+        result = pair_distance(poses, np.arange(len(rows)), np.arange(len(rows), 2 * len(rows)))
+        split = len(stepping)
+        stepping = _step(
+            motion, pairs, threshold, slack, bound, stepping, now, lo, hi, poses, result, split
         )
-        gap = result.distance - threshold[active]
-        hit = gap <= 0.0
-        hi[active[hit]] = now[active[hit]]
-        with np.errstate(divide="ignore"):
-            step = np.maximum(
-                (gap + slack[active]) / bound[active],
-                _directional_steps(
-                    motion, pairs[active], poses, result.normal, threshold[active], slack[active]
-                ),
-            )
-        lo[active] = now[active]
-        going = ~hit & (now[active] + step <= 1.0)
-        active = active[going]
-        now[active] += step[going]
+        gap = result.distance[split:].reshape(window_times.shape)
+        windowed, window = _window_step(
+            threshold, slack, bound, windowed, window, window_times, gap, now, lo, hi
+        )
+        if passes + 1 == _STEPS_BEFORE_WINDOWS:
+            windowed = np.concatenate([windowed, stepping])
+            window = np.concatenate([window, 1.0 - now[stepping]])
+            stepping = stepping[:0]
     # Pairs still advancing are reported where they got to (see MAX_ADVANCE_STEPS).
-    hi[active] = now[active]
+    going = np.concatenate([stepping, windowed])
+    hi[going] = now[going]
     return lo, hi
 
 
-def _advance_by_windows(motion, pairs, threshold, slack, bound, active, now, lo, hi, steps):
-    """Advance pairs `active` from `now` (both (a,)) by windows of samples, filling `lo`
-    and `hi` (m,) as `_advance` does; `steps` passes are already spent.
+def _step(motion, pairs, threshold, slack, bound, active, now, lo, hi, poses, result, count):
+    """One advancement step of pairs `active` ((a,)), whose distances at `now` are the
+    first `count` (= a) rows of `result` (shapes: rows k and len(result) + k of
+    `poses`); fills lo, hi and now (m,) and returns the pairs still going."""
+    first = np.arange(count)
+    distance = result.distance[:count]
+    gap = distance - threshold[active]
+    hit = gap <= 0.0
+    hi[active[hit]] = now[active[hit]]
+    with np.errstate(divide="ignore"):
+        step = np.maximum(
+            (gap + slack[active]) / bound[active],
+            _directional_steps(
+                motion,
+                pairs[active],
+                poses,
+                (first, first + len(result.distance)),
+                result.normal[:count],
+                threshold[active],
+                slack[active],
+            ),
+        )
+    lo[active] = now[active]
+    going = ~hit & (now[active] + step <= 1.0)
+    active = active[going]
+    now[active] += step[going]
+    return active
 
-    One numpy pass samples each pair's window [now, now + W] at K + 1 times, h = W / K
-    apart. With d L-Lipschitz in time, d > threshold - slack holds all over a span
+
+def _window_step(threshold, slack, bound, active, window, times, gap, now, lo, hi):
+    """One pass of pairs `active` ((a,)) going on by windows: `window` (a,) their
+    lengths, `times` (a, K + 1) the samples of each window [now, now + window], `gap`
+    (a, K + 1) the distances there; fills lo, hi and now (m,) and returns the pairs
+    still going with their next windows.
+
+    With d L-Lipschitz in time, d > threshold - slack holds all over a span
     [t_k, t_k+1] when d(t_k) + d(t_k+1) - L h >= 2 (threshold - slack) (the two
     one-sided bounds meet above it), and up to a sample within the threshold at t_k+1
     when d(t_k) - L h >= threshold - slack (the advancement step from t_k covers the
@@ -363,32 +418,25 @@ def _advance_by_windows(motion, pairs, threshold, slack, bound, active, now, lo,
     A pair sliding at a gap g from the threshold so goes on by about 2 K g / L a pass,
     where advancement goes g / L a step.
     """
-    window = 1.0 - now[active]
-    fractions = np.arange(_WINDOW_SAMPLES + 1) / _WINDOW_SAMPLES
-    for _ in range(steps, MAX_ADVANCE_STEPS):
-        if not len(active):
-            return
-        times = np.minimum(now[active, None] + window[:, None] * fractions, 1.0)
-        rows = np.repeat(active, _WINDOW_SAMPLES + 1)
-        gap = _distances(motion, pairs[rows], times.reshape(-1)).distance.reshape(times.shape)
-        gap -= threshold[active, None]
-        step_room = gap + (slack[active] - bound[active] * window / _WINDOW_SAMPLES)[:, None]
-        both_room = gap[:, :-1] + slack[active, None] + step_room[:, 1:]
-        lo_at, hi_at, resume, zoom = _window_outcome(gap, step_room, both_room)
-        rows = np.arange(len(active))
-        decided = hi_at >= 0
-        lo[active] = times[rows, np.where(decided, lo_at, resume)]
-        hi[active[decided]] = times[rows[decided], hi_at[decided]]
-        now[active] = times[rows, resume]
-        window = np.where(zoom, window / _WINDOW_SAMPLES, window * _WINDOW_GROWTH)
-        window = np.minimum(window, 1.0 - now[active])
-        going = ~decided & (zoom | (now[active] < 1.0))
-        active, window = active[going], window[going]
-    hi[active] = now[active]  # see MAX_ADVANCE_STEPS
+    if not len(active):
+        return active, window
+    gap = gap - threshold[active, None]
+    step_room = gap + (slack[active] - bound[active] * window / _WINDOW_SAMPLES)[:, None]
+    both_room = gap[:, :-1] + slack[active, None] + step_room[:, 1:]
+    lo_at, hi_at, resume, zoom = _window_outcome(gap, step_room, both_room)
+    rows = np.arange(len(active))
+    decided = hi_at >= 0
+    lo[active] = times[rows, np.where(decided, lo_at, resume)]
+    hi[active[decided]] = times[rows[decided], hi_at[decided]]
+    now[active] = times[rows, resume]
+    window = np.where(zoom, window / _WINDOW_SAMPLES, window * _WINDOW_GROWTH)
+    window = np.minimum(window, 1.0 - now[active])
+    going = ~decided & (zoom | (now[active] < 1.0))
+    return active[going], window[going]
 
 
 def _window_outcome(gap, step_room, both_room):
-    """What one pass of `_advance_by_windows` tells each of a pairs.
+    """What one pass of `_window_step` tells each of a pairs.
 
     gap: (a, K + 1) d - threshold at the samples
     step_room: (a, K + 1) d - threshold + slack - L h: >= 0 where the advancement step
@@ -419,7 +467,7 @@ def _window_outcome(gap, step_room, both_room):
 
 def _bisect(motion, pairs, threshold, lo, hi, time_accuracy):
     """Shrink brackets [lo, hi] with d(lo) > threshold, d(hi) <= threshold to width
-    <= time_accuracy, keeping that sign pattern: the new hi, (m,)."""
+    <= time_accuracy ((m,)), keeping that sign pattern: the new hi, (m,)."""
     lo, hi = lo.copy(), hi.copy()
     open_rows = np.flatnonzero(hi - lo > time_accuracy)
     while len(open_rows):
@@ -428,17 +476,12 @@ def _bisect(motion, pairs, threshold, lo, hi, time_accuracy):
         inside = gap <= 0.0
         hi[open_rows[inside]] = middle[inside]
         lo[open_rows[~inside]] = middle[~inside]
-        open_rows = open_rows[hi[open_rows] - lo[open_rows] > time_accuracy]
+        open_rows = open_rows[hi[open_rows] - lo[open_rows] > time_accuracy[open_rows]]
     return hi
 
 
 def first_contacts(
-    start: ShapeBatch,
-    end: ShapeBatch,
-    pairs,
-    threshold,
-    time_accuracy: float = 1e-4,
-    motion: SweptMotion | None = None,
+    start: ShapeBatch, end: ShapeBatch, pairs, threshold, time_accuracy=1e-4
 ) -> FirstContacts:
     """The first time each pair's signed distance is <= threshold as its shapes move from
     `start` to `end` (see the module docstring for the motion, the bound and accuracy).
@@ -446,19 +489,26 @@ def first_contacts(
     start, end: the same n shapes at t = 0 and t = 1
     pairs: (m, 2) int indices
     threshold: (m,) or scalar, e.g. tolerance + contact epsilon (`core.contact`)
-    time_accuracy: > 0, width in t of the final bracket
-    motion: `swept_motion(start, end)` when the caller has it already
+    time_accuracy: > 0, (m,) or scalar, width in t of the final bracket
     returns: FirstContacts of the m pairs; a pair within threshold at t = 0 has toi 0
     """
-    if not time_accuracy > 0:
-        raise ValueError(f"time_accuracy must be > 0, got {time_accuracy}")
-    motion = swept_motion(start, end) if motion is None else motion
+    return motion_contacts(swept_motion(start, end), pairs, threshold, time_accuracy)
+
+
+def motion_contacts(motion: SweptMotion, pairs, threshold, time_accuracy=1e-4) -> FirstContacts:
+    """`first_contacts` of pairs of `motion`'s shapes (`swept_motion`, or several joined
+    by `join_motions`, each pair within one of them)."""
     pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
     threshold = np.broadcast_to(np.asarray(threshold, dtype=np.float64), (len(pairs),))
+    time_accuracy = np.broadcast_to(np.asarray(time_accuracy, dtype=np.float64), (len(pairs),))
+    if not (time_accuracy > 0).all():
+        raise ValueError(f"time_accuracy must be > 0, got {time_accuracy.min()}")
     slack = pair_slack(motion, pairs)
     lo, hi = _advance(motion, pairs, threshold, slack)
     found = np.flatnonzero(np.isfinite(hi))
-    hi_found = _bisect(motion, pairs[found], threshold[found], lo[found], hi[found], time_accuracy)
+    hi_found = _bisect(
+        motion, pairs[found], threshold[found], lo[found], hi[found], time_accuracy[found]
+    )
     count = len(pairs)
     toi = np.full(count, np.nan)
     toi[found] = hi_found

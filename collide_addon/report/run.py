@@ -27,11 +27,12 @@ from typing import Any, NamedTuple
 from ..clash.evaluate import (
     FrameHits,
     FrameMeshes,
+    Interval,
     ObjectMetadata,
     PreparedTest,
     concat_hits,
     evaluate_frame,
-    evaluate_interval,
+    evaluate_intervals,
     object_table,
     prepare_test,
 )
@@ -191,20 +192,20 @@ def _check_first_frame(frame: int, prepared_tests: Sequence[PreparedTest], scope
                 )
 
 
+# Intervals of continuous tests advanced together (`evaluate_intervals`): a pass over
+# many intervals' pairs costs about what one interval's does, and the scan holds this
+# many samples' shapes at most.
+INTERVALS_AT_ONCE = 16
+
+
 def _interval_hits(
-    prepared_tests: Sequence[PreparedTest],
-    previous: tuple[int, float, ShapeBatch] | None,
-    batch: ShapeBatch,
-    time: float,
+    prepared_tests: Sequence[PreparedTest], intervals: Sequence[Interval]
 ) -> list[FrameHits | None]:
-    """Each continuous test's clashes that start between the previous sample and this
-    one (None for the other tests, or without a previous sample of the same objects)."""
-    if previous is None:
-        return [None for _ in prepared_tests]
-    frame, previous_time, previous_batch = previous
+    """Each continuous test's clashes that start within `intervals` (None for the other
+    tests or without intervals)."""
     return [
-        evaluate_interval(prepared, previous_batch, batch, frame, (previous_time, time))
-        if prepared.test.continuous
+        concat_hits(evaluate_intervals(prepared, intervals))
+        if prepared.test.continuous and intervals
         else None
         for prepared in prepared_tests
     ]
@@ -213,28 +214,14 @@ def _interval_hits(
 def _sample_hits(
     prepared_tests: Sequence[PreparedTest],
     broad_phases: Sequence[CoherentBounds],
-    between: Sequence[FrameHits | None],
     sample: FrameSample,
     frame: int,
-    reported: bool,
-) -> list[FrameHits | None]:
-    """Each test's hits at one sample: those at the sample itself when its frame is
-    `reported`, and those `between` it and the previous sample (`_interval_hits`)."""
-    found: list[FrameHits | None] = []
-    for prepared, broad_phase, interval_hits in zip(
-        prepared_tests, broad_phases, between, strict=True
-    ):
-        frame_hits = (
-            evaluate_frame(prepared, sample.batch, frame, broad_phase, sample.meshes)
-            if reported
-            else None
-        )
-        if interval_hits is not None and len(interval_hits):
-            frame_hits = (
-                interval_hits if frame_hits is None else concat_hits([frame_hits, interval_hits])
-            )
-        found.append(frame_hits)
-    return found
+) -> list[FrameHits]:
+    """Each test's hits at one sample."""
+    return [
+        evaluate_frame(prepared, sample.batch, frame, broad_phase, sample.meshes)
+        for prepared, broad_phase in zip(prepared_tests, broad_phases, strict=True)
+    ]
 
 
 def scan_frames(
@@ -248,7 +235,7 @@ def scan_frames(
 ) -> tuple[list[ClashRecord], dict[str, ObjectMetadata], list[str]]:
     """Run `tests` on every sample of `sample_times(frames, substeps)`; a clash found at
     any sample of frame f is reported on frame f. Continuous tests also test the motion
-    between consecutive samples of the same objects (`evaluate_interval`); a clash that
+    between consecutive samples of the same objects (`evaluate_intervals`); a clash that
     starts between a sample of frame f and the next is reported on frame f.
 
     scope: what decides which objects take part, named when none do
@@ -269,22 +256,21 @@ def scan_frames(
         # Only the motion to the next frame needs that frame read; the last frame's
         # sub-steps come before it.
         total -= 1
-    hits: dict[str, list[FrameHits]] = {test.name: [] for test in tests}
+    kept = _KeptHits(tests)
     metadata: dict[str, ObjectMetadata] = {}
     names: list[str] | None = None
     prepared_tests: list[PreparedTest] = []
     broad_phases: list[CoherentBounds] = []
     previous: tuple[int, float, ShapeBatch] | None = None
-    row_count = 0
+    intervals: list[Interval] = []  # waiting for `_interval_hits`
     for done, (frame, time) in enumerate(itertools.islice(sample_times(sampled, substeps), total)):
-        try:
-            sample = read_frame(time)
-        except ClashRunError as error:
-            raise ClashRunError(f"frame {frame}: {error}") from None
+        sample = _read_sample(read_frame, frame, time)
         frame_names = [obj.name for obj in sample.objects]
         if frame_names != names:
             # Who takes part changed (first frame, or visibility animated): rows of the
             # previous sample are other objects, so no interval to test.
+            kept.add(prepared_tests, _interval_hits(prepared_tests, intervals))
+            intervals = []
             names = frame_names
             table = object_table(sample.objects)
             prepared_tests = [prepare_test(test, table) for test in tests]
@@ -293,26 +279,56 @@ def scan_frames(
             previous = None
         if done == 0:
             _check_first_frame(frame, prepared_tests, scope)
-        between = _interval_hits(prepared_tests, previous, sample.batch, time)
-        found = _sample_hits(
-            prepared_tests, broad_phases, between, sample, frame, frame <= frames[1]
-        )
+        if previous is not None and any(test.continuous for test in tests):
+            previous_frame, previous_time, previous_batch = previous
+            intervals.append(
+                Interval(previous_batch, sample.batch, previous_frame, (previous_time, time))
+            )
+        if len(intervals) == INTERVALS_AT_ONCE:
+            kept.add(prepared_tests, _interval_hits(prepared_tests, intervals))
+            intervals = []
+        if frame <= frames[1]:
+            kept.add(prepared_tests, _sample_hits(prepared_tests, broad_phases, sample, frame))
+        previous = (frame, time, sample.batch)
+        if progress is not None:
+            progress(done + 1, total, frame, kept.rows)
+    kept.add(prepared_tests, _interval_hits(prepared_tests, intervals))
+    records, open_names = kept.records(tests, frames[2])
+    return records, metadata, open_names
+
+
+def _read_sample(read_frame: ReadFrame, frame: int, time: float) -> FrameSample:
+    try:
+        return read_frame(time)
+    except ClashRunError as error:
+        raise ClashRunError(f"frame {frame}: {error}") from None
+
+
+class _KeptHits:
+    """The hits of a scan's tests, kept as they are found."""
+
+    def __init__(self, tests: Sequence[ClashTest]):
+        self.hits: dict[str, list[FrameHits]] = {test.name: [] for test in tests}
+        self.rows = 0
+
+    def add(self, prepared_tests: Sequence[PreparedTest], found: Sequence[FrameHits | None]):
+        """Keep `found`, one FrameHits (or None) per prepared test."""
         for prepared, frame_hits in zip(prepared_tests, found, strict=True):
             # Frames without clashes or open meshes keep nothing: memory would otherwise
             # grow with the range.
             if frame_hits is not None and (len(frame_hits) or len(frame_hits.open_mesh_names)):
-                hits[prepared.test.name].append(frame_hits)
-                row_count += len(frame_hits)
-        previous = (frame, time, sample.batch)
-        if progress is not None:
-            progress(done + 1, total, frame, row_count)
-    records: list[ClashRecord] = []
-    open_names: set[str] = set()
-    for test in tests:
-        test_hits = concat_hits(hits[test.name])
-        records += clash_records(test, test_hits, frames[2])
-        open_names.update(test_hits.open_mesh_names.tolist())
-    return records, metadata, sorted(open_names)
+                self.hits[prepared.test.name].append(frame_hits)
+                self.rows += len(frame_hits)
+
+    def records(self, tests: Sequence[ClashTest], step: int) -> tuple[list[ClashRecord], list[str]]:
+        """The records of all tests, and the names of the objects with open meshes."""
+        records: list[ClashRecord] = []
+        open_names: set[str] = set()
+        for test in tests:
+            test_hits = concat_hits(self.hits[test.name])
+            records += clash_records(test, test_hits, step)
+            open_names.update(test_hits.open_mesh_names.tolist())
+        return records, sorted(open_names)
 
 
 def object_entries(

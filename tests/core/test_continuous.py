@@ -10,6 +10,8 @@ from hypothesis import strategies as st
 from collide_addon.core import KIND_BOX, KIND_CAPSULE, KIND_SPHERE, ShapeBatch, pair_distance
 from collide_addon.core.continuous import (
     first_contacts,
+    join_motions,
+    motion_contacts,
     shapes_at,
     swept_bounds,
     swept_motion,
@@ -247,8 +249,8 @@ def pair_of(first, second):
 
 
 @settings(max_examples=80, deadline=None)
-# One pair goes by windows of samples; forty copies of it go by advancement steps (the
-# windows take over below a few pairs), each copy alike.
+# Forty copies of a pair in one pass each get what one gets (see also
+# test_joined_motions_give_each_pair_what_it_gets_alone).
 @given(moving_shape(), moving_shape(), st.floats(0.0, 0.3), st.sampled_from([1, 40]))
 def test_no_miss_against_dense_sampling(first, second, threshold, copies):
     start, end = pair_of(first, second)
@@ -332,3 +334,48 @@ def test_invariant_under_rigid_motions(first, second, threshold, turn, shift):
         assert abs(result.toi[0] - moved.toi[0]) <= 2 * ACCURACY
     if result.toi[0] > 0:
         assert threshold - DISTANCE_DRIFT <= moved.distance[0] <= threshold
+
+
+def crowd_motion(count: int = 60, seed: int = 3):
+    """`count` boxes, spheres and capsules close together, each moving and turning fast."""
+    rng = np.random.default_rng(seed)
+
+    def poses(centers, angles):
+        return ShapeBatch(
+            kinds=np.resize([KIND_BOX, KIND_SPHERE, KIND_CAPSULE], count).astype(np.int8),
+            centers=centers,
+            rotations=np.array([rotation_z(angle) for angle in angles]),
+            half_extents=np.resize([[0.3, 0.2, 0.1], [0.0, 0.0, 0.0], [0.0, 0.0, 0.4]], (count, 3)),
+            radii=np.resize([0.0, 0.25, 0.1], count),
+        )
+
+    centers = rng.uniform(0.0, 4.0, (count, 3))
+    angles = rng.uniform(0.0, 3.0, count)
+    start = poses(centers, angles)
+    end = poses(centers + rng.uniform(-1.0, 1.0, (count, 3)), angles + rng.uniform(-1, 1, count))
+    return swept_motion(start, end)
+
+
+@settings(max_examples=40, deadline=None)
+@given(moving_shape(), moving_shape(), st.floats(0.0, 0.3))
+def test_joined_motions_give_each_pair_what_it_gets_alone(first, second, threshold):
+    # A scan advances the pairs of many intervals in the same passes (join_motions); a
+    # pair's course must not depend on the others there, or a scan split into chunks
+    # would give other times than one run.
+    crowd = crowd_motion()
+    crowd_pairs = swept_pairs(crowd, threshold)
+    assert len(crowd_pairs) > 50  # many pairs in the first passes, a few in the last
+    start, end = pair_of(first, second)
+    alone = first_contacts(start, end, [[0, 1]], threshold, ACCURACY)
+    crowd_alone = motion_contacts(crowd, crowd_pairs, threshold, ACCURACY)
+    offset = len(crowd.start)
+    joined = motion_contacts(
+        join_motions([crowd, swept_motion(start, end)]),
+        np.concatenate([crowd_pairs, [[offset, offset + 1]]]),
+        threshold,
+        ACCURACY,
+    )
+    for field in ("toi", "distance", "normal", "point_i", "point_j"):
+        together = getattr(joined, field)
+        np.testing.assert_array_equal(together[-1:], getattr(alone, field))
+        np.testing.assert_array_equal(together[:-1], getattr(crowd_alone, field))
