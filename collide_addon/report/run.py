@@ -340,6 +340,8 @@ def object_entries(
     objects = {}
     for clash in clashes:
         for name in (clash["a"], clash["b"]):
+            if name in objects:  # an object in many clashes: its guid once
+                continue
             known = metadata.get(name)
             own_properties = known.properties if known is not None and not known.is_instance else {}
             objects[name] = {"ifc_guid": object_ifc_guid(name, own_properties)}
