@@ -193,9 +193,11 @@ def _check_first_frame(frame: int, prepared_tests: Sequence[PreparedTest], scope
 
 
 # Intervals of continuous tests advanced together (`evaluate_intervals`): a pass over
-# many intervals' pairs costs about what one interval's does, and the scan holds this
-# many samples' shapes at most.
+# many intervals' pairs costs about what one interval's does. Fewer when the samples
+# hold more than SHAPES_AT_ONCE shapes in all, which bounds the memory held (a pass
+# over 100,000 objects' pairs is long enough on its own).
 INTERVALS_AT_ONCE = 16
+SHAPES_AT_ONCE = 100_000
 
 
 def _interval_hits(
@@ -284,7 +286,10 @@ def scan_frames(
             intervals.append(
                 Interval(previous_batch, sample.batch, previous_frame, (previous_time, time))
             )
-        if len(intervals) == INTERVALS_AT_ONCE:
+        if intervals and (
+            len(intervals) == INTERVALS_AT_ONCE
+            or len(intervals) * len(sample.batch) >= SHAPES_AT_ONCE
+        ):
             kept.add(prepared_tests, _interval_hits(prepared_tests, intervals))
             intervals = []
         if frame <= frames[1]:

@@ -233,8 +233,11 @@ def crowd_in_motion(count: int = 240):
     return read_frame
 
 
-@pytest.mark.parametrize("at_once", [1, 3])
-def test_intervals_advanced_together_give_what_each_gives_alone(monkeypatch, at_once):
+@pytest.mark.parametrize(
+    ("limit", "at_once"),
+    [("INTERVALS_AT_ONCE", 1), ("INTERVALS_AT_ONCE", 3), ("SHAPES_AT_ONCE", 500)],
+)
+def test_intervals_advanced_together_give_what_each_gives_alone(monkeypatch, limit, at_once):
     # A scan advances the pairs of INTERVALS_AT_ONCE intervals in the same passes; a
     # chunk of a split scan groups other intervals together than one run does, so the
     # grouping must not change a bit of the report.
@@ -245,7 +248,7 @@ def test_intervals_advanced_together_give_what_each_gives_alone(monkeypatch, at_
     ]
     whole = run_report(tests, (1, 12, 1), read_frame, substeps=2, continuous=True).report
     assert sum("toi" in clash for clash in whole["clashes"]) > 20
-    monkeypatch.setattr(run_module, "INTERVALS_AT_ONCE", at_once)
+    monkeypatch.setattr(run_module, limit, at_once)
     grouped = run_report(tests, (1, 12, 1), read_frame, substeps=2, continuous=True).report
     assert json.dumps(grouped) == json.dumps(whole)
 
