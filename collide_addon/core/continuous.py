@@ -357,7 +357,7 @@ def _advance(motion, pairs, threshold, slack):
         result = pair_distance(poses, np.arange(len(rows)), np.arange(len(rows), 2 * len(rows)))
         split = len(stepping)
         stepping = _step(
-            motion, pairs, threshold, slack, bound, stepping, now, lo, hi, poses, result, split
+            motion, pairs, threshold, slack, bound, stepping, now, lo, hi, poses, result
         )
         gap = result.distance[split:].reshape(window_times.shape)
         windowed, window = _window_step(
@@ -373,10 +373,11 @@ def _advance(motion, pairs, threshold, slack):
     return lo, hi
 
 
-def _step(motion, pairs, threshold, slack, bound, active, now, lo, hi, poses, result, count):
+def _step(motion, pairs, threshold, slack, bound, active, now, lo, hi, poses, result):
     """One advancement step of pairs `active` ((a,)), whose distances at `now` are the
-    first `count` (= a) rows of `result` (shapes: rows k and len(result) + k of
-    `poses`); fills lo, hi and now (m,) and returns the pairs still going."""
+    first a rows of `result` (shapes: rows k and len(result) + k of `poses`); fills lo,
+    hi and now (m,) and returns the pairs still going."""
+    count = len(active)
     first = np.arange(count)
     distance = result.distance[:count]
     gap = distance - threshold[active]

@@ -254,7 +254,8 @@ def scan_frames(
     """
     sampled = sampled_range(frames, lookahead)
     total = sample_count(sampled, substeps)
-    if lookahead and not any(test.continuous for test in tests):
+    continuous = any(test.continuous for test in tests)
+    if lookahead and not continuous:
         # Only the motion to the next frame needs that frame read; the last frame's
         # sub-steps come before it.
         total -= 1
@@ -281,12 +282,12 @@ def scan_frames(
             previous = None
         if done == 0:
             _check_first_frame(frame, prepared_tests, scope)
-        if previous is not None and any(test.continuous for test in tests):
+        if previous is not None and continuous:
             previous_frame, previous_time, previous_batch = previous
             intervals.append(
                 Interval(previous_batch, sample.batch, previous_frame, (previous_time, time))
             )
-        if intervals and (
+        if (
             len(intervals) == INTERVALS_AT_ONCE
             or len(intervals) * len(sample.batch) >= SHAPES_AT_ONCE
         ):
