@@ -25,7 +25,14 @@ from typing import Any
 
 import numpy as np
 
-from ..core import CoherentBounds, PairResult, ShapeBatch, find_contacts, pair_intersects
+from ..core import (
+    CoherentBounds,
+    PairResult,
+    ShapeBatch,
+    find_contacts,
+    pair_distance,
+    pair_intersects,
+)
 from ..core.columns import concatenate_fields
 from ..core.constants import CUBE_CORNER_SIGNS
 from ..core.contact import clash_mask, contact_epsilon, contact_margin
@@ -568,41 +575,68 @@ def mesh_pair_contacts(
     )
 
 
+@dataclass(frozen=True)
+class SampleContacts:
+    """A test's candidate pairs at one sample as its proxies decide them: every eligible
+    pair of the test's objects whose proxies are within `margin`
+    (`broad_phase_margin`), with their contacts (pairs in the object table's rows)."""
+
+    contacts: PairContacts
+    margin: float
+
+
+def sample_contacts(
+    prepared: PreparedTest, batch: ShapeBatch, coherent: CoherentBounds | None = None
+) -> SampleContacts:
+    """The test's candidate pairs in `batch` (row k = object k of `prepared.table`), with
+    their proxy contacts: the broad and narrow phases of `evaluate_frame`.
+
+    coherent: kept by the caller for this test from sample to sample, so that the broad
+        phase builds on the last sample's work (same result without it)
+    """
+    if len(batch) != len(prepared.table.names):
+        raise ValueError(
+            f"batch has {len(batch)} shapes but the object table {len(prepared.table.names)}"
+        )
+    involved = prepared.involved
+    involved_batch = batch.take(involved)
+    margin = broad_phase_margin(prepared.test, involved_batch)
+    pairs, result = find_contacts(involved_batch, margin, coherent)
+    keep = eligible_pair_mask(prepared, involved[pairs])
+    return SampleContacts(
+        proxy_pair_contacts(involved[pairs], result).take(np.flatnonzero(keep)), margin
+    )
+
+
 def evaluate_frame(
     prepared: PreparedTest,
     batch: ShapeBatch,
     frame: int,
     coherent: CoherentBounds | None = None,
     meshes: FrameMeshes | None = None,
+    sampled: SampleContacts | None = None,
 ) -> FrameHits:
     """The clashes of one test in one frame.
 
     batch: the shapes at `frame`, row k = object k of `prepared.table`
-    coherent: kept by the caller for this test from frame to frame, so that the broad
-        phase builds on the last frame's work (same result without it)
+    coherent: as for `sample_contacts`
     meshes: the objects' triangles, for a test with geometry "mesh"; without them such a
         test decides on the proxies
+    sampled: `sample_contacts` of this test and batch, when the caller has them already
     Only objects in set A or B enter the broad phase; candidate pairs then go through the
     ignore rules, the narrow phase (proxies, then triangles for a mesh test) and the test
     type's criterion.
     """
-    if len(batch) != len(prepared.table.names):
-        raise ValueError(
-            f"batch has {len(batch)} shapes but the object table {len(prepared.table.names)}"
-        )
+    if sampled is None:
+        sampled = sample_contacts(prepared, batch, coherent)
     test = prepared.test
-    involved = prepared.involved
-    involved_batch = batch.take(involved)
-    margin = broad_phase_margin(test, involved_batch)
-    pairs, result = find_contacts(involved_batch, margin, coherent)
-    keep = eligible_pair_mask(prepared, involved[pairs])
-    contacts = proxy_pair_contacts(involved[pairs], result).take(np.flatnonzero(keep))
+    contacts = sampled.contacts
     open_names = None
     if test.test_type == "duplicates":
         clashing = duplicate_mask(batch, contacts.pairs, test.tolerance)
     else:
         if meshes is not None and decides_on_meshes(test):
-            contacts, open_rows = mesh_pair_contacts(contacts, meshes, margin)
+            contacts, open_rows = mesh_pair_contacts(contacts, meshes, sampled.margin)
             open_names = prepared.table.names[open_rows]
         epsilon = contact_epsilon(0.5 * (contacts.points_i + contacts.points_j))
         clashing = clash_mask(test.test_type, test.tolerance, contacts.distances, epsilon)
@@ -640,12 +674,16 @@ class Interval:
         each proxy moves between them as `core.continuous` interpolates (its start shape)
     frame: the frame its hits are reported on (the earlier sample's)
     times: (earlier, later) sample times in frames
+    start_contacts, end_contacts: the test's `sample_contacts` at the two samples where
+        the caller has them (they spare the narrow phase there), else None
     """
 
     start: ShapeBatch
     end: ShapeBatch
     frame: int
     times: tuple[float, float]
+    start_contacts: SampleContacts | None = None
+    end_contacts: SampleContacts | None = None
 
 
 @dataclass(frozen=True)
@@ -671,15 +709,49 @@ def _interval_pairs(prepared: PreparedTest, interval: Interval) -> _IntervalPair
     slack = pair_slack(motion, pairs)
     threshold = sweep_thresholds(test, slack)
     # A pair within the rule at either sample is a sampled clash there (or, for a mesh
-    # test, left to the triangles there): only pairs apart at both ends can clash only
-    # in between. The cheap screens of pair_intersects decide most of them.
-    if len(pairs):
-        lowest = float(threshold.min())
-        apart = np.ones(len(pairs), dtype=bool)
-        for batch in (start, end):
-            apart &= ~pair_intersects(batch, pairs[:, 0], pairs[:, 1], lowest)
-        pairs, threshold, slack = pairs[apart], threshold[apart], slack[apart]
+    # test, left to the triangles there): only pairs apart at both samples can clash only
+    # in between.
+    apart = _beyond(prepared, interval.start, interval.start_contacts, pairs, threshold)
+    apart &= _beyond(prepared, interval.end, interval.end_contacts, pairs, threshold)
+    pairs, threshold, slack = pairs[apart], threshold[apart], slack[apart]
     return _IntervalPairs(motion, pairs, threshold, slack)
+
+
+def _beyond(
+    prepared: PreparedTest,
+    batch: ShapeBatch,
+    sampled: SampleContacts | None,
+    pairs: np.ndarray,
+    threshold: np.ndarray,
+) -> np.ndarray:
+    """Whether each pair ((k, 2) rows of `prepared.involved`) is farther apart than its
+    threshold ((k,)) in `batch` (a sample, row k = object k of the table): (k,) bool.
+
+    The sample's own contacts (`sampled`, None where not at hand) hold every candidate
+    pair within their margin, with its distance: a pair not among them is beyond any
+    threshold up to that margin (all of a hard test's). The narrow phase decides the
+    others, with the same distances.
+    """
+    shapes = prepared.involved[pairs]
+    beyond = np.ones(len(pairs), dtype=bool)
+    unknown = np.arange(len(pairs))
+    if sampled is not None:
+        stride = len(batch)
+        keys = shapes[:, 0] * stride + shapes[:, 1]
+        known = sampled.contacts.pairs[:, 0] * stride + sampled.contacts.pairs[:, 1]
+        found = np.zeros(len(pairs), dtype=bool)
+        if len(known):
+            order = np.argsort(known)
+            at = order[np.searchsorted(known, keys, sorter=order).clip(max=len(known) - 1)]
+            found = known[at] == keys
+            beyond[found] = sampled.contacts.distances[at[found]] > threshold[found]
+        unknown = np.flatnonzero(~found & (threshold > sampled.margin))
+    if len(unknown):
+        first, second = shapes[unknown, 0], shapes[unknown, 1]
+        near = np.flatnonzero(pair_intersects(batch, first, second, threshold[unknown].max()))
+        result = pair_distance(batch, first[near], second[near])
+        beyond[unknown[near]] = result.distance > threshold[unknown[near]]
+    return beyond
 
 
 def evaluate_intervals(prepared: PreparedTest, intervals: Sequence[Interval]) -> list[FrameHits]:

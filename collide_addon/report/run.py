@@ -30,11 +30,13 @@ from ..clash.evaluate import (
     Interval,
     ObjectMetadata,
     PreparedTest,
+    SampleContacts,
     concat_hits,
     evaluate_frame,
     evaluate_intervals,
     object_table,
     prepare_test,
+    sample_contacts,
 )
 from ..clash.fixes import add_fixes
 from ..clash.records import (
@@ -201,28 +203,28 @@ SHAPES_AT_ONCE = 100_000
 
 
 def _interval_hits(
-    prepared_tests: Sequence[PreparedTest], intervals: Sequence[Interval]
+    prepared_tests: Sequence[PreparedTest], intervals: Sequence[Sequence[Interval]]
 ) -> list[FrameHits | None]:
-    """Each continuous test's clashes that start within `intervals` (None for the other
-    tests or without intervals)."""
+    """Each continuous test's clashes that start within its `intervals` (None for the
+    other tests or without intervals)."""
     return [
-        concat_hits(evaluate_intervals(prepared, intervals))
-        if prepared.test.continuous and intervals
+        concat_hits(evaluate_intervals(prepared, test_intervals))
+        if prepared.test.continuous and test_intervals
         else None
-        for prepared in prepared_tests
+        for prepared, test_intervals in zip(prepared_tests, intervals, strict=True)
     ]
 
 
 def _sample_hits(
     prepared_tests: Sequence[PreparedTest],
-    broad_phases: Sequence[CoherentBounds],
     sample: FrameSample,
     frame: int,
+    contacts: Sequence[SampleContacts],
 ) -> list[FrameHits]:
-    """Each test's hits at one sample."""
+    """Each test's hits at one sample, from its candidate pairs there (`contacts`)."""
     return [
-        evaluate_frame(prepared, sample.batch, frame, broad_phase, sample.meshes)
-        for prepared, broad_phase in zip(prepared_tests, broad_phases, strict=True)
+        evaluate_frame(prepared, sample.batch, frame, meshes=sample.meshes, sampled=sampled)
+        for prepared, sampled in zip(prepared_tests, contacts, strict=True)
     ]
 
 
@@ -264,8 +266,9 @@ def scan_frames(
     names: list[str] | None = None
     prepared_tests: list[PreparedTest] = []
     broad_phases: list[CoherentBounds] = []
-    previous: tuple[int, float, ShapeBatch] | None = None
-    intervals: list[Interval] = []  # waiting for `_interval_hits`
+    # the previous sample: frame, time, shapes and each test's contacts (None unsampled)
+    previous: tuple[int, float, ShapeBatch, list[SampleContacts | None]] | None = None
+    intervals: list[list[Interval]] = []  # per test, waiting for `_interval_hits`
     for done, (frame, time) in enumerate(itertools.islice(sample_times(sampled, substeps), total)):
         sample = _read_sample(read_frame, frame, time)
         frame_names = [obj.name for obj in sample.objects]
@@ -273,34 +276,51 @@ def scan_frames(
             # Who takes part changed (first frame, or visibility animated): rows of the
             # previous sample are other objects, so no interval to test.
             kept.add(prepared_tests, _interval_hits(prepared_tests, intervals))
-            intervals = []
             names = frame_names
             table = object_table(sample.objects)
             prepared_tests = [prepare_test(test, table) for test in tests]
             broad_phases = [CoherentBounds() for _ in tests]
+            intervals = [[] for _ in tests]
             metadata.update(zip(names, sample.objects, strict=True))
             previous = None
         if done == 0:
             _check_first_frame(frame, prepared_tests, scope)
-        if previous is not None and continuous:
-            previous_frame, previous_time, previous_batch = previous
-            intervals.append(
-                Interval(previous_batch, sample.batch, previous_frame, (previous_time, time))
-            )
-        if (
-            len(intervals) == INTERVALS_AT_ONCE
-            or len(intervals) * len(sample.batch) >= SHAPES_AT_ONCE
-        ):
-            kept.add(prepared_tests, _interval_hits(prepared_tests, intervals))
-            intervals = []
+        contacts: list[SampleContacts | None] = [None] * len(tests)
         if frame <= frames[1]:
-            kept.add(prepared_tests, _sample_hits(prepared_tests, broad_phases, sample, frame))
-        previous = (frame, time, sample.batch)
+            contacts = [
+                sample_contacts(prepared, sample.batch, broad_phase)
+                for prepared, broad_phase in zip(prepared_tests, broad_phases, strict=True)
+            ]
+            kept.add(prepared_tests, _sample_hits(prepared_tests, sample, frame, contacts))
+        if previous is not None and continuous:
+            _add_intervals(intervals, prepared_tests, previous, (time, sample.batch, contacts))
+            waiting = max(len(test_intervals) for test_intervals in intervals)
+            if waiting == INTERVALS_AT_ONCE or waiting * len(sample.batch) >= SHAPES_AT_ONCE:
+                kept.add(prepared_tests, _interval_hits(prepared_tests, intervals))
+                intervals = [[] for _ in tests]
+        previous = (frame, time, sample.batch, contacts)
         if progress is not None:
             progress(done + 1, total, frame, kept.rows)
     kept.add(prepared_tests, _interval_hits(prepared_tests, intervals))
     records, open_names = kept.records(tests, frames[2])
     return records, metadata, open_names
+
+
+def _add_intervals(intervals, prepared_tests, previous, later) -> None:
+    """Append to each continuous test's `intervals` the motion from the `previous`
+    sample (frame, time, shapes, each test's contacts) to the `later` one (time, shapes,
+    contacts)."""
+    frame, time, batch, contacts = previous
+    later_time, later_batch, later_contacts = later
+    for prepared, test_intervals, start_contacts, end_contacts in zip(
+        prepared_tests, intervals, contacts, later_contacts, strict=True
+    ):
+        if prepared.test.continuous:
+            test_intervals.append(
+                Interval(
+                    batch, later_batch, frame, (time, later_time), start_contacts, end_contacts
+                )
+            )
 
 
 def _read_sample(read_frame: ReadFrame, frame: int, time: float) -> FrameSample:

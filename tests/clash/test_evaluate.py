@@ -16,6 +16,7 @@ from collide_addon.clash.evaluate import (
     FrameMeshes,
     MeshPairCache,
     ObjectMetadata,
+    Interval,
     PairContacts,
     broad_phase_margin,
     concat_hits,
@@ -23,17 +24,20 @@ from collide_addon.clash.evaluate import (
     duplicate_mask,
     eligible_pair_mask,
     evaluate_frame,
+    evaluate_intervals,
     hits_from_pairs,
     mesh_pair_contacts,
     object_table,
     orient_pairs,
     prepare_test,
+    sample_contacts,
     select_objects,
 )
 from collide_addon.clash.tests import ClashTest, IgnoreRules, Selector
 from collide_addon.core import CoherentBounds, ShapeBatch, pair_distance
 from collide_addon.core.contact import clash_mask, contact_epsilon, largest_contact_epsilon
 from collide_addon.core.mesh import prepare_mesh
+from collide_dev.synthetic import mixed_scene
 from tests.clash.helpers import make_hits
 
 
@@ -315,6 +319,91 @@ def test_evaluate_frame_with_a_broad_phase_kept_across_frames():
         np.testing.assert_array_equal(kept.distances, fresh.distances)
         centers = centers + generator.normal(0.0, 0.05, centers.shape)
     assert coherent.rebuilds < 8
+
+
+def crowd_samples(count: int, times: list[float]) -> tuple[list[ShapeBatch], list[str]]:
+    """A seeded crowd of boxes, spheres and capsules moving and turning, at `times`."""
+    generator = np.random.default_rng(8)
+    scene = mixed_scene(generator, count)
+    velocities = generator.uniform(-0.8, 0.8, (count, 3))
+    spins = generator.uniform(-0.3, 0.3, count)
+    samples = []
+    for time in times:
+        turns = np.array([rotation_z(spin * time) for spin in spins])
+        samples.append(
+            ShapeBatch(
+                kinds=scene.kinds,
+                centers=scene.centers + time * velocities,
+                rotations=turns @ scene.rotations,
+                half_extents=scene.half_extents,
+                radii=scene.radii,
+            )
+        )
+    return samples, [f"shape.{index:03d}" for index in range(count)]
+
+
+@pytest.mark.parametrize(
+    ("test_type", "tolerance"), [("hard", 0.0), ("touching", 0.05), ("clearance", 0.1)]
+)
+def test_intervals_take_the_samples_contacts_or_the_narrow_phase_alike(
+    monkeypatch, test_type, tolerance
+):
+    # The sampled scan's own contacts at each sample spare the interval the narrow phase
+    # there (all of it for a hard test); without them (a chunk's lookahead sample) the
+    # narrow phase decides: the hits must be the same to the bit.
+    samples, names = crowd_samples(150, [0.0, 1.0, 2.0])
+    table = object_table([ObjectMetadata(name) for name in names])
+    prepared = prepare_test(ClashTest("t", test_type=test_type, tolerance=tolerance), table)
+    contacts = [sample_contacts(prepared, batch) for batch in samples]
+    for batch, sampled in zip(samples, contacts, strict=True):
+        alone, given = (
+            evaluate_frame(prepared, batch, 1),
+            evaluate_frame(prepared, batch, 1, sampled=sampled),
+        )
+        assert given.names.tolist() == alone.names.tolist()
+        np.testing.assert_array_equal(given.distances, alone.distances)
+
+    def intervals(with_contacts: bool) -> list[Interval]:
+        return [
+            Interval(
+                samples[index],
+                samples[index + 1],
+                index + 1,
+                (float(index + 1), float(index + 2)),
+                *((contacts[index], contacts[index + 1]) if with_contacts else ()),
+            )
+            for index in range(2)
+        ]
+
+    narrow = evaluate_intervals(prepared, intervals(False))
+    if test_type == "hard":
+        # every pair a hard test can count at a sample is among its contacts
+        monkeypatch.setattr(evaluate_module, "pair_intersects", None)
+    reused = evaluate_intervals(prepared, intervals(True))
+    assert sum(len(hits) for hits in narrow) > 3
+    for expected, hits in zip(narrow, reused, strict=True):
+        assert hits.names.tolist() == expected.names.tolist()
+        np.testing.assert_array_equal(hits.tois, expected.tois)
+        np.testing.assert_array_equal(hits.distances, expected.distances)
+
+
+def test_a_pair_within_its_sweep_threshold_at_a_sample_beyond_its_contacts_is_not_swept():
+    # A ball coming from 1000 units away has a sweep slack (its reach's contact epsilon,
+    # about 1e-3) far above the end sample's epsilon (a few 1e-6): it comes within its
+    # sweep threshold just before it ends 5e-4 beyond the clearance, outside the sample's
+    # contacts. The narrow phase finds it within the threshold at the end sample, so the
+    # interval leaves it to that sample (which reports no clash), as without contacts.
+    _, start = spheres_scene(["ball", "post"], [[-1000, 2.1005, 0], [0, 0, 0]], [1, 1])
+    table, end = spheres_scene(["ball", "post"], [[0, 2.1005, 0], [0, 0, 0]], [1, 1])
+    prepared = prepare_test(ClashTest("t", test_type="clearance", tolerance=0.1), table)
+    end_contacts = sample_contacts(prepared, end)
+    assert not len(end_contacts.contacts.pairs)
+    assert not len(evaluate_frame(prepared, end, 2))
+    intervals = [
+        Interval(start, end, 1, (1.0, 2.0)),
+        Interval(start, end, 1, (1.0, 2.0), sample_contacts(prepared, start), end_contacts),
+    ]
+    assert [len(hits) for hits in evaluate_intervals(prepared, intervals)] == [0, 0]
 
 
 def test_evaluate_frame_duplicates_and_ignore_rule():
