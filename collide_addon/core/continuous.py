@@ -21,12 +21,19 @@ points of either shape, so over [t, t + s]
 
 and advancing t by (d(t) - threshold) / L never passes the first time d <= threshold.
 
+Normals. L bounds the motion of any point in any direction. Along the narrow phase's
+normal n, the separation sep_n (a lower bound of d, equal to it for a pair apart) falls
+only at the rate the motion closes along n, which is far less than L for a pair
+sliding or grazing: a step is the longer of the two (`_along_normals`).
+
 Windows. A pair sliding along at a small gap g advances by g / L a step, and a numpy
 pass over the few such pairs costs its fixed overhead, not its rows. So a pair not
 decided after a few steps goes on by windows: each pass samples its next window at a
-few dozen times and clears a span between two samples [t, t + h] when
-d(t) + d(t + h) - L h >= 2 (threshold - slack): the two one-sided bounds above meet
-above threshold - slack. A pair goes on
+few dozen times and clears a span between two samples [t, t + h] when a bound from
+either end covers it (d(t) - L h, sep_n(t) less its forward fall over h, sep_n(t + h)
+less its backward fall, each >= threshold - slack) or when
+d(t) + d(t + h) - L h >= 2 (threshold - slack): the two speed bounds meet above
+threshold - slack. A pair goes on
 from its first span not cleared, looking at that span alone, and a pair whose window
 is cleared up to a sample within the threshold is bracketed as by a step. Both ways
 give the same guarantees.
@@ -296,27 +303,36 @@ def _support(batch: ShapeBatch, rows: np.ndarray, directions: np.ndarray) -> np.
     return (batch.centers[rows] * directions).sum(axis=1) + extent
 
 
-def _directional_steps(motion, pairs, poses, rows, normals, threshold, slack) -> np.ndarray:
-    """Steps that keep each pair's separation along its current normal n above
-    threshold - slack (a second conservative bound, tight for sliding and grazing pairs).
+def _along_normals(motion, pairs, poses, rows, normals):
+    """Each pair's separation along its narrow-phase normal n and how fast it can fall.
 
     For any unit n, sd >= sep_n = min over b of b . n - max over a of a . n, with equality
-    for the narrow phase's normal; sep_n falls at most at the rate
-    L_n = (dc_a - dc_b) . n + theta_a r_a |n x w_a| + theta_b r_b |n x w_b| (a point's
-    velocity is dc + theta w x (p - c), |p - c| <= r), so sd stays above
-    threshold - slack for (sep_n - threshold + slack) / L_n, and for ever if L_n <= 0.
-    poses, rows: the pairs' shapes are poses' rows[0] and rows[1] ((k,) each)
-    returns: (k,) >= 0, inf where n never closes
+    for the narrow phase's normal of a pair apart. sep_n falls forward in time at most
+    at the rate (dc_a - dc_b) . n + theta_a r_a |n x w_a| + theta_b r_b |n x w_b| (a
+    point's velocity is dc + theta w x (p - c), |p - c| <= r), and backward at most at
+    -(dc_a - dc_b) . n + the same turning terms: both bounds are tight for sliding and
+    grazing pairs, where the speed bound L is not.
+    poses, rows: the pairs' ((k, 2)) shapes are poses' rows[0] and rows[1] ((k,) each)
+    returns: (sep_n (k,), forward rate (k,), backward rate (k,)) per unit of motion time
     """
     separation = -_support(poses, rows[1], -normals) - _support(poses, rows[0], normals)
     a, b = pairs[:, 0], pairs[:, 1]
     turning = motion.angles * motion.reach
     closing = ((motion.translations[a] - motion.translations[b]) * normals).sum(axis=1)
-    closing += turning[a] * np.linalg.norm(np.cross(normals, motion.axes[a]), axis=1)
-    closing += turning[b] * np.linalg.norm(np.cross(normals, motion.axes[b]), axis=1)
+    added = turning[a] * np.linalg.norm(np.cross(normals, motion.axes[a]), axis=1)
+    added += turning[b] * np.linalg.norm(np.cross(normals, motion.axes[b]), axis=1)
+    return separation, closing + added, added - closing
+
+
+def _directional_steps(separation, forward, threshold, slack) -> np.ndarray:
+    """Steps that keep each pair's separation along its normal (`_along_normals`:
+    separation and forward rate (k,)) above threshold - slack: it stays so for
+    (sep_n - threshold + slack) / rate, and for ever if the rate is <= 0.
+    returns: (k,) >= 0, inf where n never closes
+    """
     room = np.maximum(separation - threshold + slack, 0.0)
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(closing > 0.0, room / closing, np.where(room > 0.0, np.inf, 0.0))
+        return np.where(forward > 0.0, room / forward, np.where(room > 0.0, np.inf, 0.0))
 
 
 def _speed_bounds(motion: SweptMotion, pairs: np.ndarray) -> np.ndarray:
@@ -354,14 +370,32 @@ def _advance(motion, pairs, threshold, slack):
         rows = np.concatenate([stepping, np.repeat(windowed, _WINDOW_SAMPLES + 1)])
         times = np.concatenate([now[stepping], window_times.reshape(-1)])
         poses = _poses(motion, pairs[rows], times)
-        result = pair_distance(poses, np.arange(len(rows)), np.arange(len(rows), 2 * len(rows)))
+        first, second = np.arange(len(rows)), np.arange(len(rows), 2 * len(rows))
+        result = pair_distance(poses, first, second)
+        along = _along_normals(motion, pairs[rows], poses, (first, second), result.normal)
         split = len(stepping)
         stepping = _step(
-            motion, pairs, threshold, slack, bound, stepping, now, lo, hi, poses, result
+            threshold,
+            slack,
+            bound,
+            stepping,
+            now,
+            lo,
+            hi,
+            result.distance[:split],
+            *(values[:split] for values in along[:2]),
         )
-        gap = result.distance[split:].reshape(window_times.shape)
         windowed, window = _window_step(
-            threshold, slack, bound, windowed, window, window_times, gap, now, lo, hi
+            threshold,
+            slack,
+            bound,
+            windowed,
+            window,
+            window_times,
+            now,
+            lo,
+            hi,
+            *(values[split:].reshape(window_times.shape) for values in (result.distance, *along)),
         )
         if passes + 1 == _STEPS_BEFORE_WINDOWS:
             windowed = np.concatenate([windowed, stepping])
@@ -373,28 +407,17 @@ def _advance(motion, pairs, threshold, slack):
     return lo, hi
 
 
-def _step(motion, pairs, threshold, slack, bound, active, now, lo, hi, poses, result):
-    """One advancement step of pairs `active` ((a,)), whose distances at `now` are the
-    first a rows of `result` (shapes: rows k and len(result) + k of `poses`); fills lo,
-    hi and now (m,) and returns the pairs still going."""
-    count = len(active)
-    first = np.arange(count)
-    distance = result.distance[:count]
+def _step(threshold, slack, bound, active, now, lo, hi, distance, separation, forward):
+    """One advancement step of pairs `active` ((a,)), with their distances at `now`
+    and their separations along the normals with its forward rate (`_along_normals`)
+    ((a,) each); fills lo, hi and now (m,) and returns the pairs still going."""
     gap = distance - threshold[active]
     hit = gap <= 0.0
     hi[active[hit]] = now[active[hit]]
     with np.errstate(divide="ignore"):
         step = np.maximum(
             (gap + slack[active]) / bound[active],
-            _directional_steps(
-                motion,
-                pairs[active],
-                poses,
-                (first, first + len(result.distance)),
-                result.normal[:count],
-                threshold[active],
-                slack[active],
-            ),
+            _directional_steps(separation, forward, threshold[active], slack[active]),
         )
     lo[active] = now[active]
     going = ~hit & (now[active] + step <= 1.0)
@@ -403,27 +426,38 @@ def _step(motion, pairs, threshold, slack, bound, active, now, lo, hi, poses, re
     return active
 
 
-def _window_step(threshold, slack, bound, active, window, times, gap, now, lo, hi):
+def _window_step(
+    threshold, slack, bound, active, window, times, now, lo, hi, distance, separation, *rates
+):
     """One pass of pairs `active` ((a,)) going on by windows: `window` (a,) their
-    lengths, `times` (a, K + 1) the samples of each window [now, now + window], `gap`
-    (a, K + 1) the distances there; fills lo, hi and now (m,) and returns the pairs
-    still going with their next windows.
+    lengths, `times` (a, K + 1) the samples of each window [now, now + window], and
+    there (a, K + 1) each: the distances, the separations along the normals and their
+    forward and backward rates (`_along_normals`); fills lo, hi and now (m,) and
+    returns the pairs still going with their next windows.
 
-    With d L-Lipschitz in time, d > threshold - slack holds all over a span
-    [t_k, t_k+1] when d(t_k) + d(t_k+1) - L h >= 2 (threshold - slack) (the two
-    one-sided bounds meet above it), and up to a sample within the threshold at t_k+1
-    when d(t_k) - L h >= threshold - slack (the advancement step from t_k covers the
-    span). A pair whose spans are cleared up to a hit is done (lo = t_k, hi = t_k+1);
-    one with a span not cleared goes on from its start, looking at that span alone; one
+    d > threshold - slack holds all over a span [t_k, t_k+1] of length h when a
+    one-sided bound from either end covers it: d(t_k) - L h, or sep_n(t_k) - forward
+    rate h, or sep_n(t_k+1) - backward rate h is >= threshold - slack; or when the two
+    speed bounds meet above it, d(t_k) + d(t_k+1) - L h >= 2 (threshold - slack). A
+    span ending at a sample within the threshold is covered up to it by the bounds from
+    t_k. A pair whose spans are cleared up to a hit is done (lo = t_k, hi = t_k+1); one
+    with a span not cleared goes on from its start, looking at that span alone; one
     whose whole window is cleared goes on with a window `_WINDOW_GROWTH` times longer.
-    A pair sliding at a gap g from the threshold so goes on by about 2 K g / L a pass,
-    where advancement goes g / L a step.
+    A pair sliding at a gap g from the threshold so goes on by at least 2 K g / L a
+    pass, where advancement goes g / L a step.
     """
     if not len(active):
         return active, window
-    gap = gap - threshold[active, None]
-    step_room = gap + (slack[active] - bound[active] * window / _WINDOW_SAMPLES)[:, None]
-    both_room = gap[:, :-1] + slack[active, None] + step_room[:, 1:]
+    gap = distance - threshold[active, None]
+    floor = (threshold[active] - slack[active])[:, None]
+    span = (window / _WINDOW_SAMPLES)[:, None]
+    forward, backward = (np.maximum(rate, 0.0) * span for rate in rates)
+    speed_room = gap + slack[active, None] - bound[active, None] * span
+    step_room = np.maximum(speed_room, separation - floor - forward)
+    both_room = np.maximum(
+        np.maximum(gap[:, :-1] + slack[active, None] + speed_room[:, 1:], step_room[:, :-1]),
+        separation[:, 1:] - floor - backward[:, 1:],
+    )
     lo_at, hi_at, resume, zoom = _window_outcome(gap, step_room, both_room)
     rows = np.arange(len(active))
     decided = hi_at >= 0
@@ -440,10 +474,9 @@ def _window_outcome(gap, step_room, both_room):
     """What one pass of `_window_step` tells each of a pairs.
 
     gap: (a, K + 1) d - threshold at the samples
-    step_room: (a, K + 1) d - threshold + slack - L h: >= 0 where the advancement step
-        from that sample covers the span after it
-    both_room: (a, K) d(t_k) + d(t_k+1) - 2 (threshold - slack) - L h, the two-sided
-        margin of each span: >= 0 where it is cleared
+    step_room: (a, K + 1) >= 0 where a one-sided bound from that sample covers the span
+        after it (up to its end)
+    both_room: (a, K) >= 0 where the span is cleared
     returns: lo_at, hi_at (a,): sample indices of a decided pair's bracket (hi_at -1
              where undecided; both 0 for a pair within the threshold at the start);
              resume (a,): the sample an undecided pair goes on from; zoom (a,): it goes on
