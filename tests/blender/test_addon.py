@@ -230,6 +230,30 @@ def test_scope_and_what_takes_part(addon):
     assert scenes.records() == [("A", "B")]
 
 
+def test_report_metadata_lists_each_objects_collections_as_blender_does(addon):
+    scene = bpy.context.scene
+    group, nested, unlinked = (bpy.data.collections.new(name) for name in ("G", "N", "U"))
+    scene.collection.children.link(group)
+    group.children.link(nested)
+    other = bpy.data.scenes.new("Other")
+    loose = scenes.add_object("Loose", scenes.mesh("cube"))
+    both = scenes.add_object("Both", scenes.mesh("cube"), collection=group)
+    nested.objects.link(both)
+    scenes.add_object("Deep", scenes.mesh("cube"), collection=nested)
+    unlinked.objects.link(loose)
+    other.collection.objects.link(both)
+    report_run = blender_module(addon, "report_run")
+    found = report_run.object_collections()
+    expected = {
+        obj.name_full: tuple(collection.name for collection in obj.users_collection)
+        for obj in bpy.data.objects
+    }
+    assert found == expected
+    assert found["Both"] == ("G", "N", other.collection.name)
+    metadata = report_run.proxy_metadata("Loose", loose, found)
+    assert metadata.collections == ("U", scene.collection.name)
+
+
 def test_tint_and_exact_restoration(addon):
     scene = bpy.context.scene
     a = scenes.add_object("A", scenes.mesh("cube"))
