@@ -94,20 +94,31 @@ def main(argv: list[str] | None = None) -> None:
         arguments.count, arguments.speed, arguments.turn, moving=arguments.moving
     )
     frames = (1, arguments.frames, 1)
-    # The first scan in a process pays for warming up (allocations, caches), and this
-    # VM's speed drifts between runs: a scan of each kind first, unmeasured, then the
-    # two kinds alternated, each taken at its fastest (as timeit does).
+    compare_alternated(
+        lambda continuous: timed_run(read_frame, frames, continuous),
+        arguments.repeat,
+        f"{arguments.count} objects ({arguments.moving:.0%} moving, up to {arguments.speed:g} "
+        f"units and {arguments.turn:g} rad a frame), {arguments.frames} frames, one hard "
+        "proxy test",
+    )
+
+
+def compare_alternated(measure, repeat: int, heading: str) -> None:
+    """Time a sampled and a continuous scan, `measure(continuous)` -> (wall s, CPU s,
+    clashes, clashes found only between frames), and print each kind at its fastest and
+    their ratio beside the target under `heading`.
+
+    The first scan in a process pays for warming up (allocations, caches), and this VM's
+    speed drifts between runs: a scan of each kind first, unmeasured, then `repeat` of
+    each, the two kinds alternated, each taken at its fastest (as timeit does).
+    """
     runs = {False: [], True: []}
-    for continuous in [False, True] * (arguments.repeat + 1):
-        runs[continuous].append(timed_run(read_frame, frames, continuous))
+    for continuous in [False, True] * (repeat + 1):
+        runs[continuous].append(measure(continuous))
     sampled_s, sampled_cpu, sampled_clashes, _ = min(runs[False][1:])
     continuous_s, continuous_cpu, continuous_clashes, between = min(runs[True][1:])
     ratio = continuous_s / sampled_s
-    print(
-        f"{arguments.count} objects ({arguments.moving:.0%} moving, up to {arguments.speed:g} "
-        f"units and {arguments.turn:g} rad a frame), {arguments.frames} frames, one hard "
-        f"proxy test; fastest of {arguments.repeat} alternated runs after one of each"
-    )
+    print(f"{heading}; fastest of {repeat} alternated runs after one of each")
     print(
         f"sampled scan (substeps 1): {sampled_s:.2f} s ({sampled_cpu:.2f} s CPU), "
         f"{sampled_clashes} clashes; all runs " + ", ".join(f"{run[0]:.2f}" for run in runs[False])

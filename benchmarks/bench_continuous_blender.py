@@ -33,9 +33,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench_continuous import compare_alternated
+
 ROOT = Path(__file__).resolve().parents[1]
 REPORT_SCRIPT = ROOT / "blender_scripts" / "clash_report.py"
-TARGET_RATIO = 2.0
 
 BUILD_SCENE = """
 import math
@@ -145,35 +146,14 @@ def main(argv: list[str] | None = None) -> None:
         began = time.perf_counter()
         blend = build_scene(blender, folder, arguments.count, arguments.frames)
         print(f"scene: {blend} ({time.perf_counter() - began:.1f} s to build or find)")
-        runs = {False: [], True: []}
-        for continuous in [False, True] * (arguments.repeat + 1):
-            runs[continuous].append(
-                timed_report(
-                    blender, blend, folder, arguments.frames, arguments.geometry, continuous
-                )
-            )
-    sampled_s, sampled_cpu, sampled_clashes, _ = min(runs[False][1:])
-    continuous_s, continuous_cpu, continuous_clashes, between = min(runs[True][1:])
-    ratio = continuous_s / sampled_s
-    print(
-        f"{arguments.count} objects moving and turning, frames 1-{arguments.frames}, one hard "
-        f"test, geometry {arguments.geometry}, whole blender -b runs; fastest of "
-        f"{arguments.repeat} alternated after one of each"
-    )
-    print(
-        f"sampled (substeps 1): {sampled_s:.2f} s ({sampled_cpu:.2f} s CPU), "
-        f"{sampled_clashes} clashes; all runs " + ", ".join(f"{r[0]:.2f}" for r in runs[False])
-    )
-    print(
-        f"continuous:           {continuous_s:.2f} s ({continuous_cpu:.2f} s CPU), "
-        f"{continuous_clashes} clashes ({between} only between frames); all runs "
-        + ", ".join(f"{r[0]:.2f}" for r in runs[True])
-    )
-    verdict = "met" if ratio <= TARGET_RATIO else "NOT met"
-    print(
-        f"ratio continuous / sampled: {ratio:.2f}x, CPU {continuous_cpu / sampled_cpu:.2f}x "
-        f"(target <= {TARGET_RATIO:g}x: {verdict}; load average {os.getloadavg()[0]:.1f})"
-    )
+        compare_alternated(
+            lambda continuous: timed_report(
+                blender, blend, folder, arguments.frames, arguments.geometry, continuous
+            ),
+            arguments.repeat,
+            f"{arguments.count} objects moving and turning, frames 1-{arguments.frames}, one "
+            f"hard test, geometry {arguments.geometry}, whole blender -b runs",
+        )
 
 
 if __name__ == "__main__":
