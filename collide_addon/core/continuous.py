@@ -303,7 +303,7 @@ def _support(batch: ShapeBatch, rows: np.ndarray, directions: np.ndarray) -> np.
     return (batch.centers[rows] * directions).sum(axis=1) + extent
 
 
-def _along_normals(motion, pairs, poses, rows, normals):
+def _along_normals(motion, pairs, poses, normals):
     """Each pair's separation along its narrow-phase normal n and how fast it can fall.
 
     For any unit n, sd >= sep_n = min over b of b . n - max over a of a . n, with equality
@@ -312,10 +312,12 @@ def _along_normals(motion, pairs, poses, rows, normals):
     point's velocity is dc + theta w x (p - c), |p - c| <= r), and backward at most at
     -(dc_a - dc_b) . n + the same turning terms: both bounds are tight for sliding and
     grazing pairs, where the speed bound L is not.
-    poses, rows: the pairs' ((k, 2)) shapes are poses' rows[0] and rows[1] ((k,) each)
+    poses: the k pairs' ((k, 2)) shapes as `_poses` lays them out
     returns: (sep_n (k,), forward rate (k,), backward rate (k,)) per unit of motion time
     """
-    separation = -_support(poses, rows[1], -normals) - _support(poses, rows[0], normals)
+    count = len(pairs)
+    first, second = np.arange(count), np.arange(count, 2 * count)
+    separation = -_support(poses, second, -normals) - _support(poses, first, normals)
     a, b = pairs[:, 0], pairs[:, 1]
     turning = motion.angles * motion.reach
     closing = ((motion.translations[a] - motion.translations[b]) * normals).sum(axis=1)
@@ -370,9 +372,8 @@ def _advance(motion, pairs, threshold, slack):
         rows = np.concatenate([stepping, np.repeat(windowed, _WINDOW_SAMPLES + 1)])
         times = np.concatenate([now[stepping], window_times.reshape(-1)])
         poses = _poses(motion, pairs[rows], times)
-        first, second = np.arange(len(rows)), np.arange(len(rows), 2 * len(rows))
-        result = pair_distance(poses, first, second)
-        along = _along_normals(motion, pairs[rows], poses, (first, second), result.normal)
+        result = pair_distance(poses, np.arange(len(rows)), np.arange(len(rows), 2 * len(rows)))
+        along = _along_normals(motion, pairs[rows], poses, result.normal)
         split = len(stepping)
         stepping = _step(
             threshold,
