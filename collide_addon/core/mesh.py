@@ -607,6 +607,8 @@ class _World:
     vertex_part, triangle_part: (V,), (T,) the connected part of each vertex and triangle,
         numbered across all meshes
     tree: the meshes' trees with their node boxes in the world (`_Forest`)
+    to_local: (u, 3, 4) each mesh's world-to-local affine map (NaN where its matrix is
+        singular); local_lo, local_hi: (u, 3) its local bounds (`TriangleMesh.bounds`)
     """
 
     vertices: np.ndarray
@@ -625,6 +627,9 @@ class _World:
     vertex_part: np.ndarray
     triangle_part: np.ndarray
     tree: _Forest
+    to_local: np.ndarray
+    local_lo: np.ndarray
+    local_hi: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -725,6 +730,7 @@ def _pose(meshes: Sequence[TriangleMesh], matrices: np.ndarray, used: np.ndarray
         mesh_lo[has] = np.minimum.reduceat(lo, triangle_start[has], axis=0)
         mesh_hi[has] = np.maximum.reduceat(hi, triangle_start[has], axis=0)
     closed = np.array([mesh.closed for mesh in posed], dtype=bool)
+    bounds = np.array([mesh.bounds for mesh in posed]).reshape(-1, 2, 3)
     return _World(
         vertices,
         vertex_start,
@@ -742,7 +748,40 @@ def _pose(meshes: Sequence[TriangleMesh], matrices: np.ndarray, used: np.ndarray
         vertex_part,
         vertex_part[triangles[:, 0]],
         _forest(posed, triangle_start, lo, hi),
+        _inverse_affine(matrices[used]),
+        bounds[:, 0],
+        bounds[:, 1],
     )
+
+
+def _inverse_affine(matrices: np.ndarray) -> np.ndarray:
+    """The inverse of each affine map (u, 4, 4) as its top three rows (u, 3, 4); NaN
+    for a singular one (a mesh flattened by a zero scale)."""
+    frames = matrices[:, :3, :3]
+    scale = np.abs(frames).max(axis=(1, 2), initial=0.0)
+    regular = np.abs(np.linalg.det(frames)) > 1e-12 * scale**3
+    inverse = np.full((len(matrices), 3, 4), np.nan)
+    if regular.any():
+        inverse_frames = np.linalg.inv(frames[regular])
+        inverse[regular, :, :3] = inverse_frames
+        inverse[regular, :, 3] = -(inverse_frames @ matrices[regular, :3, 3, None])[:, :, 0]
+    return inverse
+
+
+def _in_local_bounds(world: _World, points: np.ndarray, target: np.ndarray) -> np.ndarray:
+    """Whether each point (k, 3) lies in the local box of its world mesh `target` (k,)
+    posed, or within a millionth of the box's size of it: (k,) bool. A point inside a
+    mesh lies in its vertices' local box, which hugs a turned mesh far more closely
+    than its world bounds; the margin keeps rounding from ever leaving one out (True
+    where the mesh's matrix is singular)."""
+    to_local = world.to_local[target]
+    local = to_local[:, :, 3].copy()
+    for axis in range(3):
+        local += points[:, axis, None] * to_local[:, :, axis]
+    lo, hi = world.local_lo[target], world.local_hi[target]
+    margin = 1e-6 * np.maximum((hi - lo).max(axis=1), np.abs(local).max(axis=1))
+    outside = (local < lo - margin[:, None]) | (local > hi + margin[:, None])
+    return ~outside.any(axis=1)
 
 
 def _boxes_overlap(lo_a, hi_a, lo_b, hi_b, grow) -> np.ndarray:
@@ -1128,6 +1167,7 @@ def _inside_stage(world: _World, inner: np.ndarray, outer: np.ndarray, known, ap
     # bounds: one within eps of them is not strictly inside (faces on the other's faces).
     room = np.minimum(points - world.mesh_lo[target], world.mesh_hi[target] - points).min(axis=1)
     keep = np.flatnonzero(room > _epsilon(np.abs(points).max(axis=1, initial=0.0)))
+    keep = keep[_in_local_bounds(world, points[keep], target[keep])]
     keep = keep[~_outside_parts(world, pair[keep], points[keep], target[keep], part[keep], apart)]
     pair, points, target = pair[keep], points[keep], target[keep]
     inside, upper = _parity_inside(world, points, target)

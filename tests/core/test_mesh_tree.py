@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from collide_addon.core import APART, I_INSIDE_J, mesh_contacts, prepare_mesh
+from collide_addon.core import mesh as mesh_module
 from collide_dev.mesh_shapes import box_mesh, torus, uv_sphere
 
 ONE_LEAF = 1 << 30
@@ -119,3 +120,56 @@ def test_a_part_inside_counts_and_a_part_in_the_hole_does_not():
     np.testing.assert_array_equal(together.point_j, alone.point_j)
     hole = mesh_contacts([prepare_mesh(*in_hole), ring], identity, [[0, 1]], 0.05)
     assert hole.relation[0] == APART
+
+
+def keep_every_point(world, points, target):
+    return np.ones(len(points), dtype=bool)
+
+
+def sheared_matrix(rng: np.random.Generator) -> np.ndarray:
+    """`random_matrix` with a shear, or now and then flattened to a plane (singular)."""
+    matrix = random_matrix(rng)
+    matrix[:3, :3] = matrix[:3, :3] @ (np.eye(3) + np.triu(rng.uniform(-0.5, 0.5, (3, 3)), 1))
+    if rng.random() < 0.15:
+        matrix[:3, rng.integers(0, 3)] = 0.0
+    return matrix
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_leaving_out_points_beyond_the_local_box_changes_no_answer(seed):
+    """The inside stage leaves out the points outside the other mesh's posed local box;
+    measuring them anyway gives the same contacts, bit for bit (turned, stretched,
+    sheared and flattened meshes, far from the origin too)."""
+    rng = np.random.default_rng(seed)
+    shapes = [random_shape(rng) for _ in range(rng.integers(2, 5))]
+    matrices = np.array([sheared_matrix(rng) for _ in shapes])
+    matrices[:, :3, 3] += rng.choice([0.0, 1e4])
+    meshes = [prepare_mesh(*shape) for shape in shapes]
+    pairs = np.array([(i, j) for i in range(len(shapes)) for j in range(len(shapes)) if i != j])
+    max_distance = float(rng.choice([0.0, 0.05, 0.5]))
+    filtered = mesh_contacts(meshes, matrices, pairs, max_distance)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(mesh_module, "_in_local_bounds", keep_every_point)
+        every_point = mesh_contacts(meshes, matrices, pairs, max_distance)
+    assert_same_contacts(filtered, every_point)
+
+
+def test_points_beyond_a_turned_boxs_faces_are_left_out_and_those_inside_kept():
+    """A cube turned 45 degrees about z: its world bounds hold points its own box does
+    not (by the corners), which the filter leaves out; points inside it, on its faces and
+    any point of a flattened mesh (no inside to be in) are kept."""
+    vertices, triangles = box_mesh(-np.ones(3), np.ones(3))
+    turned = np.eye(4)
+    turned[:2, :2] = [[np.sqrt(0.5), -np.sqrt(0.5)], [np.sqrt(0.5), np.sqrt(0.5)]]
+    turned[:3, 3] = (100.0, 0.0, 0.0)
+    flat = np.diag([1.0, 1.0, 0.0, 1.0])
+    world = mesh_module._pose(
+        [prepare_mesh(vertices, triangles)] * 2, np.array([turned, flat]), np.arange(2)
+    )
+    corner_of_the_world_box = (100.0 + 1.3, 1.3, 0.0)
+    inside = (100.0 + 0.9, 0.0, 0.5)
+    on_a_face = (100.0 + np.sqrt(0.5), np.sqrt(0.5), 0.0)
+    points = np.array([corner_of_the_world_box, inside, on_a_face, corner_of_the_world_box])
+    kept = mesh_module._in_local_bounds(world, points, np.array([0, 0, 0, 1]))
+    np.testing.assert_array_equal(kept, [False, True, True, True])
