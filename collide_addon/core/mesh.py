@@ -111,6 +111,12 @@ _PARALLEL_SIN2 = 1e-14
 # Relative rounding of a lower bound of a triangle pair's distance (a few hundred float64
 # steps of the coordinates).
 _ROUNDING = 1e-12
+# The inside stage measures the points of each pair deepest bound first, this many in the
+# first round and eight times as many in each next one; the depth found so far drops the
+# points whose bound cannot beat it. 8 rather than 64: the same answers, 10% less time on
+# crossing pairs of turned primitives (whose deepest few points settle the depth), the
+# same on the FZK-Haus.
+_FIRST_DEPTH_BATCH = 8
 # A surface goes on across an edge where its two triangles' normals turn by less than
 # 60 degrees (|cosine| above this): one flat face, or the facets of a curved one (a pipe
 # of six or more facets). Only sharper edges, like a box's, end a face.
@@ -1173,7 +1179,7 @@ def _inside_stage(world: _World, inner: np.ndarray, outer: np.ndarray, known, ap
     inside, upper = _parity_inside(world, points, target)
     order = np.lexsort((-upper[inside], pair[inside]))
     todo = np.flatnonzero(inside)[order]
-    batch = 64
+    batch = _FIRST_DEPTH_BATCH
     while len(todo):
         rank = np.arange(len(todo)) - np.searchsorted(pair[todo], pair[todo])
         now, todo = todo[rank < batch], todo[rank >= batch]
