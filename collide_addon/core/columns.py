@@ -1,4 +1,6 @@
-"""Field-wise operations on dataclasses whose fields are arrays with one row per item."""
+"""Operations on arrays with one row per item: row-wise products that give a row the same
+bits whatever rows share the call, and field-wise operations on dataclasses whose fields
+are such arrays."""
 
 from __future__ import annotations
 
@@ -17,6 +19,20 @@ def concatenate_fields(cls, parts, build=None):
             field.name: np.concatenate([getattr(part, field.name) for part in parts])
             for field in dataclasses.fields(cls)
         }
+    )
+
+
+def cross_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Cross products along the last axis of (..., 3) arrays, broadcast, written out:
+    np.cross's generic axis handling dominates for the small groups of pairs a live
+    update has."""
+    return np.stack(
+        (
+            a[..., 1] * b[..., 2] - a[..., 2] * b[..., 1],
+            a[..., 2] * b[..., 0] - a[..., 0] * b[..., 2],
+            a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0],
+        ),
+        axis=-1,
     )
 
 

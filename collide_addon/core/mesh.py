@@ -87,6 +87,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .columns import cross_rows
 from .contact import CONTACT_RELATIVE
 from .grid import expand_runs
 
@@ -255,7 +256,7 @@ def _smooth_edges(corners: np.ndarray, welded: np.ndarray, count: int) -> np.nda
     vertex indices (t, 3) below `count`."""
     keys = np.sort(np.stack([welded, welded[:, [1, 2, 0]]], axis=2), axis=2)
     keys = (keys[..., 0] * count + keys[..., 1]).reshape(-1)
-    normal = _cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
+    normal = cross_rows(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
     normal /= np.maximum(_length(normal), np.finfo(float).tiny)[:, None]
     order = np.argsort(keys, kind="stable")
     sorted_keys = keys[order]
@@ -317,18 +318,6 @@ def _dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return a[..., 0] * b[..., 0] + a[..., 1] * b[..., 1] + a[..., 2] * b[..., 2]
 
 
-def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Row-wise cross products of (..., 3) arrays, broadcast."""
-    return np.stack(
-        [
-            a[..., 1] * b[..., 2] - a[..., 2] * b[..., 1],
-            a[..., 2] * b[..., 0] - a[..., 0] * b[..., 2],
-            a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0],
-        ],
-        axis=-1,
-    )
-
-
 def _length(vectors: np.ndarray) -> np.ndarray:
     return np.sqrt(_dot(vectors, vectors))
 
@@ -354,7 +343,7 @@ def closest_on_triangles(points: np.ndarray, triangles: np.ndarray) -> np.ndarra
     returns: (..., 3). A flat (zero-area) triangle is its three edges.
     """
     a, b, c = triangles[..., 0, :], triangles[..., 1, :], triangles[..., 2, :]
-    normal = _cross(b - a, c - a)
+    normal = cross_rows(b - a, c - a)
     normal2 = _dot(normal, normal)
     safe = np.where(normal2 > 0, normal2, 1.0)
     offset = points - a
@@ -362,7 +351,7 @@ def closest_on_triangles(points: np.ndarray, triangles: np.ndarray) -> np.ndarra
     # Barycentric signs by the sub-triangle normals: all >= 0 inside.
     inside = np.broadcast_to(normal2 > 0, projected.shape[:-1]).copy()
     for start, end in ((a, b), (b, c), (c, a)):
-        inside &= _dot(_cross(end - start, projected - start), normal) >= 0
+        inside &= _dot(cross_rows(end - start, projected - start), normal) >= 0
     best = projected
     best2 = np.where(inside, _dot(points - projected, points - projected), np.inf)
     for start, end in ((a, b), (b, c), (c, a)):
@@ -415,7 +404,7 @@ def _edge_edge(first: np.ndarray, second: np.ndarray):
 def _plane_distances(triangles: np.ndarray, planes_of: np.ndarray):
     """Signed distances (m, 3) of the corners of `triangles` to the planes of `planes_of`
     (both (m, 3, 3)), and those planes' unit normals (m, 3) (zero for flat triangles)."""
-    normal = _cross(planes_of[:, 1] - planes_of[:, 0], planes_of[:, 2] - planes_of[:, 0])
+    normal = cross_rows(planes_of[:, 1] - planes_of[:, 0], planes_of[:, 2] - planes_of[:, 0])
     length = _length(normal)
     normal = normal / np.where(length > 0, length, 1.0)[:, None]
     return _dot(triangles - planes_of[:, None, 0], normal[:, None]), normal
@@ -469,7 +458,7 @@ def _slide(first, second, signed_first, signed_second, smooth_first, smooth_seco
     way round."""
     _, normal_second = _plane_distances(first[:, :1], second)
     _, normal_first = _plane_distances(second[:, :1], first)
-    direction = _cross(normal_first, normal_second)
+    direction = cross_rows(normal_first, normal_second)
     direction /= np.maximum(_length(direction), np.finfo(float).tiny)[:, None]
     lo_first, hi_first, low_end_first, high_end_first, lo_edge_first, hi_edge_first = _cut(
         first, signed_first, direction
@@ -562,7 +551,7 @@ def _plane_tests(first: np.ndarray, second: np.ndarray) -> _PlaneTests:
     # Only triangles that both pierce the other's plane can meet: their cuts of the
     # common line are found for those alone.
     pierce = np.flatnonzero((reach_first > epsilon) & (reach_second > epsilon))
-    direction = _cross(normal_first[pierce], normal_second[pierce])
+    direction = cross_rows(normal_first[pierce], normal_second[pierce])
     direction /= np.maximum(_length(direction), np.finfo(float).tiny)[:, None]
     lo_first, hi_first, start_first, end_first, _, _ = _cut(
         first[pierce], signed_first[pierce], direction
@@ -1025,7 +1014,7 @@ def _vertical_hits(points: np.ndarray, corners: np.ndarray) -> tuple[np.ndarray,
         same_side.append((value >= 0) == canonical)
     covered = (same_side[0] == same_side[1]) & (same_side[1] == same_side[2])
     a = corners[:, 0]
-    normal = _cross(corners[:, 1] - a, corners[:, 2] - a)
+    normal = cross_rows(corners[:, 1] - a, corners[:, 2] - a)
     safe = np.where(normal[:, 2] != 0, normal[:, 2], 1.0)
     height = (
         a[:, 2]
@@ -1287,7 +1276,7 @@ def _separating_bound(meshes, matrices, used, world: _World, slots: np.ndarray) 
     axes = frames.transpose(0, 2, 1)  # (u, 3 columns, 3)
     axes = axes / np.maximum(_length(axes), np.finfo(float).tiny)[..., None]
     first, second = slots[:, 0], slots[:, 1]
-    crosses = _cross(axes[first][:, :, None], axes[second][:, None, :]).reshape(-1, 9, 3)
+    crosses = cross_rows(axes[first][:, :, None], axes[second][:, None, :]).reshape(-1, 9, 3)
     lengths = _length(crosses)[..., None]
     # Any unit direction gives a valid bound; near-parallel axes give none of their own.
     crosses = np.where(lengths > 1e-9, crosses / np.maximum(lengths, 1e-300), axes[first][:, :1])

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import box_pairs
-from .columns import einsum_rows
+from .columns import cross_rows, einsum_rows
 from .constants import (
     CUBE_CORNER_SIGNS,
     KIND_BOX,
@@ -105,20 +105,6 @@ def _norm(vectors: np.ndarray) -> np.ndarray:
     return np.sqrt(_dot(vectors, vectors))
 
 
-def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Cross products along the last axis (broadcasting), as np.cross computes them
-    without its generic axis handling, which dominates for the small groups of pairs a
-    live update has."""
-    return np.stack(
-        (
-            a[..., 1] * b[..., 2] - a[..., 2] * b[..., 1],
-            a[..., 2] * b[..., 0] - a[..., 0] * b[..., 2],
-            a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0],
-        ),
-        axis=-1,
-    )
-
-
 def _to_local(rotations: np.ndarray, vectors: np.ndarray) -> np.ndarray:
     """R^T v for rotations (m, 3, 3) and vectors (m, 3) or (m, p, 3)."""
     if vectors.ndim == 2:
@@ -159,7 +145,7 @@ def _unit_or_fallback(vectors: np.ndarray, fallback: np.ndarray) -> tuple[np.nda
 def _perpendicular(vectors: np.ndarray) -> np.ndarray:
     """A unit vector perpendicular to each row of (m, 3) (any, for zero rows: +x)."""
     helper = np.eye(3)[np.argmin(np.abs(vectors), axis=1)]
-    perpendicular = _cross(vectors, helper)
+    perpendicular = cross_rows(vectors, helper)
     units, _ = _unit_or_fallback(perpendicular, np.array([[1.0, 0.0, 0.0]]))
     return units
 
@@ -257,7 +243,7 @@ def _touching_segments_normal(sa0, sa1, sb0, sb1) -> np.ndarray:
     end lie on one side of each other's line, up to their angle times their length; the
     other side would add that much to the depth."""
     d1, d2 = sa1 - sa0, sb1 - sb0
-    cross = _cross(d1, d2)
+    cross = cross_rows(d1, d2)
     fallback = _perpendicular(np.where(_dot(d1, d1)[:, None] > 0, d1, d2))
     a0, a1 = _dot(sa0, fallback), _dot(sa1, fallback)
     b0, b1 = _dot(sb0, fallback), _dot(sb1, fallback)
@@ -288,7 +274,7 @@ def _segment_segment(sa0, sa1, sb0, sb1):
     # inside its segment the gap is perpendicular to that segment: for two non-parallel
     # segments that is their common perpendicular (the cross product, to full precision);
     # otherwise the rounding's component along the segment is removed.
-    cross = _cross(first, second)
+    cross = cross_rows(first, second)
     lengths = _norm(cross)
     scale = _norm(first) * _norm(second)
     skew = lengths > TRUSTED_CROSS_NORM * scale
@@ -415,7 +401,7 @@ def _segment_box(sa0, sa1, centers, rotations, half_extents):
         rows = np.flatnonzero(overlapping)
         m = len(rows)
         unit_direction, length = _unit_or_fallback(directions[rows], np.zeros((m, 3)))
-        crosses = _cross(np.eye(3)[None, :, :], unit_direction[:, None, :])
+        crosses = cross_rows(np.eye(3)[None, :, :], unit_direction[:, None, :])
         cross_lengths = _norm(crosses)
         axes = np.concatenate(
             [

@@ -1,12 +1,12 @@
 """concatenate_fields: one dataclass from many, field by field; einsum_rows: each row
-the same whichever rows share the call."""
+the same whichever rows share the call; cross_rows: np.cross's products, broadcast."""
 
 from dataclasses import dataclass
 
 import numpy as np
 import pytest
 
-from collide_addon.core.columns import concatenate_fields, einsum_rows
+from collide_addon.core.columns import concatenate_fields, cross_rows, einsum_rows
 
 
 @dataclass
@@ -62,3 +62,13 @@ def test_einsum_rows_gives_each_row_what_it_gets_among_any_others(subscripts):
 def test_einsum_rows_wants_the_ellipsis_first():
     with pytest.raises(ValueError, match="only at the start"):
         einsum_rows("k...,k...->...", np.ones((3, 2)), np.ones((3, 2)))
+
+
+def test_cross_rows_are_numpys_cross_products_broadcast_and_row_by_row():
+    rng = np.random.default_rng(7)
+    first, second = rng.normal(size=(2, 5, 4, 3)) * 10.0 ** rng.integers(-8, 8, (2, 5, 4, 1))
+    np.testing.assert_allclose(cross_rows(first, second), np.cross(first, second), rtol=1e-12)
+    np.testing.assert_array_equal(cross_rows(np.eye(3)[0], np.eye(3)[1]), [0.0, 0.0, 1.0])
+    broadcast = cross_rows(first[:, :1], second)
+    assert broadcast.shape == (5, 4, 3)
+    np.testing.assert_array_equal(broadcast[2, 3], cross_rows(first[2, 0], second[2, 3]))
