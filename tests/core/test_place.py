@@ -173,3 +173,15 @@ def test_mesh_volume_of_a_cube():
     vertices = CORNERS * [1.0, 2.0, 0.5]
     assert mesh_volume(vertices, CUBE_TRIANGLES) == pytest.approx(8.0)
     assert mesh_volume(vertices, np.zeros((0, 3), np.int64)) == 0.0
+
+
+@given(seed=seeds)
+@settings(max_examples=40, deadline=None)
+def test_mesh_volume_of_a_box_is_its_sides_product_wherever_it_lies(seed):
+    """Turned, moved and mirrored (inward faces), with Blender's int32 indices."""
+    rng = np.random.default_rng(seed)
+    sides = rng.uniform(0.01, 10.0, 3)
+    placed = (CORNERS * sides / 2.0) @ random_rotation(rng).T + rng.uniform(-1e3, 1e3, 3)
+    mirrored = placed * [-1.0, 1.0, 1.0] if rng.random() < 0.5 else placed
+    volume = mesh_volume(mirrored, CUBE_TRIANGLES.astype(np.int32))
+    assert volume == pytest.approx(np.prod(sides), rel=1e-9)
