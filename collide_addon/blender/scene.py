@@ -148,20 +148,51 @@ def read_geometry(evaluated, name: str) -> _Geometry | None:
     try:
         if mesh is None or len(mesh.vertices) == 0:
             return None
-        coordinates = np.empty(len(mesh.vertices) * 3, np.float32)
-        mesh.vertices.foreach_get("co", coordinates)
-        points = coordinates.astype(np.float64).reshape(-1, 3)
+        points = _positions(mesh).astype(np.float64).reshape(-1, 3)
         if not np.isfinite(points).all():
             raise SceneReadError(f"{name!r} has NaN or infinite vertex coordinates")
-        if hasattr(mesh, "calc_loop_triangles"):
-            mesh.calc_loop_triangles()
-        triangles = np.empty(len(mesh.loop_triangles) * 3, np.int32)
-        mesh.loop_triangles.foreach_get("vertices", triangles)
-        triangles = triangles.reshape(-1, 3)
+        triangles = _triangles(mesh).reshape(-1, 3)
         return _Geometry(points, triangles, mesh_volume(points, triangles))
     finally:
         if temporary:
             evaluated.to_mesh_clear()
+
+
+def _positions(mesh) -> np.ndarray:
+    """The mesh's vertex coordinates, flat (3 v,) float32.
+
+    Read from the position attribute where Blender has one (3.5 and later): its bulk read
+    copies one array, some 50 times faster than `vertices.foreach_get("co")`, which goes
+    vertex by vertex (17 ms for 280k vertices in bpy 5.0.1, against 0.3 ms).
+    """
+    coordinates = np.empty(len(mesh.vertices) * 3, np.float32)
+    position = mesh.attributes.get("position")
+    if position is not None and position.domain == "POINT" and position.data_type == "FLOAT_VECTOR":
+        position.data.foreach_get("vector", coordinates)
+    else:
+        mesh.vertices.foreach_get("co", coordinates)
+    return coordinates
+
+
+def _triangles(mesh) -> np.ndarray:
+    """Blender's triangulation of the mesh (its loop triangles) as vertex indices, flat
+    (3 t,) int32.
+
+    Where the corners' vertices are an attribute (3.6 and later), each triangle's corners
+    are read and looked up in it: about a fifth faster than `loop_triangles`' own vertices,
+    which Blender looks up one triangle at a time.
+    """
+    if hasattr(mesh, "calc_loop_triangles"):
+        mesh.calc_loop_triangles()
+    triangles = np.empty(len(mesh.loop_triangles) * 3, np.int32)
+    corner_vertices = mesh.attributes.get(".corner_vert")
+    if corner_vertices is None:
+        mesh.loop_triangles.foreach_get("vertices", triangles)
+        return triangles
+    mesh.loop_triangles.foreach_get("loops", triangles)
+    vertex_of_corner = np.empty(len(mesh.loops), np.int32)
+    corner_vertices.data.foreach_get("value", vertex_of_corner)
+    return vertex_of_corner[triangles]
 
 
 def _layer_objects(depsgraph):

@@ -145,3 +145,35 @@ def test_instances_are_decided_on_their_own_meshes(addon):
         ("InstanceA/Part[0]", "InstanceB/Part[0]"),
     }
     assert all(on_mesh and distance < 0 for distance, on_mesh in rows.values())
+
+
+def test_geometry_is_read_as_blender_triangulates_it(addon):
+    """The add-on reads positions and triangles through bulk attribute reads where
+    Blender has them; they must equal Blender's own vertex coordinates and loop
+    triangles, on a mesh with a concave n-gon, a non-planar quad and a triangle, and on
+    an evaluated mesh with a modifier."""
+    vertices = [
+        (0, 0, 0), (4, 0, 0), (4, 3, 0), (2, 1, 0), (0, 3, 0),  # concave pentagon
+        (5, 0, 0), (6, 0, 1), (6, 1, 0), (5, 1, 1),  # non-planar quad
+        (7, 0, 0), (8, 0, 0), (7, 1, 0),  # triangle
+    ]  # fmt: skip
+    faces = [(0, 1, 2, 3, 4), (5, 6, 7, 8), (9, 10, 11)]
+    data = bpy.data.meshes.new("Awkward")
+    data.from_pydata(vertices, [], faces)
+    plain = scenes.add_object("Awkward", data)
+    modified = scenes.add_object("Subdivided", data, location=(0, 5, 0))
+    modified.modifiers.new("Subdivision", "SUBSURF").levels = 1
+    read_geometry = sys.modules[f"{addon.__name__}.blender.scene"].read_geometry
+    depsgraph = bpy.context.evaluated_depsgraph_get()
+    for obj in (plain, modified):
+        evaluated = obj.evaluated_get(depsgraph)
+        mesh = evaluated.data
+        mesh.calc_loop_triangles()
+        coordinates = np.empty(len(mesh.vertices) * 3, np.float32)
+        mesh.vertices.foreach_get("co", coordinates)
+        triangles = np.empty(len(mesh.loop_triangles) * 3, np.int32)
+        mesh.loop_triangles.foreach_get("vertices", triangles)
+        geometry = read_geometry(evaluated, obj.name)
+        np.testing.assert_array_equal(geometry.points, coordinates.reshape(-1, 3))
+        np.testing.assert_array_equal(geometry.triangles, triangles.reshape(-1, 3))
+    assert len(read_geometry(plain.evaluated_get(depsgraph), "Awkward").triangles) == 3 + 2 + 1
