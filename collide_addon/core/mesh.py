@@ -69,8 +69,9 @@ Plane tests run on the surviving triangle pairs; the exact distance only on pair
 triangles do not meet, and there only on candidates that planes and bounds cannot rule
 out against the exact distance of the pair's candidate with the least lower bound. The
 inside test casts a ray straight up from each vertex and face centre inside the other
-mesh's world bounds and its posed local box and counts crossings (ray parity, exact on shared edges and vertices by a
-consistent tie rule), the ray's box walked down the other mesh's tree; where the two
+mesh's world bounds and its posed local box and counts crossings (ray parity, exact on
+shared edges and vertices by a consistent tie rule), the ray's box walked down the other
+mesh's tree; where the two
 surfaces are apart, one ray per connected part of the mesh (`TriangleMesh.vertex_parts`)
 decides for the whole part, which cannot cross the other surface; a point's depth
 search (boxes of growing radius down the same tree) is bounded by its ray's first
