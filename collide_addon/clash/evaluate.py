@@ -37,11 +37,13 @@ from ..core.columns import concatenate_fields
 from ..core.constants import CUBE_CORNER_SIGNS
 from ..core.contact import clash_mask, contact_epsilon, contact_margin
 from ..core.continuous import (
+    SweptCandidates,
     SweptMotion,
     join_motions,
     motion_contacts,
     pair_slack,
     shapes_at,
+    swept_candidates,
     swept_motion,
     swept_pairs,
 )
@@ -586,13 +588,19 @@ class SampleContacts:
 
 
 def sample_contacts(
-    prepared: PreparedTest, batch: ShapeBatch, coherent: CoherentBounds | None = None
+    prepared: PreparedTest,
+    batch: ShapeBatch,
+    coherent: CoherentBounds | None = None,
+    arriving: IntervalCandidates | None = None,
 ) -> SampleContacts:
     """The test's candidate pairs in `batch` (row k = object k of `prepared.table`), with
     their proxy contacts: the broad and narrow phases of `evaluate_frame`.
 
     coherent: kept by the caller for this test from sample to sample, so that the broad
         phase builds on the last sample's work (same result without it)
+    arriving: `interval_candidates` of this test over the interval that ends in `batch`:
+        its pairs hold every pair the broad phase would find, so only their bounds are
+        tested (same result; `coherent` is then not used)
     """
     if len(batch) != len(prepared.table.names):
         raise ValueError(
@@ -601,7 +609,8 @@ def sample_contacts(
     involved = prepared.involved
     involved_batch = batch.take(involved)
     margin = broad_phase_margin(prepared.test, involved_batch)
-    pairs, result = find_contacts(involved_batch, margin, coherent)
+    candidates = None if arriving is None else arriving.swept.pairs
+    pairs, result = find_contacts(involved_batch, margin, coherent, candidates)
     keep = eligible_pair_mask(prepared, involved[pairs])
     return SampleContacts(
         proxy_pair_contacts(involved[pairs], result).take(np.flatnonzero(keep)), margin
@@ -667,6 +676,34 @@ def sweep_thresholds(test: ClashTest, slack: np.ndarray) -> np.ndarray:
 
 
 @dataclass(frozen=True)
+class IntervalCandidates:
+    """A continuous test's motion over an interval and its candidate pairs there.
+
+    motion: `core.continuous.swept_motion` of the test's objects (row k = object
+        `involved[k]`) from the earlier sample to the later one
+    swept: the pairs whose swept bounds come within the larger of the test's sweep margin
+        and its broad-phase margin at the later sample (`core.continuous.SweptCandidates`):
+        what the interval's `swept_pairs` and the later sample's broad phase look among
+    """
+
+    motion: SweptMotion
+    swept: SweptCandidates
+
+
+def interval_candidates(
+    prepared: PreparedTest, start: ShapeBatch, end: ShapeBatch
+) -> IntervalCandidates:
+    """`IntervalCandidates` of a continuous test from the sample `start` to the sample
+    `end` (row k = object k of the test's table in both); one grid over the swept bounds
+    serves the interval and the later sample's broad phase (`sample_contacts`)."""
+    test = prepared.test
+    start, end = start.take(prepared.involved), end.take(prepared.involved)
+    motion = swept_motion(start, end)
+    margin = max(sweep_margin(test, start, end), broad_phase_margin(test, end))
+    return IntervalCandidates(motion, swept_candidates(motion, margin))
+
+
+@dataclass(frozen=True)
 class Interval:
     """The motion between two consecutive samples of the same objects.
 
@@ -676,6 +713,8 @@ class Interval:
     times: (earlier, later) sample times in frames
     start_contacts, end_contacts: the test's `sample_contacts` at the two samples where
         the caller has them (they spare the narrow phase there), else None
+    candidates: the test's `interval_candidates` of these samples where the caller has
+        them (made for the later sample's broad phase), else None
     """
 
     start: ShapeBatch
@@ -684,6 +723,7 @@ class Interval:
     times: tuple[float, float]
     start_contacts: SampleContacts | None = None
     end_contacts: SampleContacts | None = None
+    candidates: IntervalCandidates | None = None
 
 
 @dataclass(frozen=True)
@@ -703,8 +743,13 @@ def _interval_pairs(prepared: PreparedTest, interval: Interval) -> _IntervalPair
     test = prepared.test
     involved = prepared.involved
     start, end = interval.start.take(involved), interval.end.take(involved)
-    motion = swept_motion(start, end)
-    pairs = swept_pairs(motion, sweep_margin(test, start, end))
+    margin = sweep_margin(test, start, end)
+    if interval.candidates is None:
+        motion = swept_motion(start, end)
+        pairs = swept_pairs(motion, margin)
+    else:
+        motion = interval.candidates.motion
+        pairs = swept_pairs(motion, margin, interval.candidates.swept)
     pairs = pairs[eligible_pair_mask(prepared, involved[pairs])]
     slack = pair_slack(motion, pairs)
     threshold = sweep_thresholds(test, slack)

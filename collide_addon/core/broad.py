@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .coherent import CoherentBounds
-from .grid import overlapping_bounds
+from .grid import bounds_overlap, overlapping_bounds
 from .narrow import PairResult, check_margin, distances_within, pair_intersects
 from .shapes import ShapeBatch
 
@@ -29,16 +29,29 @@ def find_pairs(
 
 
 def find_contacts(
-    batch: ShapeBatch, margin: float = 0.0, coherent: CoherentBounds | None = None
+    batch: ShapeBatch,
+    margin: float = 0.0,
+    coherent: CoherentBounds | None = None,
+    candidates: np.ndarray | None = None,
 ) -> tuple[np.ndarray, PairResult]:
     """find_pairs and the pair_distance of each pair found, computed once.
 
     coherent: for successive calls on the same n shapes moving a little (live updates),
         a `CoherentBounds` that keeps the broad phase's work from call to call; the
         result is the same with or without it
+    candidates: (c, 2) pairs i < j, no pair twice, holding every pair whose bounds,
+        grown by half the margin each, overlap (e.g. `continuous.swept_candidates` of a
+        motion ending in `batch`): the broad phase only tests their bounds (the result is
+        the same; `coherent` is then not used)
     returns: (pairs (k, 2) as find_pairs, PairResult of those pairs in that order)
     """
-    candidates = _candidates(batch, margin, coherent)
+    if candidates is None:
+        candidates = _candidates(batch, margin, coherent)
+    else:
+        lo, hi = batch.aabbs()
+        growth = 0.5 * max(check_margin(margin), 0.0)
+        lo, hi = lo - growth, hi + growth
+        candidates = candidates[bounds_overlap(lo.T, hi.T, candidates[:, 0], candidates[:, 1])]
     rows, result = distances_within(batch, candidates[:, 0], candidates[:, 1], margin)
     pairs = candidates[rows]
     order = np.lexsort((pairs[:, 1], pairs[:, 0]))

@@ -57,7 +57,7 @@ import numpy as np
 
 from .columns import einsum_rows
 from .contact import CONTACT_RELATIVE
-from .grid import overlapping_bounds
+from .grid import bounds_overlap, overlapping_bounds
 from .narrow import pair_distance
 from .shapes import ShapeBatch
 
@@ -72,6 +72,9 @@ _STEPS_BEFORE_WINDOWS = 16
 # Samples per window, and how much a window grows after one wholly cleared.
 _WINDOW_SAMPLES = 32
 _WINDOW_GROWTH = 8.0
+# Relative growth of `swept_candidates`' bounds beyond the margin (of the largest
+# coordinate), far above the rounding between two computations of one pose's bounds.
+_CANDIDATE_SLACK = 1e-9
 
 
 @dataclass(frozen=True)
@@ -226,19 +229,62 @@ def swept_bounds(motion: SweptMotion) -> tuple[np.ndarray, np.ndarray]:
     return lo, hi
 
 
-def swept_pairs(motion: SweptMotion, margin: float) -> np.ndarray:
+@dataclass(frozen=True)
+class SweptCandidates:
+    """The pairs of shapes whose swept bounds come within a margin over a motion.
+
+    lo, hi: (n, 3) `swept_bounds` of the motion's n shapes
+    margin: float >= 0; pairs: (c, 2) int64, i < j, in no particular order: every pair
+        whose bounds, each grown by half the margin and a rounding slack, overlap
+    The bounds hold each shape's bounds at both end poses, so the pairs hold every pair
+    whose bounds at either end, grown by half of at most `margin` each, overlap: a
+    sample's broad phase (`broad.find_contacts`' `candidates`) and the interval's
+    `swept_pairs` share one grid.
+    """
+
+    lo: np.ndarray
+    hi: np.ndarray
+    margin: float
+    pairs: np.ndarray
+
+
+def swept_candidates(motion: SweptMotion, margin: float) -> SweptCandidates:
+    """`SweptCandidates` of the motion within `margin` (negative counts as 0)."""
+    lo, hi = swept_bounds(motion)
+    margin = max(float(margin), 0.0)
+    # The end poses' bounds come from the interpolation at t = 1 here and from the sample
+    # there, which may differ in the last bits: a slack far above that keeps every pair
+    # whose sample bounds touch (candidates only; each use tests its own bounds again).
+    scale = max(1.0, float(np.abs(lo).max(initial=0.0)), float(np.abs(hi).max(initial=0.0)))
+    growth = 0.5 * margin + _CANDIDATE_SLACK * scale
+    return SweptCandidates(lo, hi, margin, overlapping_bounds(lo - growth, hi + growth))
+
+
+def swept_pairs(
+    motion: SweptMotion, margin: float, candidates: SweptCandidates | None = None
+) -> np.ndarray:
     """Every pair that moves relative to each other and can come within `margin` (may be
     negative) during the motion, and fewer others: (k, 2) int64, i < j, sorted.
 
     Pairs without relative motion keep the distance of the samples and are left out.
     Two conservative filters for the others: the swept bounds (`swept_bounds`, grown by
-    half the margin each) overlap, found by the broad phase's grid; and the balls of radius
-    `reach` about the two centres, whose relative centre moves on a segment, come within
-    `margin` (the closest point of that segment to the origin, in closed form).
+    half the margin each) overlap, found by the broad phase's grid or among `candidates`
+    (`swept_candidates` of this motion within at least `margin`); and the balls of
+    radius `reach` about the two centres, whose relative centre moves on a segment, come
+    within `margin` (the closest point of that segment to the origin, in closed form).
     """
-    lo, hi = swept_bounds(motion)
     growth = 0.5 * max(float(margin), 0.0)
-    pairs = overlapping_bounds(lo - growth, hi + growth)
+    if candidates is None:
+        lo, hi = swept_bounds(motion)
+        pairs = overlapping_bounds(lo - growth, hi + growth)
+    else:
+        if candidates.margin < 2.0 * growth:
+            raise ValueError(
+                f"candidates within {candidates.margin} cannot hold the pairs within {margin}"
+            )
+        pairs = candidates.pairs
+        lo, hi = candidates.lo - growth, candidates.hi + growth
+        pairs = pairs[bounds_overlap(lo.T, hi.T, pairs[:, 0], pairs[:, 1])]
     first, second = pairs[:, 0], pairs[:, 1]
     start = motion.start.centers
     offset = start[second] - start[first]

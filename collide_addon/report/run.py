@@ -28,12 +28,14 @@ from ..clash.evaluate import (
     FrameHits,
     FrameMeshes,
     Interval,
+    IntervalCandidates,
     ObjectMetadata,
     PreparedTest,
     SampleContacts,
     concat_hits,
     evaluate_frame,
     evaluate_intervals,
+    interval_candidates,
     object_table,
     prepare_test,
     sample_contacts,
@@ -285,15 +287,29 @@ def scan_frames(
             previous = None
         if done == 0:
             _check_first_frame(frame, prepared_tests, scope)
+        # A continuous test's grid over the swept bounds from the previous sample serves
+        # this sample's broad phase too.
+        arriving: list[IntervalCandidates | None] = [None] * len(tests)
+        if previous is not None and continuous:
+            arriving = [
+                interval_candidates(prepared, previous[2], sample.batch)
+                if prepared.test.continuous
+                else None
+                for prepared in prepared_tests
+            ]
         contacts: list[SampleContacts | None] = [None] * len(tests)
         if frame <= frames[1]:
             contacts = [
-                sample_contacts(prepared, sample.batch, broad_phase)
-                for prepared, broad_phase in zip(prepared_tests, broad_phases, strict=True)
+                sample_contacts(prepared, sample.batch, broad_phase, candidates)
+                for prepared, broad_phase, candidates in zip(
+                    prepared_tests, broad_phases, arriving, strict=True
+                )
             ]
             kept.add(prepared_tests, _sample_hits(prepared_tests, sample, frame, contacts))
         if previous is not None and continuous:
-            _add_intervals(intervals, prepared_tests, previous, (time, sample.batch, contacts))
+            _add_intervals(
+                intervals, prepared_tests, previous, (time, sample.batch, contacts, arriving)
+            )
             waiting = max(len(test_intervals) for test_intervals in intervals)
             if waiting == INTERVALS_AT_ONCE or waiting * len(sample.batch) >= SHAPES_AT_ONCE:
                 kept.add(prepared_tests, _interval_hits(prepared_tests, intervals))
@@ -309,16 +325,22 @@ def scan_frames(
 def _add_intervals(intervals, prepared_tests, previous, later) -> None:
     """Append to each continuous test's `intervals` the motion from the `previous`
     sample (frame, time, shapes, each test's contacts) to the `later` one (time, shapes,
-    contacts)."""
+    contacts, each test's `interval_candidates` from the previous sample)."""
     frame, time, batch, contacts = previous
-    later_time, later_batch, later_contacts = later
-    for prepared, test_intervals, start_contacts, end_contacts in zip(
-        prepared_tests, intervals, contacts, later_contacts, strict=True
+    later_time, later_batch, later_contacts, arriving = later
+    for prepared, test_intervals, start_contacts, end_contacts, candidates in zip(
+        prepared_tests, intervals, contacts, later_contacts, arriving, strict=True
     ):
         if prepared.test.continuous:
             test_intervals.append(
                 Interval(
-                    batch, later_batch, frame, (time, later_time), start_contacts, end_contacts
+                    batch,
+                    later_batch,
+                    frame,
+                    (time, later_time),
+                    start_contacts,
+                    end_contacts,
+                    candidates,
                 )
             )
 

@@ -26,6 +26,7 @@ from collide_addon.clash.evaluate import (
     evaluate_frame,
     evaluate_intervals,
     hits_from_pairs,
+    interval_candidates,
     mesh_pair_contacts,
     object_table,
     orient_pairs,
@@ -565,3 +566,51 @@ def test_mesh_pair_cache_reuses_only_pairs_whose_poses_did_not_change(monkeypatc
     # Contacts computed farther out serve a smaller max_distance; cube 4 is 15.5 from
     # cube 3, beyond both.
     assert decide(moved, max_distance=0.5)[0] == 0
+
+
+@pytest.mark.parametrize(
+    ("test_type", "tolerance", "geometry", "set_a"),
+    [
+        ("hard", 0.0, "proxy", Selector()),
+        ("hard", 0.02, "mesh", Selector()),
+        ("touching", 0.05, "proxy", Selector(name="shape.0*")),
+        ("clearance", 0.1, "proxy", Selector()),
+    ],
+)
+def test_one_swept_grid_serves_the_interval_and_the_later_samples_broad_phase(
+    test_type, tolerance, geometry, set_a
+):
+    # A continuous scan looks for a sample's candidate pairs among its arriving
+    # interval's (`interval_candidates`): the sample's contacts and the interval's hits
+    # must be what their own grids give, to the bit (a mesh test's broad phase keeps
+    # more than its sweep; set A of some objects leaves the others out).
+    samples, names = crowd_samples(150, [0.0, 1.0, 2.0])
+    table = object_table([ObjectMetadata(name) for name in names])
+    test = ClashTest(
+        "t",
+        set_a=set_a,
+        set_b=Selector(),
+        test_type=test_type,
+        tolerance=tolerance,
+        geometry=geometry,
+    )
+    prepared = prepare_test(test, table)
+    for start, end in itertools.pairwise(samples):
+        arriving = interval_candidates(prepared, start, end)
+        own, shared = (
+            sample_contacts(prepared, end),
+            sample_contacts(prepared, end, arriving=arriving),
+        )
+        assert len(own.contacts.pairs) > 10
+        assert shared.margin == own.margin
+        for field in ("pairs", "distances", "points_i", "points_j", "relations"):
+            np.testing.assert_array_equal(
+                getattr(shared.contacts, field), getattr(own.contacts, field)
+            )
+        alone = evaluate_intervals(prepared, [Interval(start, end, 1, (1.0, 2.0))])[0]
+        given = evaluate_intervals(
+            prepared, [Interval(start, end, 1, (1.0, 2.0), candidates=arriving)]
+        )[0]
+        assert given.names.tolist() == alone.names.tolist()
+        np.testing.assert_array_equal(given.tois, alone.tois)
+        np.testing.assert_array_equal(given.distances, alone.distances)

@@ -4,19 +4,23 @@ sampling, symmetry and invariance under rigid motions."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from collide_addon.core import KIND_BOX, KIND_CAPSULE, KIND_SPHERE, ShapeBatch, pair_distance
+from collide_addon.core.broad import find_contacts
 from collide_addon.core.continuous import (
     first_contacts,
     join_motions,
     motion_contacts,
     shapes_at,
     swept_bounds,
+    swept_candidates,
     swept_motion,
     swept_pairs,
 )
+from collide_addon.core.grid import overlapping_bounds
 from tests.core.shapes_for_tests import point, quaternion, rotation_from_quaternion
 
 ACCURACY = 1e-4
@@ -379,3 +383,70 @@ def test_joined_motions_give_each_pair_what_it_gets_alone(first, second, thresho
         together = getattr(joined, field)
         np.testing.assert_array_equal(together[-1:], getattr(alone, field))
         np.testing.assert_array_equal(together[:-1], getattr(crowd_alone, field))
+
+
+def grown_pairs(batch: ShapeBatch, margin: float) -> set[tuple[int, int]]:
+    lo, hi = batch.aabbs()
+    return {tuple(pair) for pair in overlapping_bounds(lo - margin / 2, hi + margin / 2).tolist()}
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.floats(0.0, 0.5), st.floats(-0.2, 0.5))
+def test_swept_candidates_hold_the_pairs_of_both_ends_and_of_the_sweep(seed, margin, smaller):
+    """One grid over the swept bounds serves the interval (`swept_pairs` among the
+    candidates is `swept_pairs` itself, for any margin up to theirs) and the samples at
+    both ends (every pair whose end bounds, grown by the margin, overlap), far from the
+    origin too."""
+    motion = crowd_motion(seed=seed % 1000)
+    if seed % 2:
+        motion = swept_motion(
+            moved_rigidly(motion.start, np.eye(3), np.full(3, 1e4)),
+            moved_rigidly(
+                shapes_at(motion, np.arange(60), np.ones(60)), np.eye(3), np.full(3, 1e4)
+            ),
+        )
+    candidates = swept_candidates(motion, margin)
+    found = {tuple(pair) for pair in candidates.pairs.tolist()}
+    end = shapes_at(motion, np.arange(len(motion.start)), np.ones(len(motion.start)))
+    assert grown_pairs(motion.start, margin) <= found
+    assert grown_pairs(end, margin) <= found
+    within = min(smaller, margin)
+    np.testing.assert_array_equal(
+        swept_pairs(motion, within, candidates), swept_pairs(motion, within)
+    )
+    # A sample's broad phase among them finds what its own grid finds, bit for bit.
+    alone_pairs, alone = find_contacts(end, margin)
+    among_pairs, among = find_contacts(end, margin, candidates=candidates.pairs)
+    np.testing.assert_array_equal(among_pairs, alone_pairs)
+    np.testing.assert_array_equal(among.distance, alone.distance)
+    np.testing.assert_array_equal(among.point_i, alone.point_i)
+
+
+def test_swept_pairs_refuse_candidates_of_a_smaller_margin():
+    motion = crowd_motion()
+    with pytest.raises(ValueError, match="cannot hold"):
+        swept_pairs(motion, 0.2, swept_candidates(motion, 0.1))
+
+
+def test_swept_candidates_keep_a_pair_whose_sample_bounds_touch_exactly():
+    """Two unit boxes rising to z = 0.1 and falling to z = 2.1 end with their bounds
+    touching at z = 1.1, while the end poses interpolated at t = 1 land a few float steps
+    short (-6.85 + (0.1 + 6.85) is not 0.1): the sample's broad phase finds the pair, so
+    the candidates must hold it."""
+
+    def boxes(first_z: float, second_z: float) -> ShapeBatch:
+        return ShapeBatch(
+            kinds=np.full(2, KIND_BOX, dtype=np.int8),
+            centers=np.array([[0.0, 0.0, first_z], [0.0, 0.0, second_z]]),
+            rotations=np.stack([np.eye(3)] * 2),
+            half_extents=np.ones((2, 3)),
+            radii=np.zeros(2),
+        )
+
+    end = boxes(0.1, 2.1)
+    motion = swept_motion(boxes(-6.85, 6.29), end)
+    lo, hi = swept_bounds(motion)
+    assert hi[0, 2] < lo[1, 2]  # the interpolated ends no longer touch
+    pairs, _ = find_contacts(end, 0.0)
+    np.testing.assert_array_equal(pairs, [[0, 1]])
+    np.testing.assert_array_equal(swept_candidates(motion, 0.0).pairs, [[0, 1]])
