@@ -313,10 +313,31 @@ def _smallest(values: np.ndarray, count: int) -> np.ndarray:
     return np.take_along_axis(chosen, order, axis=1)
 
 
-def _best_face_frames(corners: np.ndarray, fallback: np.ndarray) -> np.ndarray:
-    """The best `_REFINED_STARTS` box orientations of each set of `corners` (g, 26, 3)
-    (as `_unit_corners` makes them) with one face on a face of the convex hull of its
-    first `_HULL_FRAME_POINTS` corners and an edge along a side of that face, smallest
+def _distinct_corners(corners: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each set's distinct `corners` (g, 26, 3), in their order (a point extreme along
+    several directions is kept where it first comes), padded by repeating the set's first
+    corner: (g, u, 3), u the most any set has; and how many of each set's come from the
+    first `_HULL_FRAME_POINTS` directions (g,) (they come first).
+
+    A building element of 8 vertices repeats them among its 26 corners: its starts are
+    then picked from 8 points, not 26, and each hull face is measured once.
+    """
+    same = (corners[:, :, None] == corners[:, None, :]).all(axis=3)  # (g, 26, 26)
+    repeated = np.tril(same, -1).any(axis=2)  # equal to an earlier corner
+    order = np.argsort(repeated, axis=1, kind="stable")
+    counts = (~repeated).sum(axis=1)
+    distinct = np.take_along_axis(corners, order[:, : counts.max(), None], axis=1)
+    padding = np.arange(distinct.shape[1]) >= counts[:, None]
+    distinct = np.where(padding[:, :, None], distinct[:, :1], distinct)
+    return distinct, (~repeated[:, :_HULL_FRAME_POINTS]).sum(axis=1)
+
+
+def _best_face_frames(
+    corners: np.ndarray, hull_counts: np.ndarray, fallback: np.ndarray
+) -> np.ndarray:
+    """The best `_REFINED_STARTS` box orientations of each set of `corners` (g, c, 3)
+    (as `_distinct_corners` makes them) with one face on a face of the convex hull of its
+    first `hull_counts` (g,) corners and an edge along a side of that face, smallest
     box around the corners first: (g, r, 3, 3) rotations; `fallback` (g, 3, 3) where a
     set has fewer.
 
@@ -326,13 +347,17 @@ def _best_face_frames(corners: np.ndarray, fallback: np.ndarray) -> np.ndarray:
     hull's faces are the triangles through three corners with all corners on one side:
     about 2 c of the c (c - 1) (c - 2) / 6 triangles, so only those are measured.
     """
-    firsts = corners[:, :_HULL_FRAME_POINTS]
-    a, b, c = (firsts[:, _FACE_TRIANGLES[:, k]] for k in range(3))  # (g, t, 3)
+    hull_points = int(hull_counts.max())
+    triangles = _FACE_TRIANGLES[_FACE_TRIANGLES.max(axis=1) < hull_points]
+    firsts = corners[:, :hull_points]
+    a, b, c = (firsts[:, triangles[:, k]] for k in range(3))  # (g, t, 3)
     normals = np.cross(b - a, c - a)
     lengths = np.linalg.norm(normals, axis=2)
-    usable = lengths > 1e-9  # (g, t)
+    usable = (lengths > 1e-9) & (triangles.max(axis=1) < hull_counts[:, None])  # (g, t)
     normals /= np.where(usable, lengths, 1.0)[:, :, None]
     heights = normals @ np.swapaxes(firsts, 1, 2) - np.sum(normals * a, axis=2)[:, :, None]
+    # Only a set's own first corners decide (the others' columns hold later ones).
+    heights = np.where(np.arange(hull_points) < hull_counts[:, None, None], heights, 0.0)
     faces = usable & ((heights <= 1e-9).all(axis=2) | (heights >= -1e-9).all(axis=2))
     sets, face = np.nonzero(faces)  # (f,) each
     a, b, c, normals = a[sets, face], b[sets, face], c[sets, face], normals[sets, face]
@@ -428,8 +453,10 @@ def _box_starts(group: _Group, indices: np.ndarray) -> tuple[np.ndarray, np.ndar
     # A few sets at a time, so that their projections (26 x 3S floats each) stay small.
     for first in range(0, len(indices), _STARTS_CHUNK):
         chunk = principal[first : first + _STARTS_CHUNK]
-        corners = _unit_corners(
-            _extreme_corners(group.padded[indices[first : first + _STARTS_CHUNK]], chunk)
+        corners, hull_counts = _distinct_corners(
+            _unit_corners(
+                _extreme_corners(group.padded[indices[first : first + _STARTS_CHUNK]], chunk)
+            )
         )
         # The sampled orientations turn the principal frame: measured on the corners in
         # that frame, so the rotations need not be turned first. The best few, ties to
@@ -442,7 +469,7 @@ def _box_starts(group: _Group, indices: np.ndarray) -> tuple[np.ndarray, np.ndar
                     np.broadcast_to(np.eye(3), (len(chunk), 1, 3, 3)),
                     chunk[:, None],
                     chunk[:, None] @ _SAMPLED_ROTATIONS[best],
-                    _best_face_frames(corners, chunk),
+                    _best_face_frames(corners, hull_counts, chunk),
                 ),
                 axis=1,
             )

@@ -74,7 +74,7 @@ def test_face_frames_lie_flush_with_a_turned_box():
     box = (CORNERS * [0.5, 1.0, 3.0]) @ rotation.T + [10.0, -4.0, 2.0]
     principal = principal_axes(box)
     corners = fit_module._unit_corners(fit_module._extreme_corners(box[None], principal[None]))
-    frames = fit_module._best_face_frames(corners, principal[None])
+    frames = fit_module._best_face_frames(*fit_module._distinct_corners(corners), principal[None])
     assert frames.shape == (1, fit_module._REFINED_STARTS, 3, 3)
     for frame in frames[0]:
         assert_proper_rotation(frame)
@@ -88,7 +88,8 @@ def test_face_frames_lie_flush_with_a_turned_box():
 def test_face_frames_are_rotations_or_the_fallback(points):
     principal = principal_axes(points)
     corners = fit_module._unit_corners(fit_module._extreme_corners(points[None], principal[None]))
-    frames = fit_module._best_face_frames(corners, principal[None])[0]
+    distinct, hull_counts = fit_module._distinct_corners(corners)
+    frames = fit_module._best_face_frames(distinct, hull_counts, principal[None])[0]
     for frame in frames:
         assert_proper_rotation(frame)
     if np.ptp(points, axis=0).max() == 0.0:
@@ -156,3 +157,25 @@ def test_auto_is_the_smallest_of_the_box_sphere_and_capsule(seed, count):
     box = fit_box(cloud)
     candidates = [box, fit_sphere(cloud), fit_capsule(cloud, box)]
     assert fit_auto(cloud).volume == min(fit.volume for fit in candidates)
+
+
+def test_distinct_corners_keep_each_point_once_in_order_padded_by_the_first():
+    """A box's 26 extreme corners are its 8 corners (each extreme along several
+    directions); a rounder set has more. Each set keeps its own, in their first order,
+    padded by its first corner, and counts those from the first 14 directions."""
+    rng = np.random.default_rng(5)
+    box = CORNERS * [0.5, 1.0, 3.0]
+    blob = rng.normal(size=(300, 3))
+    sets = np.stack([np.vstack([box, np.repeat(box[:1], 292, axis=0)]), blob])
+    principal = np.stack([principal_axes(points) for points in sets])
+    corners = fit_module._extreme_corners(sets, principal)
+    distinct, hull_counts = fit_module._distinct_corners(corners)
+    for k in range(2):
+        rows, first = np.unique(corners[k], axis=0, return_index=True)
+        count = len(rows)
+        np.testing.assert_array_equal(distinct[k, :count], corners[k, np.sort(first)])
+        np.testing.assert_array_equal(
+            distinct[k, count:], np.broadcast_to(corners[k, 0], (distinct.shape[1] - count, 3))
+        )
+        assert hull_counts[k] == len(np.unique(corners[k, : fit_module._HULL_FRAME_POINTS], axis=0))
+    assert len(np.unique(distinct[0], axis=0)) == 8 and hull_counts[0] == 8
