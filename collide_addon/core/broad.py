@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .coherent import CoherentBounds
-from .grid import bounds_overlap, overlapping_bounds
+from .grid import overlapping_among, overlapping_bounds
 from .narrow import PairResult, check_margin, distances_within, pair_intersects
 from .shapes import ShapeBatch
 
@@ -50,8 +50,7 @@ def find_contacts(
     else:
         lo, hi = batch.aabbs()
         growth = 0.5 * max(check_margin(margin), 0.0)
-        lo, hi = lo - growth, hi + growth
-        candidates = candidates[bounds_overlap(lo.T, hi.T, candidates[:, 0], candidates[:, 1])]
+        candidates = overlapping_among(lo - growth, hi + growth, candidates)
     rows, result = distances_within(batch, candidates[:, 0], candidates[:, 1], margin)
     pairs = candidates[rows]
     order = np.lexsort((pairs[:, 1], pairs[:, 0]))

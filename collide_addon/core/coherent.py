@@ -24,9 +24,9 @@ import numpy as np
 from .grid import (
     MAX_CELLS_PER_AXIS,
     GridLevel,
-    bounds_overlap,
     expand_runs,
     keep_overlapping_once,
+    overlapping_among,
     overlapping_bounds,
     run_finder,
 )
@@ -98,7 +98,7 @@ class CoherentBounds:
         if fat is not None and len(fat.lo) == len(lo):
             outcome = _update(fat, lo, hi)
             if outcome == _KEPT:
-                return fat.candidates[_overlap(lo, hi, fat.candidates)]
+                return overlapping_among(lo, hi, fat.candidates)
             calm = outcome == _REBUILD
         else:
             calm = last is not None and len(last[0]) == len(lo) and _calm(last, lo, hi)
@@ -106,7 +106,7 @@ class CoherentBounds:
             fat = self._fat = _rebuild(lo, hi)
             self._last = None
             self.rebuilds += 1
-            return fat.candidates[_overlap(lo, hi, fat.candidates)]
+            return overlapping_among(lo, hi, fat.candidates)
         self._fat, self._last = None, (lo.copy(), hi.copy())
         return overlapping_bounds(lo, hi)
 
@@ -243,8 +243,3 @@ def _inside(lo, hi, outer_lo, outer_hi) -> np.ndarray:
         inside &= lo[:, axis] >= outer_lo[:, axis]
         inside &= hi[:, axis] <= outer_hi[:, axis]
     return inside
-
-
-def _overlap(lo: np.ndarray, hi: np.ndarray, pairs: np.ndarray) -> np.ndarray:
-    """Whether the closed boxes (n, 3) of each pair (k, 2) overlap: (k,) bool."""
-    return bounds_overlap(lo.T, hi.T, pairs[:, 0], pairs[:, 1])

@@ -57,7 +57,7 @@ import numpy as np
 
 from .columns import einsum_rows
 from .contact import CONTACT_RELATIVE
-from .grid import bounds_overlap, overlapping_bounds
+from .grid import overlapping_among, overlapping_bounds
 from .narrow import pair_distance
 from .shapes import ShapeBatch
 
@@ -282,9 +282,7 @@ def swept_pairs(
             raise ValueError(
                 f"candidates within {candidates.margin} cannot hold the pairs within {margin}"
             )
-        pairs = candidates.pairs
-        lo, hi = candidates.lo - growth, candidates.hi + growth
-        pairs = pairs[bounds_overlap(lo.T, hi.T, pairs[:, 0], pairs[:, 1])]
+        pairs = overlapping_among(candidates.lo - growth, candidates.hi + growth, candidates.pairs)
     first, second = pairs[:, 0], pairs[:, 1]
     start = motion.start.centers
     offset = start[second] - start[first]

@@ -238,6 +238,12 @@ def keep_overlapping_once(first, second, corners, grid: GridLevel, lo_columns, h
     return np.stack([np.minimum(first, second), np.maximum(first, second)], axis=1)
 
 
+def overlapping_among(lo: np.ndarray, hi: np.ndarray, pairs: np.ndarray) -> np.ndarray:
+    """The pairs (k, 2) whose closed boxes (bounds lo, hi (n, 3)) overlap, in their
+    order: (j, 2), a subset of `pairs`."""
+    return pairs[bounds_overlap(lo.T, hi.T, pairs[:, 0], pairs[:, 1])]
+
+
 def bounds_overlap(lo_columns, hi_columns, first, second) -> np.ndarray:
     """Whether closed boxes first[k] and second[k] overlap: (k,) bool.
 

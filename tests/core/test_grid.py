@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from collide_addon.core.grid import overlapping_bounds
+from collide_addon.core.grid import overlapping_among, overlapping_bounds
 
 
 def brute_force_bounds(lo: np.ndarray, hi: np.ndarray) -> set[tuple[int, int]]:
@@ -27,3 +27,15 @@ def test_overlapping_bounds_of_wildly_different_sizes(seed, count):
     assert len(found) == len({tuple(p) for p in found.tolist()}), "a pair was reported twice"
     assert (found[:, 0] < found[:, 1]).all()
     assert {tuple(p) for p in found.tolist()} == brute_force_bounds(lo, hi)
+
+
+def test_overlapping_among_keeps_the_given_pairs_whose_boxes_overlap_in_order():
+    """Touching counts; pairs keep their order and orientation (j, i as given)."""
+    lo = np.array([[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [1.5, 0.0, 0.0], [0.2, 0.2, 0.2]])
+    hi = lo + 1.0
+    hi[0, 0] = 1.0  # box 0 ends where box 1 starts
+    pairs = np.array([[3, 0], [0, 2], [0, 1], [2, 1], [1, 3]])
+    np.testing.assert_array_equal(
+        overlapping_among(lo, hi, pairs), [[3, 0], [0, 1], [2, 1], [1, 3]]
+    )
+    assert overlapping_among(lo, hi, np.zeros((0, 2), np.int64)).shape == (0, 2)
