@@ -681,12 +681,14 @@ class IntervalCandidates:
 
     motion: `core.continuous.swept_motion` of the test's objects (row k = object
         `involved[k]`) from the earlier sample to the later one
-    swept: the pairs whose swept bounds come within the larger of the test's sweep margin
-        and its broad-phase margin at the later sample (`core.continuous.SweptCandidates`):
+    margin: the test's `sweep_margin` over the interval
+    swept: the pairs whose swept bounds come within the larger of that margin and the
+        test's broad-phase margin at the later sample (`core.continuous.SweptCandidates`):
         what the interval's `swept_pairs` and the later sample's broad phase look among
     """
 
     motion: SweptMotion
+    margin: float
     swept: SweptCandidates
 
 
@@ -699,8 +701,9 @@ def interval_candidates(
     test = prepared.test
     start, end = start.take(prepared.involved), end.take(prepared.involved)
     motion = swept_motion(start, end)
-    margin = max(sweep_margin(test, start, end), broad_phase_margin(test, end))
-    return IntervalCandidates(motion, swept_candidates(motion, margin))
+    margin = sweep_margin(test, start, end)
+    grown = max(margin, broad_phase_margin(test, end))
+    return IntervalCandidates(motion, margin, swept_candidates(motion, grown))
 
 
 @dataclass(frozen=True)
@@ -714,7 +717,7 @@ class Interval:
     start_contacts, end_contacts: the test's `sample_contacts` at the two samples where
         the caller has them (they spare the narrow phase there), else None
     candidates: the test's `interval_candidates` of these samples where the caller has
-        them (made for the later sample's broad phase), else None
+        them (made for the later sample's broad phase), else None (made when needed)
     """
 
     start: ShapeBatch
@@ -740,19 +743,12 @@ class _IntervalPairs:
 
 
 def _interval_pairs(prepared: PreparedTest, interval: Interval) -> _IntervalPairs:
-    test = prepared.test
-    involved = prepared.involved
-    start, end = interval.start.take(involved), interval.end.take(involved)
-    margin = sweep_margin(test, start, end)
-    if interval.candidates is None:
-        motion = swept_motion(start, end)
-        pairs = swept_pairs(motion, margin)
-    else:
-        motion = interval.candidates.motion
-        pairs = swept_pairs(motion, margin, interval.candidates.swept)
-    pairs = pairs[eligible_pair_mask(prepared, involved[pairs])]
+    candidates = interval.candidates or interval_candidates(prepared, interval.start, interval.end)
+    motion = candidates.motion
+    pairs = swept_pairs(motion, candidates.margin, candidates.swept)
+    pairs = pairs[eligible_pair_mask(prepared, prepared.involved[pairs])]
     slack = pair_slack(motion, pairs)
-    threshold = sweep_thresholds(test, slack)
+    threshold = sweep_thresholds(prepared.test, slack)
     # A pair within the rule at either sample is a sampled clash there (or, for a mesh
     # test, left to the triangles there): only pairs apart at both samples can clash only
     # in between.
