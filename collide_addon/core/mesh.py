@@ -1243,7 +1243,7 @@ def mesh_contacts(
             found.first if inner == 0 else found.second,
             found.second if inner == 0 else found.first,
         )
-    bound = _separating_bound(meshes, matrices, used, world, slots)
+    bound = _separating_bound(matrices, used, world, slots)
     return _combine(nearest, crossing, i_in_j, j_in_i, bound, max_distance, ~closed.all(axis=1))
 
 
@@ -1257,7 +1257,7 @@ def _extents(corners: np.ndarray, directions: np.ndarray) -> tuple[np.ndarray, n
     return along.min(axis=2), along.max(axis=2)
 
 
-def _separating_bound(meshes, matrices, used, world: _World, slots: np.ndarray) -> np.ndarray:
+def _separating_bound(matrices, used, world: _World, slots: np.ndarray) -> np.ndarray:
     """For each pair, a translation length that separates its two posed meshes (an upper
     bound of the penetration depth): along the axes of both meshes' frames and their
     cross products (the box-box SAT's 15 axes of their posed local bounds), the
@@ -1268,8 +1268,7 @@ def _separating_bound(meshes, matrices, used, world: _World, slots: np.ndarray) 
     slots: (m, 2) rows of `used` (u,) in `world`; returns (m,) >= 0, +inf for a pair
     with a mesh without triangles
     """
-    bounds = np.array([meshes[k].bounds for k in used]).reshape(-1, 2, 3)
-    local_lo, local_hi = bounds[:, 0], bounds[:, 1]
+    local_lo, local_hi = world.local_lo, world.local_hi
     signs = np.array([(x, y, z) for x in (0, 1) for y in (0, 1) for z in (0, 1)])
     local_corners = np.where(signs, local_hi[:, None], local_lo[:, None])
     frames = matrices[used, :3, :3]
