@@ -237,21 +237,6 @@ def _matrices_if_count(depsgraph, count: int) -> np.ndarray | None:
     return rows[:count].reshape(-1, 4, 4).transpose(0, 2, 1).astype(np.float64)
 
 
-# Fits made together between two progress reports (about 0.5 s on a 2-core machine):
-# at least this many point sets, more while they hold at most _FIT_SLICE_VERTICES
-# vertices in all, since `fit_shapes` fits small meshes hundreds to a group (slices of
-# 128 made the first Detect of 20,000 small meshes fit them 128 at a time).
-_FIT_SLICE = 128
-_FIT_SLICE_VERTICES = 131_072
-
-
-def _slice_length(vertex_counts: np.ndarray) -> int:
-    """How many of the next point sets, of `vertex_counts` (c,) vertices, to fit between
-    two progress reports (at most c)."""
-    within = np.cumsum(vertex_counts) <= _FIT_SLICE_VERTICES
-    return min(len(vertex_counts), max(_FIT_SLICE, int(within.sum())))
-
-
 class ProxyReader:
     """Reads a scene into `Proxies`, keeping geometry, fits and who-takes-part between
     reads so that a frame where only transforms changed costs one bulk read."""
@@ -574,8 +559,8 @@ class ProxyReader:
 
     def _fit_missing(self, structure, changed, keys, normalised, progress) -> None:
         """Fit the rows of `changed` whose `keys` have no cached fit, each key once; the
-        fits of one shape setting are made together (`fit_shapes`), much faster than
-        one by one."""
+        fits of one shape setting are made together (`fit_shapes`, which reports its
+        progress group by group), much faster than one by one."""
         missing: dict[tuple, int] = {}
         for k, key in zip(changed, keys, strict=True):
             if key not in self._fits:
@@ -585,26 +570,22 @@ class ProxyReader:
             by_shape.setdefault(key[-2], []).append(key)
         done = 0
         for shape, shape_keys in by_shape.items():
-            geometries = [
-                self._geometry[structure.entries[missing[key]].geometry_key] for key in shape_keys
+            point_sets = [
+                self._geometry[structure.entries[missing[key]].geometry_key].points
+                @ normalised[missing[key]]
+                for key in shape_keys
             ]
-            vertex_counts = np.array([len(geometry.points) for geometry in geometries])
-            # In slices, so that a long first fit shows progress.
-            start = 0
-            while start < len(shape_keys):
-                if progress is not None:
-                    progress(done, len(missing))
-                end = start + _slice_length(vertex_counts[start:])
-                point_sets = [
-                    geometry.points @ normalised[missing[key]]
-                    for geometry, key in zip(
-                        geometries[start:end], shape_keys[start:end], strict=True
-                    )
-                ]
-                fits = fit_shapes(point_sets, shape)
-                self._fits.update(zip(shape_keys[start:end], fits, strict=True))
-                done += end - start
-                start = end
+            fits = fit_shapes(point_sets, shape, progress=_counted_on(progress, done, len(missing)))
+            self._fits.update(zip(shape_keys, fits, strict=True))
+            done += len(shape_keys)
+
+
+def _counted_on(progress, before: int, total: int):
+    """`progress(done, total)` as `fit_shapes` calls it for one shape's fits, reporting
+    the fits of all shapes: `before` of `total` were made earlier. None stays None."""
+    if progress is None:
+        return None
+    return lambda fitted, _: progress(before + fitted, total)
 
 
 def _same_participants(structure: _Structure, scene, depsgraph) -> bool:

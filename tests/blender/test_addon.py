@@ -696,8 +696,9 @@ def test_a_deforming_object_named_like_a_shared_mesh_refits_alone(addon, monkeyp
     monkeypatch.setattr(
         scene_module,
         "fit_shapes",
-        lambda point_sets, shape: (
-            fitted.extend(len(points) for points in point_sets) or fit_shapes(point_sets, shape)
+        lambda point_sets, shape, progress: (
+            fitted.extend(len(points) for points in point_sets)
+            or fit_shapes(point_sets, shape, progress)
         ),
     )
     scene.frame_set(3)
@@ -787,14 +788,6 @@ def test_detect_prints_progress_in_background(addon, capfd):
         scenes.add_object(f"Part{index}", cube, location=(3.0 * index, 0, 0))
     assert bpy.ops.collide.detect() == {"FINISHED"}
     assert "collide: reading proxies 0%" in capfd.readouterr().err
-
-
-def test_fit_slices_hold_small_meshes_by_the_thousand(addon):
-    scene_module = blender_module(addon, "scene")
-    budget = scene_module._FIT_SLICE_VERTICES
-    assert scene_module._slice_length(np.full(20_000, 37)) == budget // 37
-    assert scene_module._slice_length(np.full(1_000, 2_700)) == scene_module._FIT_SLICE
-    assert scene_module._slice_length(np.full(5, 10)) == 5
 
 
 def test_bulk_matrix_read_detects_a_changed_object_count(addon):

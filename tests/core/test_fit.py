@@ -1,6 +1,7 @@
 """Proxy fitting: every point inside, tight on known shapes, invariant under rigid motions."""
 
-from itertools import combinations
+from itertools import combinations, pairwise
+from threading import get_ident
 
 import numpy as np
 import pytest
@@ -295,6 +296,27 @@ def test_fitting_many_at_once_gives_each_fit_alone(shape):
     rng = np.random.default_rng(4)
     clouds = [random_mesh_like_cloud(rng, count) for count in (5, 80, 700, 2000, 40, 3000)]
     assert_fitted_together_as_alone(clouds, shape)
+
+
+def test_fits_made_on_several_threads_come_back_in_order_with_their_progress():
+    # 300 sets of several sizes: about ten groups, fitted on the worker threads. Each
+    # fit must land at its own set's index, and progress is reported in the calling
+    # thread, from none done to all done.
+    rng = np.random.default_rng(11)
+    clouds = [random_mesh_like_cloud(rng, int(count)) for count in rng.integers(4, 900, 300)]
+    reports = []
+    fits = fit_shapes(
+        clouds, "BOX", progress=lambda done, total: reports.append((done, total, get_ident()))
+    )
+    assert reports[0][:2] == (0, 300) and reports[-1][:2] == (300, 300)
+    assert len(reports) > 3
+    assert all(later[0] > earlier[0] for earlier, later in pairwise(reports))
+    assert {thread for *_, thread in reports} == {get_ident()}
+    for index in (0, 57, 148, 299):
+        alone = fit_shape(clouds[index], "BOX")
+        assert fits[index].volume == pytest.approx(alone.volume, rel=1e-9)
+        np.testing.assert_allclose(fits[index].center, alone.center, atol=1e-7)
+    assert fit_shapes([], "BOX", progress=lambda *_: pytest.fail("nothing to report")) == []
 
 
 @pytest.mark.parametrize("shape", ["AUTO", "BOX", "CAPSULE"])
