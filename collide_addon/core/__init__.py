@@ -10,7 +10,7 @@ to `find_contacts` so that the broad phase builds on the previous call's work.
 One layer per module; each imports only modules listed before it:
 
 - `constants`: tolerances, shape kinds, the cube-corner table; `columns`: dataclass
-  concatenation
+  concatenation; `threads`: independent parts of numpy work on several threads
 - `shapes`: `ShapeBatch`, n boxes, spheres and capsules as arrays
 - `box_pairs`, `narrow`: exact signed distance of pairs of shapes
 - `grid`: every overlapping pair of axis-aligned boxes; `coherent`: the same across

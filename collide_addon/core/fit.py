@@ -18,8 +18,6 @@ fit encloses every vertex.
 
 from __future__ import annotations
 
-import os
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from itertools import combinations
 
@@ -27,6 +25,7 @@ import numpy as np
 
 from .constants import CUBE_CORNER_SIGNS, KIND_BOX, KIND_CAPSULE, KIND_SPHERE
 from .shapes import ShapeBatch, frames_from_axes
+from .threads import map_in_threads, worker_count
 
 # Fixed directions that select the candidate hull points a search works on: the
 # points extreme along any of them include every vertex that bounds a box or sphere
@@ -126,10 +125,6 @@ _GROUP_SIZE = 32
 # (the padded count times the sets), so that thousands of small meshes (a building's
 # elements) share numpy's cost per call as much as a few large ones do.
 _GROUP_POINTS = _GROUP_SIZE * 2 * _SEARCH_DIRECTION_COUNT
-# Groups are fitted on one thread per core, at most this many: numpy's loops run in
-# parallel, the Python between them takes the GIL in turn (on 2 cores, 2 threads fit
-# bench_fit's point sets 1.5-1.9 times faster than one; more cores were not measured).
-_WORKERS = 8
 
 
 @dataclass(frozen=True)
@@ -938,10 +933,10 @@ def fit_shapes(point_sets, shape: str, progress=None) -> list[ProxyFit]:
 
     The searches run side by side over groups of point sets, so that numpy's cost per
     call is shared: fitting many meshes at once is much faster than one by one. Groups
-    are fitted on up to `_WORKERS` threads (numpy releases the GIL in its loops); a
-    set's fit does not depend on which group or thread fitted it. `progress(done,
-    total)`, when given, is called in the calling thread with the number of sets
-    fitted so far, before the first group and after each.
+    are fitted on several threads (`threads.worker_count`); a set's fit does not depend
+    on which group or thread fitted it. `progress(done, total)`, when given, is called
+    in the calling thread with the number of sets fitted so far, before the first group
+    and after each.
     """
     try:
         fitter = _GROUP_FITTERS[shape]
@@ -951,35 +946,41 @@ def fit_shapes(point_sets, shape: str, progress=None) -> list[ProxyFit]:
     fits: list[ProxyFit | None] = [None] * len(point_sets)
     if not point_sets:
         return fits
-    workers = min(_WORKERS, os.cpu_count() or 1)
-    with ThreadPoolExecutor(workers) as pool:
-        candidate_sets = [
-            candidates
-            for chunk in pool.map(
-                lambda chunk: [_candidate_points(point_sets[index]) for index in chunk],
-                np.array_split(np.arange(len(point_sets)), min(len(point_sets), 4 * workers)),
-            )
-            for candidates in chunk
-        ]
-        groups = _groups(candidate_sets)
+    # On 2 cores, 2 threads fit bench_fit's point sets 1.5-1.9 times faster than one.
+    workers = worker_count(len(point_sets))
+    # A few chunks of sets per thread: a task per set would cost more than a small set's
+    # candidates.
+    chunks = [part for part in np.array_split(np.arange(len(point_sets)), 4 * workers) if len(part)]
+    candidate_sets = [
+        candidates
+        for chunk in map_in_threads(
+            lambda chunk: [_candidate_points(point_sets[index]) for index in chunk],
+            chunks,
+            workers,
+        )
+        for candidates in chunk
+    ]
+    groups = _groups(candidate_sets)
 
-        def fit_group(members: np.ndarray) -> list[ProxyFit]:
-            return fitter(
-                _Group.of(
-                    [point_sets[index] for index in members],
-                    [candidate_sets[index] for index in members],
-                )
+    def fit_group(members: np.ndarray) -> list[ProxyFit]:
+        return fitter(
+            _Group.of(
+                [point_sets[index] for index in members],
+                [candidate_sets[index] for index in members],
             )
+        )
 
-        done = 0
+    done = 0
+    if progress is not None:
+        progress(done, len(point_sets))
+    for members, found in zip(
+        groups, map_in_threads(fit_group, groups, worker_count(len(groups))), strict=True
+    ):
+        for index, fit in zip(members, found, strict=True):
+            fits[index] = fit
+        done += len(members)
         if progress is not None:
             progress(done, len(point_sets))
-        for members, found in zip(groups, pool.map(fit_group, groups), strict=True):
-            for index, fit in zip(members, found, strict=True):
-                fits[index] = fit
-            done += len(members)
-            if progress is not None:
-                progress(done, len(point_sets))
     return fits
 
 

@@ -91,6 +91,7 @@ import numpy as np
 from .columns import cross_rows
 from .contact import CONTACT_RELATIVE
 from .grid import expand_runs
+from .threads import map_in_threads, worker_count
 
 APART = 0
 TOUCHING = 1
@@ -123,6 +124,9 @@ _FIRST_DEPTH_BATCH = 8
 # 60 degrees (|cosine| above this): one flat face, or the facets of a curved one (a pipe
 # of six or more facets). Only sharper edges, like a box's, end a face.
 _SMOOTH_COSINE = 0.5
+# Pairs are decided on several threads when each gets at least this many (fewer would
+# not pay for the threads and the extra numpy calls).
+_PAIRS_PER_WORKER = 16
 
 
 @dataclass(frozen=True, eq=False)
@@ -1222,6 +1226,30 @@ def mesh_contacts(
     world = _pose(meshes, matrices, used)
     reach = np.abs(world.corners).max(initial=0.0)
     contact = float(_epsilon(np.array([reach]))[0])
+    workers = worker_count(len(slots) // _PAIRS_PER_WORKER)
+    # Interleaved shares, so that each thread gets some of the costly pairs wherever
+    # they lie; every stage works pair by pair, so a share's results do not depend on
+    # the others.
+    shares = [np.arange(worker, len(slots), workers) for worker in range(workers)]
+    found = list(
+        map_in_threads(
+            lambda rows: _slot_contacts(world, matrices, used, slots[rows], max_distance, contact),
+            shares,
+            workers,
+        )
+    )
+    order = np.argsort(np.concatenate(shares), kind="stable")
+    return MeshContacts(
+        *(
+            np.concatenate([getattr(share, name) for share in found])[order]
+            for name in MeshContacts.__dataclass_fields__
+        )
+    )
+
+
+def _slot_contacts(world, matrices, used, slots, max_distance, contact) -> MeshContacts:
+    """`mesh_contacts` of the pairs `slots` (m, 2), rows of `used` (u,) posed in `world`,
+    with the call's contact epsilon `contact` (of all its meshes, not only these)."""
     grow = max_distance + contact
     nearest, crossing = _triangle_stage(world, slots, grow)
     closed = world.closed[slots]
