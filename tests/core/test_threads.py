@@ -83,8 +83,7 @@ def test_mesh_contacts_on_threads_equal_those_on_one(monkeypatch):
             [[count, count + 1], [count + 2, count + 3]],
         ]
     )
-    assert len(pairs) > 4 * mesh_module._PAIRS_PER_WORKER
-    monkeypatch.setattr(mesh_module, "worker_count", lambda parts: min(parts, 3))
+    monkeypatch.setattr(mesh_module, "worker_count", lambda parts: 3)
     shared = mesh_contacts(meshes, matrices, pairs, 0.05)
     monkeypatch.setattr(mesh_module, "worker_count", lambda parts: 1)
     alone = mesh_contacts(meshes, matrices, pairs, 0.05)
