@@ -125,6 +125,13 @@ _GROUP_SIZE = 32
 # (the padded count times the sets), so that thousands of small meshes (a building's
 # elements) share numpy's cost per call as much as a few large ones do.
 _GROUP_POINTS = _GROUP_SIZE * 2 * _SEARCH_DIRECTION_COUNT
+# Point sets whose points' offsets from their first point agree to within this fraction
+# of their largest |coordinate| are copies (`_copy_sources`): float32 storage rounds a
+# vertex by at most 6e-8 of it, so copies of one element anywhere agree, and sets this
+# close are one shape as far as float32 coordinates can tell.
+_COPY_TOLERANCE = 1e-6
+# Each set is compared with this many sets before it in `_copy_sources`' order.
+_COPY_LOOKBACK = 8
 
 
 @dataclass(frozen=True)
@@ -681,8 +688,13 @@ def _minimal_ball_centres(candidates: np.ndarray) -> np.ndarray:
 def _fit_spheres(group: _Group) -> list[ProxyFit]:
     """`fit_sphere` of each point set of `group`: the minimal ball of its candidates,
     grown to enclose all its points."""
-    centers = _minimal_ball_centres(group.padded)
-    points, _, starts, counts = _stacked(group.points)
+    return _spheres_around(group.points, _minimal_ball_centres(group.padded))
+
+
+def _spheres_around(point_sets: list[np.ndarray], centers: np.ndarray) -> list[ProxyFit]:
+    """The smallest sphere around each of `point_sets` (n_i, 3) centred at its
+    `centers` (g, 3)."""
+    points, _, starts, counts = _stacked(point_sets)
     distances_squared = np.sum((points - np.repeat(centers, counts, axis=0)) ** 2, axis=1)
     radii = np.sqrt(np.maximum.reduceat(distances_squared, starts))
     return [
@@ -934,15 +946,41 @@ def fit_shapes(point_sets, shape: str, progress=None) -> list[ProxyFit]:
     The searches run side by side over groups of point sets, so that numpy's cost per
     call is shared: fitting many meshes at once is much faster than one by one. Groups
     are fitted on several threads (`threads.worker_count`); a set's fit does not depend
-    on which group or thread fitted it. `progress(done, total)`, when given, is called
-    in the calling thread with the number of sets fitted so far, before the first group
-    and after each.
+    on which group or thread fitted it. Sets that are copies of another up to a
+    translation (`_copy_sources`: a building's repeated windows, columns and beams in
+    world coordinates) take its search's orientation, axis or centre, moved along and
+    measured over their own points. `progress(done, total)`, when given, is called in
+    the calling thread with the number of sets fitted so far, before the first group,
+    after each and after the copies.
     """
     try:
         fitter = _GROUP_FITTERS[shape]
     except KeyError:
         raise ValueError(f"unknown proxy shape {shape!r}") from None
     point_sets = [_validated_points(points) for points in point_sets]
+    fits: list[ProxyFit | None] = [None] * len(point_sets)
+    sources = _copy_sources(point_sets)
+    searched = np.flatnonzero(sources == np.arange(len(point_sets)))
+    found = _searched_fits([point_sets[index] for index in searched], fitter, progress, len(fits))
+    for index, fit in zip(searched, found, strict=True):
+        fits[index] = fit
+    copies = np.flatnonzero(sources != np.arange(len(point_sets)))
+    if len(copies):
+        moved = _moved_fits(
+            [fits[index] for index in sources[copies]],
+            np.stack([point_sets[index][0] for index in sources[copies]]),
+            [point_sets[index] for index in copies],
+        )
+        for index, fit in zip(copies, moved, strict=True):
+            fits[index] = fit
+        if progress is not None:
+            progress(len(fits), len(fits))
+    return fits
+
+
+def _searched_fits(point_sets: list[np.ndarray], fitter, progress, total: int) -> list[ProxyFit]:
+    """The fits of `point_sets` by `fitter`, its groups on threads; `progress(done,
+    total)` as `fit_shapes` reports it, counting these sets."""
     fits: list[ProxyFit | None] = [None] * len(point_sets)
     if not point_sets:
         return fits
@@ -972,7 +1010,7 @@ def fit_shapes(point_sets, shape: str, progress=None) -> list[ProxyFit]:
 
     done = 0
     if progress is not None:
-        progress(done, len(point_sets))
+        progress(done, total)
     for members, found in zip(
         groups, map_in_threads(fit_group, groups, worker_count(len(groups))), strict=True
     ):
@@ -980,8 +1018,100 @@ def fit_shapes(point_sets, shape: str, progress=None) -> list[ProxyFit]:
             fits[index] = fit
         done += len(members)
         if progress is not None:
-            progress(done, len(point_sets))
+            progress(done, total)
     return fits
+
+
+def _copy_sources(point_sets: list[np.ndarray]) -> np.ndarray:
+    """For each point set (n_i, 3), the set whose search it takes: (g,) indices, its own
+    where it is searched, else an earlier set's.
+
+    Sets of one count are copies when each point's offset from the set's first point
+    is the same in both to within `_COPY_TOLERANCE` of their largest |coordinate| (the
+    same element placed elsewhere, its vertices rounded to float32 where it lies). The
+    sets are sorted by a weighted sum of their offsets, which copies share to within
+    rounding, and each is compared with the `_COPY_LOOKBACK` sets before it (a near
+    copy may sort between two copies); sets joined by such comparisons are one shape,
+    and those of them that are copies of its earliest set take that set's search.
+    """
+    sources = np.arange(len(point_sets))
+    by_count: dict[int, list[int]] = {}
+    for index, points in enumerate(point_sets):
+        by_count.setdefault(len(points), []).append(index)
+    for members in by_count.values():
+        if len(members) < 2:
+            continue
+        stacked = np.stack([point_sets[index] for index in members])  # (k, c, 3)
+        offsets = stacked - stacked[:, :1]
+        tolerance = _COPY_TOLERANCE * np.abs(stacked).max(axis=(1, 2))
+        # A weighted sum of the offsets: copies' sums differ by rounding only, while
+        # the same shape turned or mirrored (whose offsets' magnitudes are those of
+        # the copies) sums to another value, and so does not fall between them.
+        weights = np.linspace(1.0, 2.0, offsets[0].size)
+        order = np.argsort(offsets.reshape(len(offsets), -1) @ weights, kind="stable")
+        offsets, tolerance = offsets[order], tolerance[order]
+        earlier, later = [], []
+        for lag in range(1, min(_COPY_LOOKBACK, len(order) - 1) + 1):
+            gaps = np.abs(offsets[lag:] - offsets[:-lag]).max(axis=(1, 2))
+            close = np.flatnonzero(gaps <= np.minimum(tolerance[lag:], tolerance[:-lag]))
+            earlier.append(close)
+            later.append(close + lag)
+        roots = _joined(len(order), np.concatenate(earlier), np.concatenate(later))
+        earliest = np.full(len(order), len(order))
+        np.minimum.at(earliest, roots, order)
+        earliest = np.argsort(order)[earliest[roots]]  # as a sorted position
+        same = np.abs(offsets - offsets[earliest]).max(axis=(1, 2)) <= np.minimum(
+            tolerance, tolerance[earliest]
+        )
+        own = np.arange(len(order))
+        sources[np.array(members)[order]] = np.array(members)[order[np.where(same, earliest, own)]]
+    return sources
+
+
+def _joined(count: int, first: np.ndarray, second: np.ndarray) -> np.ndarray:
+    """For each of `count` items, one item of its part when items first[k] and
+    second[k] ((l,) each) are joined: (count,) indices, equal for items of one part."""
+    parent = list(range(count))
+
+    def root(item: int) -> int:
+        while parent[item] != item:
+            parent[item] = parent[parent[item]]
+            item = parent[item]
+        return item
+
+    for a, b in zip(first.tolist(), second.tolist(), strict=True):
+        parent[root(b)] = root(a)
+    return np.array([root(item) for item in range(count)], dtype=np.int64)
+
+
+def _moved_fits(
+    fits: list[ProxyFit], firsts: np.ndarray, point_sets: list[np.ndarray]
+) -> list[ProxyFit]:
+    """Each of `fits` (of sets whose first points are `firsts` (k, 3)) moved onto its
+    copy in `point_sets` (n_i, 3) by the offset of the copy's first point, and measured
+    over the copy's own points: the box along the same axes, the sphere around the moved
+    centre, the capsule on the moved axis line. Every point of the copy is enclosed."""
+    offsets = np.stack([points[0] for points in point_sets]) - firsts
+    moved: list[ProxyFit | None] = [None] * len(fits)
+    kinds = np.array([fit.kind for fit in fits])
+    for kind in (KIND_BOX, KIND_SPHERE, KIND_CAPSULE):
+        rows = np.flatnonzero(kinds == kind)
+        if not len(rows):
+            continue
+        copies = [point_sets[row] for row in rows]
+        rotations = np.stack([fits[row].rotation for row in rows])
+        centers = np.stack([fits[row].center for row in rows]) + offsets[rows]
+        if kind == KIND_BOX:
+            found = _boxes_around(copies, rotations)
+        elif kind == KIND_SPHERE:
+            found = _spheres_around(copies, centers)
+        else:
+            # The axis line's place across it: the centre in the capsule's first two axes.
+            circle_centers = np.einsum("gk,gkj->gj", centers, rotations)[:, :2]
+            found = _capsules_around_circles(copies, rotations, circle_centers)
+        for row, fit in zip(rows, found, strict=True):
+            moved[row] = fit
+    return moved
 
 
 def _groups(candidate_sets: list[np.ndarray]) -> list[np.ndarray]:

@@ -298,6 +298,50 @@ def test_fitting_many_at_once_gives_each_fit_alone(shape):
     assert_fitted_together_as_alone(clouds, shape)
 
 
+@pytest.mark.parametrize("shape", ["AUTO", "BOX", "SPHERE", "CAPSULE"])
+def test_copies_up_to_a_translation_take_their_sources_fit_around_their_own_points(
+    shape, monkeypatch
+):
+    # Three shapes and copies of them far away, stored as Blender stores vertices
+    # (float32), as a building's repeated elements come in world coordinates; a copy
+    # turned by 90 degrees and one with a vertex moved by 1e-4 are shapes of their own.
+    rng = np.random.default_rng(8)
+    originals = [random_mesh_like_cloud(rng, count) + 20.0 for count in (8, 60, 900)]
+    turned = originals[1][:, [1, 0, 2]] * [-1.0, 1.0, 1.0]
+    moved = originals[2].copy()
+    moved[5] += 1e-4
+    offsets = [(1e3, -250.0, 37.5), (-80.0, 3.0, 0.0), (0.0, 0.0, 412.0)]
+    clouds = [
+        (cloud + offset).astype(np.float32).astype(np.float64)
+        for cloud in originals
+        for offset in [(0.0, 0.0, 0.0), *offsets]
+    ]
+    clouds += [turned.astype(np.float32).astype(np.float64), moved]
+    sources = fit_module._copy_sources(clouds)
+    assert sources.tolist() == [0] * 4 + [4] * 4 + [8] * 4 + [12, 13]
+    searched = []
+    searched_fits = fit_module._searched_fits
+    monkeypatch.setattr(
+        fit_module,
+        "_searched_fits",
+        lambda sets, *args: searched.append(len(sets)) or searched_fits(sets, *args),
+    )
+    fits = fit_shapes(clouds, shape)
+    assert searched == [5]
+    for index, (cloud, fit) in enumerate(zip(clouds, fits, strict=True)):
+        source = fits[sources[index]]
+        assert fit.kind == source.kind
+        np.testing.assert_allclose(fit.rotation, source.rotation, atol=1e-12)
+        # The copies' float32 rounding 1 km out moves their points by up to 6e-5.
+        assert fit.volume == pytest.approx(source.volume, rel=1e-3)
+        # Moved with the copy; a capsule's ends by up to the square root of the rounding
+        # (a point near its radius moves the end by sqrt(r dr)).
+        np.testing.assert_allclose(
+            fit.center - source.center, cloud[0] - clouds[sources[index]][0], atol=1e-2
+        )
+        assert outside_distance(fit, cloud).max() <= TOLERANCE * np.abs(cloud).max()
+
+
 def test_fits_made_on_several_threads_come_back_in_order_with_their_progress():
     # 300 sets of several sizes: about ten groups, fitted on the worker threads. Each
     # fit must land at its own set's index, and progress is reported in the calling
