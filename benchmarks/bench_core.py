@@ -2,7 +2,7 @@
 
     python3 build.py bench            (or: .venv-core/bin/python benchmarks/bench_core.py)
     options: --sizes 1000,10000,100000 --repeats 5 --pairs 1000000 --skip-fcl-above 100000
-             --mesh-only (section 5 alone) --ifcclash-result PATH
+             --mesh-only (section 5 alone) --ifcclash-result PATH --ifc-dir DIR
 
 1. find_pairs vs DynamicAABBTreeCollisionManager (build + collide with the default
    narrow-phase callback, enough max contacts) of coal and python-fcl, on the seeded
@@ -27,8 +27,11 @@
    (tests/data/ifc/: 82 elements, every pair whose bounds come within 5 cm, as the
    clearance set of benchmarks/bench_ifc.py needs). With --ifcclash-result (the
    ifcclash.json that `benchmarks/bench_ifc.py --models FZK --keep DIR` keeps) it also
-   prints IfcClash's clash calls on the same model.
-Best of `repeats` wall-clock runs each, one core (the machine's BLAS is not used).
+   prints IfcClash's clash calls on the same model. With --ifc-dir DIR (bench_ifc.py's
+   --keep DIR) it first times the exact stage on each kept model, on the threads and on
+   one, beside IfcClash's clash calls there.
+Best of `repeats` wall-clock runs each, one core (the machine's BLAS is not used), but
+mesh_contacts, which decides large calls on `core.threads`' threads (one per core).
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ import json
 import sys
 import time
 import tracemalloc
+from functools import partial
 from pathlib import Path
 
 import coal
@@ -57,6 +61,7 @@ from collide_addon.core import (
     pair_distance,
     pair_intersects,
     prepare_mesh,
+    threads,
 )
 from collide_addon.core.contact import contact_epsilon
 from collide_dev.coal_oracle import (
@@ -396,10 +401,11 @@ FZK_FIXTURE = (
 FZK_CLEARANCE = 0.05
 
 
-def fzk_pairs():
-    """The FZK-Haus fixture's meshes and the pairs whose bounds come within the clearance:
+def fzk_pairs(model: Path = FZK_FIXTURE):
+    """The meshes of a model's elements (the FZK-Haus fixture, or an .npz of
+    benchmarks/ifc_to_mesh.py) and the pairs whose bounds come within the clearance:
     (raw meshes [(vertices (v, 3), triangles (t, 3))], pairs (m, 2), max_distance)."""
-    data = np.load(FZK_FIXTURE)
+    data = np.load(model)
     vertex_offsets, triangle_offsets = data["vertex_offsets"], data["triangle_offsets"]
     raw = [
         (
@@ -437,6 +443,36 @@ def bench_fzk(repeats: int, ifcclash_result: Path | None) -> dict:
         row["ifcclash_s"] = {name: sets[name]["clash_seconds"] for name in sets}
     print_progress("mesh contacts (FZK-Haus): done")
     return row
+
+
+def bench_kept_models(directory: Path, repeats: int) -> None:
+    """mesh_contacts on each model bench_ifc.py kept in `directory` (DIR/MODEL/model.npz,
+    every pair within the clearance, as one call for the three clash sets), on the
+    threads `core.threads` allows and on one, beside IfcClash's three clash calls
+    (DIR/MODEL/ifcclash.json)."""
+    print(f"models kept in {directory}: collide's exact stage against IfcClash's clash calls")
+    for model in sorted(directory.glob("*/model.npz")):
+        raw, pairs, max_distance = fzk_pairs(model)
+        meshes = [prepare_mesh(*shape) for shape in raw]
+        matrices = np.tile(np.eye(4), (len(meshes), 1, 1))
+        times = {}
+        for workers in (threads.MAX_WORKERS, 1):
+            cap, threads.MAX_WORKERS = threads.MAX_WORKERS, workers
+            try:
+                times[workers], _ = best_of(
+                    repeats, partial(mesh_contacts, meshes, matrices, pairs, max_distance)
+                )
+            finally:
+                threads.MAX_WORKERS = cap
+        sets = json.loads((model.parent / "ifcclash.json").read_text())["sets"]
+        ifcclash = sum(sets[name]["clash_seconds"] for name in sets)
+        ours = times[threads.MAX_WORKERS]
+        print(
+            f"{model.parent.name}: {len(raw)} elements, {len(pairs)} pairs; collide {ours:.2f} s"
+            f" ({times[1]:.2f} s on one thread), IfcClash {ifcclash:.3f} s: ratio"
+            f" {ours / ifcclash:.1f}"
+        )
+    print()
 
 
 def report_mesh_contacts(repeats: int, ifcclash_result: Path | None = None) -> None:
@@ -504,7 +540,14 @@ def main(argv: list[str] | None = None) -> None:
         type=Path,
         help="IfcClash's result on the FZK-Haus (ifcclash.json of bench_ifc.py --keep DIR)",
     )
+    parser.add_argument(
+        "--ifc-dir",
+        type=Path,
+        help="also time the exact stage on every model bench_ifc.py --keep DIR kept",
+    )
     args = parser.parse_args(argv)
+    if args.ifc_dir:
+        bench_kept_models(args.ifc_dir, args.repeats)
     if args.mesh_only:
         print(f"coal {coal.__version__}, numpy {np.__version__}; best of {args.repeats}\n")
         report_mesh_contacts(args.repeats, args.ifcclash_result)
