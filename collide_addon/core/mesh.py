@@ -73,7 +73,9 @@ mesh's world bounds and its posed local box and counts crossings (ray parity, ex
 shared edges and vertices by a consistent tie rule), the ray's box walked down the other
 mesh's tree; where the two
 surfaces are apart, one ray per connected part of the mesh (`TriangleMesh.vertex_parts`)
-decides for the whole part, which cannot cross the other surface; a point's depth
+decides for the whole part, which cannot cross the other surface; a point in a convex
+mesh (`TriangleMesh.convex`: boxes, wedges, prisms) needs neither ray nor search, its
+depth being its least height below the mesh's face planes; a point's depth
 search (boxes of growing radius down the same tree) is bounded by its ray's first
 crossing and skipped when that bound cannot beat the depth already found, and it stops
 as soon as a triangle within that depth turns up. What stays: touching elements whose
@@ -129,6 +131,13 @@ _SMOOTH_COSINE = 0.5
 # calls (held under the GIL) outweighs the work in them and threads do not pay (a
 # 1,000-object live update's 68 pairs of 12-224 triangles were no faster on two).
 _TRIANGLES_PER_WORKER = 32_768
+# Meshes of up to this many triangles are tested for convexity when prepared (the test
+# measures every vertex against every triangle's plane); larger ones count as not convex.
+_CONVEX_TEST_TRIANGLES = 512
+# A vertex within this fraction of the largest |coordinate| outside a triangle's plane
+# still leaves the mesh convex: float32 rounding puts a flat face's fourth corner that
+# far off the plane of its first three (a tenth of the contact epsilon).
+_CONVEX_ROUNDING = 1e-7
 
 
 @dataclass(frozen=True, eq=False)
@@ -153,6 +162,9 @@ class TriangleMesh:
     tree_depth: the depth of the tree's leaves (0: one leaf holds every triangle)
     vertex_parts: (v,) int64, the connected part of each vertex (after welding): the
         least welded vertex index in it
+    convex: closed, with a volume, and no vertex outside the plane of any triangle (to
+        within `_CONVEX_ROUNDING`): a box, a wedge, a prism; tested on meshes of up to
+        `_CONVEX_TEST_TRIANGLES` triangles only, larger ones are not convex here
     """
 
     vertices: np.ndarray
@@ -163,6 +175,7 @@ class TriangleMesh:
     tree_order: np.ndarray
     tree_depth: int
     vertex_parts: np.ndarray
+    convex: bool
 
 
 def prepare_mesh(vertices, triangles, leaf_size: int = _LEAF_SIZE) -> TriangleMesh:
@@ -201,16 +214,35 @@ def prepare_mesh(vertices, triangles, leaf_size: int = _LEAF_SIZE) -> TriangleMe
     vertex_parts.setflags(write=False)
     smooth_edges = _smooth_edges(vertices[triangles], welded[triangles], len(vertices))
     smooth_edges.setflags(write=False)
+    closed = _is_closed(welded[triangles], len(vertices))
     return TriangleMesh(
         vertices,
         triangles,
-        _is_closed(welded[triangles], len(vertices)),
+        closed,
         bounds,
         smooth_edges,
         tree_order,
         tree_depth,
         vertex_parts,
+        closed and _is_convex(vertices, triangles),
     )
+
+
+def _is_convex(vertices: np.ndarray, triangles: np.ndarray) -> bool:
+    """Whether a closed mesh (vertices (v, 3), triangles (t, 3)) of at most
+    `_CONVEX_TEST_TRIANGLES` triangles encloses a volume and has every vertex on one
+    side of every triangle's plane, the side of the others' (to within rounding)."""
+    if len(triangles) > _CONVEX_TEST_TRIANGLES:
+        return False
+    corners = vertices[triangles]
+    normals = np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
+    normals /= _length(normals)[:, None]
+    heights = normals @ vertices.T - _dot(normals, corners[:, 0])[:, None]  # (t, v)
+    rounding = _CONVEX_ROUNDING * max(1.0, float(np.abs(vertices).max()))
+    # Outward normals put every vertex below every plane, inward ones above; a flat mesh
+    # has every vertex on every plane, and no volume.
+    below, above = (heights <= rounding).all(), (heights >= -rounding).all()
+    return bool(below != above)
 
 
 def _vertex_parts(welded: np.ndarray, triangles: np.ndarray) -> np.ndarray:
@@ -611,6 +643,8 @@ class _World:
     tree: the meshes' trees with their node boxes in the world (`_Forest`)
     to_local: (u, 3, 4) each mesh's world-to-local affine map (NaN where its matrix is
         singular); local_lo, local_hi: (u, 3) its local bounds (`TriangleMesh.bounds`)
+    convex: (u,) bool, `TriangleMesh.convex` and posed by an invertible matrix (an affine
+        map keeps a mesh convex)
     """
 
     vertices: np.ndarray
@@ -632,6 +666,7 @@ class _World:
     to_local: np.ndarray
     local_lo: np.ndarray
     local_hi: np.ndarray
+    convex: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -733,6 +768,7 @@ def _pose(meshes: Sequence[TriangleMesh], matrices: np.ndarray, used: np.ndarray
         mesh_hi[has] = np.maximum.reduceat(hi, triangle_start[has], axis=0)
     closed = np.array([mesh.closed for mesh in posed], dtype=bool)
     bounds = np.array([mesh.bounds for mesh in posed]).reshape(-1, 2, 3)
+    to_local = _inverse_affine(matrices[used])
     return _World(
         vertices,
         vertex_start,
@@ -750,9 +786,12 @@ def _pose(meshes: Sequence[TriangleMesh], matrices: np.ndarray, used: np.ndarray
         vertex_part,
         vertex_part[triangles[:, 0]],
         _forest(posed, triangle_start, lo, hi),
-        _inverse_affine(matrices[used]),
+        to_local,
         bounds[:, 0],
         bounds[:, 1],
+        # A singular matrix flattens a mesh: no inside left to measure depths in.
+        np.array([mesh.convex for mesh in posed], dtype=bool)
+        & np.isfinite(to_local).all(axis=(1, 2)),
     )
 
 
@@ -1130,6 +1169,38 @@ def _parity_inside(world: _World, points, target) -> tuple[np.ndarray, np.ndarra
     return inside, nearest
 
 
+def _convex_depths(world: _World, points, target) -> tuple[np.ndarray, np.ndarray]:
+    """How deep points (k, 3) lie in convex world meshes `target` (k,): the least height
+    of each point below its mesh's face planes, the distance to the surface where the
+    point is inside and <= 0 where it is not (k,), and the point's foot on the nearest
+    plane, its closest point on the surface when inside (k, 3). Ties go to the mesh's
+    earlier triangle."""
+    point, triangle = expand_runs(world.triangle_start[target], world.triangle_count[target])
+    corners = world.corners[triangle]
+    normals = cross_rows(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
+    # Inwards: towards the mesh's vertex centroid, strictly inside a convex mesh with a
+    # volume (a mirroring matrix turns the triangles' winding over).
+    meshes = np.unique(target)
+    owner, vertex = expand_runs(world.vertex_start[meshes], world.vertex_count[meshes])
+    centroids = (
+        np.stack(
+            [np.bincount(owner, world.vertices[vertex, axis], len(meshes)) for axis in range(3)], 1
+        )
+        / world.vertex_count[meshes, None]
+    )
+    inwards = centroids[np.searchsorted(meshes, target)][point] - corners[:, 0]
+    normals *= np.where(_dot(normals, inwards) < 0, -1.0, 1.0)[:, None]
+    normals /= _length(normals)[:, None]
+    heights = _dot(normals, points[point] - corners[:, 0])
+    depth = np.full(len(points), np.inf)
+    np.minimum.at(depth, point, heights)
+    nearest = np.flatnonzero(heights == depth[point])
+    _, first = np.unique(point[nearest], return_index=True)
+    face = np.zeros(len(points), dtype=np.int64)
+    face[point[nearest[first]]] = nearest[first]
+    return depth, points - depth[:, None] * normals[face]
+
+
 def _outside_parts(world: _World, pair, points, target, part, apart) -> np.ndarray:
     """Which points (k, 3) of pairs `pair` (k,) lie in a connected part `part` (k,) of
     their mesh found outside world meshes `target` (k,): (k,) bool. Only for pairs whose
@@ -1170,6 +1241,15 @@ def _inside_stage(world: _World, inner: np.ndarray, outer: np.ndarray, known, ap
     room = np.minimum(points - world.mesh_lo[target], world.mesh_hi[target] - points).min(axis=1)
     keep = np.flatnonzero(room > _epsilon(np.abs(points).max(axis=1, initial=0.0)))
     keep = keep[_in_local_bounds(world, points[keep], target[keep])]
+    # In a convex mesh a point's depth is its least height below the faces' planes: no
+    # ray and no search.
+    convex = keep[world.convex[target[keep]]]
+    depth, foot = _convex_depths(world, points[convex], target[convex])
+    strictly = depth > _epsilon(np.abs(points[convex]).max(axis=1, initial=0.0))
+    deepest.offer(
+        pair[convex][strictly], -depth[strictly], points[convex][strictly], foot[strictly]
+    )
+    keep = keep[~world.convex[target[keep]]]
     keep = keep[~_outside_parts(world, pair[keep], points[keep], target[keep], part[keep], apart)]
     pair, points, target = pair[keep], points[keep], target[keep]
     inside, upper = _parity_inside(world, points, target)

@@ -6,6 +6,8 @@ decides whether a part apart from the other surface lies inside it."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -173,3 +175,88 @@ def test_points_beyond_a_turned_boxs_faces_are_left_out_and_those_inside_kept():
     points = np.array([corner_of_the_world_box, inside, on_a_face, corner_of_the_world_box])
     kept = mesh_module._in_local_bounds(world, points, np.array([0, 0, 0, 1]))
     np.testing.assert_array_equal(kept, [False, True, True, True])
+
+
+def test_boxes_and_spheres_are_convex_and_rings_open_shells_and_l_shapes_are_not():
+    box = box_mesh((-1.0, -2.0, -0.5), (1.0, 2.0, 0.5))
+    far_box = (box[0] + 1e3).astype(np.float32).astype(np.float64), box[1]
+    open_box = box[0], box[1][2:]
+    # An L-shaped prism: two boxes side by side, welded where they meet.
+    low = box_mesh((0.0, 0.0, 0.0), (2.0, 1.0, 1.0))
+    high = box_mesh((0.0, 1.0, 0.0), (1.0, 2.0, 1.0))
+    l_shape = np.vstack([low[0], high[0]]), np.vstack([low[1], high[1] + len(low[0])])
+    flat = np.array([[0.0, 0, 0], [1, 0, 0], [0, 1, 0]]), np.array([[0, 1, 2], [0, 2, 1]])
+    convex = {
+        "box": box,
+        "box 1 km out, float32": far_box,
+        "sphere": uv_sphere(0.5, 8, 12),
+        "ring": torus(1.0, 0.3, 12, 8),
+        "open box": open_box,
+        "two boxes": l_shape,
+        "flat": flat,
+    }
+    assert {name: prepare_mesh(*shape).convex for name, shape in convex.items()} == {
+        "box": True,
+        "box 1 km out, float32": True,
+        "sphere": True,
+        "ring": False,
+        "open box": False,
+        "two boxes": False,
+        "flat": False,
+    }
+
+
+def as_not_convex(mesh):
+    return dataclasses.replace(mesh, convex=False)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_depths_in_convex_meshes_from_their_face_planes_are_those_the_rays_find(seed):
+    """A point in a convex mesh is as deep as its least height below the faces' planes,
+    which `mesh_contacts` measures without rays: the same relations and distances as
+    the rays and depth searches of any mesh give (turned, sheared, mirrored and
+    flattened meshes, far from the origin too)."""
+    rng = np.random.default_rng(seed)
+    convex = [
+        box_mesh(-rng.uniform(0.1, 1.0, 3), rng.uniform(0.1, 1.0, 3)),
+        uv_sphere(rng.uniform(0.3, 1.5), rng.integers(3, 10), rng.integers(3, 12)),
+    ]
+    shapes = convex + [random_shape(rng) for _ in range(rng.integers(1, 4))]
+    matrices = np.array([sheared_matrix(rng) for _ in shapes])
+    matrices[rng.random(len(shapes)) < 0.3, :3, 0] *= -1.0
+    matrices[:, :3, 3] += rng.choice([0.0, 1e4])
+    meshes = [prepare_mesh(*shape) for shape in shapes]
+    assert meshes[0].convex and meshes[1].convex
+    pairs = np.array([(i, j) for i in range(len(shapes)) for j in range(len(shapes)) if i != j])
+    planes = mesh_contacts(meshes, matrices, pairs, 0.05)
+    rays = mesh_contacts([as_not_convex(mesh) for mesh in meshes], matrices, pairs, 0.05)
+    np.testing.assert_array_equal(planes.relation, rays.relation)
+    scale = max(1.0, float(np.abs(matrices[:, :3, 3]).max()))
+    np.testing.assert_allclose(planes.distance, rays.distance, rtol=1e-9, atol=1e-12 * scale)
+
+
+@pytest.mark.parametrize("mirrored", [False, True])
+def test_a_box_inside_a_turned_box_is_as_deep_as_its_nearest_face(mirrored):
+    outer, inner = (
+        box_mesh(-2.0 * np.ones(3), 2.0 * np.ones(3)),
+        box_mesh(-0.1 * np.ones(3), 0.1 * np.ones(3)),
+    )
+    turn = np.eye(4)
+    turn[:2, :2] = [[np.cos(0.5), -np.sin(0.5)], [np.sin(0.5), np.cos(0.5)]]
+    turn[:3, 0] *= -1.0 if mirrored else 1.0
+    turn[:3, 3] = (300.0, -20.0, 5.0)
+    placed = turn @ np.array([[1, 0, 0, 1.5], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1.0]])
+    meshes = [prepare_mesh(*inner), prepare_mesh(*outer)]
+    assert meshes[0].convex and meshes[1].convex
+    found = mesh_contacts(meshes, np.array([placed, turn]), [[0, 1]], 0.0)
+    assert found.relation[0] == I_INSIDE_J
+    assert found.distance[0] == pytest.approx(-0.6, abs=1e-9)
+    # The inner box's face nearest the outer's, and its foot on that face.
+    point, foot = (
+        np.linalg.solve(turn, np.append(at, 1.0))[:3]
+        for at in found.point_i[0:1].tolist() + found.point_j[0:1].tolist()
+    )
+    assert point[0] == pytest.approx(1.4, abs=1e-9)
+    assert foot[0] == pytest.approx(2.0, abs=1e-9)
+    np.testing.assert_allclose(point[1:], foot[1:], atol=1e-9)
