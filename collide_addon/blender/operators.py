@@ -17,9 +17,9 @@ def _progress_reporter(context):
     """A progress callback: the cursor counter in the UI, a stderr line in background."""
     window_manager = context.window_manager
     background = bpy.app.background
-    state = {"started": False, "last": -1}
+    state = {"started": False, "last": None, "printed": None}
 
-    def progress(done: int, total: int) -> None:
+    def progress(done: int, total: int, stage: str) -> None:
         if total < 50:
             return
         percent = 100 * done // total
@@ -27,12 +27,15 @@ def _progress_reporter(context):
             state["started"] = True
             if not background:
                 window_manager.progress_begin(0, 100)
-        if percent == state["last"]:
+        if (stage, percent) == state["last"]:
             return
-        state["last"] = percent
+        state["last"] = (stage, percent)
         if background:
-            if percent % 10 == 0:
-                print(f"collide: reading proxies {percent}%", file=sys.stderr)
+            # Each tenth of a stage once, as the count passes it (fits are reported a
+            # group at a time, which seldom lands on a round percentage).
+            if (stage, percent // 10) != state["printed"]:
+                state["printed"] = (stage, percent // 10)
+                print(f"collide: {stage} proxies {percent // 10 * 10}%", file=sys.stderr)
         else:
             window_manager.progress_update(percent)
 

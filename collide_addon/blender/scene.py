@@ -30,7 +30,9 @@ from ..core.place import (
 
 GEOMETRY_TYPES = frozenset({"MESH", "CURVE", "SURFACE", "FONT", "META"})
 
-Progress = Callable[[int, int], None]
+# progress(done, total, stage): `done` of `total` objects read ("reading") or
+# geometries fitted ("fitting").
+Progress = Callable[[int, int, str], None]
 
 
 class SceneReadError(ValueError):
@@ -508,7 +510,7 @@ class ProxyReader:
         object_count = len(layer_objects)
         for row, evaluated in enumerate(layer_objects):
             if progress is not None:
-                progress(row, object_count)
+                progress(row, object_count, "reading")
             original = evaluated.original
             if original.as_pointer() not in pointers or evaluated.type not in GEOMETRY_TYPES:
                 continue
@@ -582,10 +584,11 @@ class ProxyReader:
 
 def _counted_on(progress, before: int, total: int):
     """`progress(done, total)` as `fit_shapes` calls it for one shape's fits, reporting
-    the fits of all shapes: `before` of `total` were made earlier. None stays None."""
+    the fits of all shapes as the "fitting" stage: `before` of `total` were made
+    earlier. None stays None."""
     if progress is None:
         return None
-    return lambda fitted, _: progress(before + fitted, total)
+    return lambda fitted, _: progress(before + fitted, total, "fitting")
 
 
 def _same_participants(structure: _Structure, scene, depsgraph) -> bool:

@@ -783,11 +783,18 @@ def test_listed_pairs_keep_their_rows(addon):
 
 
 def test_detect_prints_progress_in_background(addon, capfd):
-    cube = scenes.mesh("cube")
+    # 60 objects, 60 meshes of their own: both stages, each tenth once and in order,
+    # although the fits are reported a group of meshes at a time.
     for index in range(60):
-        scenes.add_object(f"Part{index}", cube, location=(3.0 * index, 0, 0))
+        scenes.add_object(f"Part{index}", scenes.mesh("sphere"), location=(3.0 * index, 0, 0))
     assert bpy.ops.collide.detect() == {"FINISHED"}
-    assert "collide: reading proxies 0%" in capfd.readouterr().err
+    lines = [line for line in capfd.readouterr().err.splitlines() if line.startswith("collide:")]
+    assert lines[0] == "collide: reading proxies 0%"
+    fitting = [line for line in lines if line.startswith("collide: fitting proxies")]
+    assert fitting[0] == "collide: fitting proxies 0%"
+    assert fitting[-1] == "collide: fitting proxies 100%"
+    assert len(fitting) == len(set(fitting))
+    assert lines.index(fitting[0]) > lines.index("collide: reading proxies 0%")
 
 
 def test_bulk_matrix_read_detects_a_changed_object_count(addon):
