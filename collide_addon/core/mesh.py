@@ -131,13 +131,18 @@ _SMOOTH_COSINE = 0.5
 # calls (held under the GIL) outweighs the work in them and threads do not pay (a
 # 1,000-object live update's 68 pairs of 12-224 triangles were no faster on two).
 _TRIANGLES_PER_WORKER = 32_768
-# Meshes of up to this many triangles are tested for convexity when prepared (the test
-# measures every vertex against every triangle's plane); larger ones count as not convex.
-_CONVEX_TEST_TRIANGLES = 512
+# Meshes of up to this many triangles are tested for convexity when prepared; larger ones
+# count as not convex. A point's depth from the planes costs a row per face, and beyond
+# a few dozen faces the rays and depth searches cost less: with Blender's 224-triangle
+# UV sphere counted convex, bench_live_mesh's 200-object update took 29-35 ms against
+# 24-25 ms (boxes and 60-triangle cylinders are convex either way).
+_CONVEX_TEST_TRIANGLES = 64
 # A vertex within this fraction of the largest |coordinate| outside a triangle's plane
-# still leaves the mesh convex: float32 rounding puts a flat face's fourth corner that
-# far off the plane of its first three (a tenth of the contact epsilon).
-_CONVEX_ROUNDING = 1e-7
+# still leaves the mesh convex: float32 rounding puts a flat face's fourth corner off
+# the plane of its first three (1.004e-7 on Blender's 16 x 8 UV sphere of radius 0.5).
+# Half the contact epsilon, so that a depth measured from the planes is off by less
+# than what counts as a touch.
+_CONVEX_ROUNDING = 0.5 * CONTACT_RELATIVE
 
 
 @dataclass(frozen=True, eq=False)

@@ -177,7 +177,7 @@ def test_points_beyond_a_turned_boxs_faces_are_left_out_and_those_inside_kept():
     np.testing.assert_array_equal(kept, [False, True, True, True])
 
 
-def test_boxes_and_spheres_are_convex_and_rings_open_shells_and_l_shapes_are_not():
+def test_boxes_and_coarse_spheres_are_convex_and_rings_open_shells_and_l_shapes_are_not():
     box = box_mesh((-1.0, -2.0, -0.5), (1.0, 2.0, 0.5))
     far_box = (box[0] + 1e3).astype(np.float32).astype(np.float64), box[1]
     open_box = box[0], box[1][2:]
@@ -186,11 +186,22 @@ def test_boxes_and_spheres_are_convex_and_rings_open_shells_and_l_shapes_are_not
     high = box_mesh((0.0, 1.0, 0.0), (1.0, 2.0, 1.0))
     l_shape = np.vstack([low[0], high[0]]), np.vstack([low[1], high[1] + len(low[0])])
     flat = np.array([[0.0, 0, 0], [1, 0, 0], [0, 1, 0]]), np.array([[0, 1, 2], [0, 2, 1]])
+    sphere = uv_sphere(0.5, 4, 8)
+    # A corner pushed in along the diagonal: a dent, unless it is as small as rounding.
+    corner = np.argmax(box[0].sum(axis=1))
+    dented, rounded = box[0].copy(), box[0].copy()
+    dented[corner] -= 1e-4
+    rounded[corner] -= 4e-7
     convex = {
         "box": box,
         "box 1 km out, float32": far_box,
-        "sphere": uv_sphere(0.5, 8, 12),
-        "ring": torus(1.0, 0.3, 12, 8),
+        "box dented by 1e-4": (dented, box[1]),
+        "box dented by 4e-7": (rounded, box[1]),
+        "sphere": sphere,
+        "sphere, float32": (sphere[0].astype(np.float32).astype(np.float64), sphere[1]),
+        "ring": torus(1.0, 0.3, 6, 4),
+        # 224 triangles: more than are tested, left to the rays.
+        "fine sphere": uv_sphere(0.5, 8, 16),
         "open box": open_box,
         "two boxes": l_shape,
         "flat": flat,
@@ -198,8 +209,12 @@ def test_boxes_and_spheres_are_convex_and_rings_open_shells_and_l_shapes_are_not
     assert {name: prepare_mesh(*shape).convex for name, shape in convex.items()} == {
         "box": True,
         "box 1 km out, float32": True,
+        "box dented by 1e-4": False,
+        "box dented by 4e-7": True,
         "sphere": True,
+        "sphere, float32": True,
         "ring": False,
+        "fine sphere": False,
         "open box": False,
         "two boxes": False,
         "flat": False,
@@ -220,7 +235,7 @@ def test_depths_in_convex_meshes_from_their_face_planes_are_those_the_rays_find(
     rng = np.random.default_rng(seed)
     convex = [
         box_mesh(-rng.uniform(0.1, 1.0, 3), rng.uniform(0.1, 1.0, 3)),
-        uv_sphere(rng.uniform(0.3, 1.5), rng.integers(3, 10), rng.integers(3, 12)),
+        uv_sphere(rng.uniform(0.3, 1.5), rng.integers(3, 6), rng.integers(3, 8)),
     ]
     shapes = convex + [random_shape(rng) for _ in range(rng.integers(1, 4))]
     matrices = np.array([sheared_matrix(rng) for _ in shapes])
