@@ -342,6 +342,27 @@ def test_copies_up_to_a_translation_take_their_sources_fit_around_their_own_poin
         assert outside_distance(fit, cloud).max() <= TOLERANCE * np.abs(cloud).max()
 
 
+@pytest.mark.parametrize("shape", ["AUTO", "BOX", "SPHERE", "CAPSULE"])
+@given(
+    clouds=st.lists(point_clouds, min_size=1, max_size=4),
+    offsets=arrays(np.float64, (3, 3), elements=st.floats(-1e4, 1e4)),
+)
+@settings(max_examples=25, deadline=None)
+def test_every_point_of_every_copy_is_inside_its_fit(shape, clouds, offsets):
+    # Copies of each cloud anywhere (rounded to float32 as Blender stores them), beside
+    # the clouds themselves: one point, a line, a flat patch or a solid.
+    copies = [
+        (cloud + offset).astype(np.float32).astype(np.float64)
+        for cloud in clouds
+        for offset in offsets
+    ]
+    point_sets = clouds + copies
+    for points, fit in zip(point_sets, fit_shapes(point_sets, shape), strict=True):
+        scale = max(1.0, float(np.abs(points).max()))
+        assert outside_distance(fit, points).max() <= TOLERANCE * scale
+        assert_proper_rotation(fit.rotation)
+
+
 def test_fits_made_on_several_threads_come_back_in_order_with_their_progress():
     # 300 sets of several sizes: about ten groups, fitted on the worker threads. Each
     # fit must land at its own set's index, and progress is reported in the calling
