@@ -17,6 +17,9 @@ from typing import TypeVar
 # Threads per call, at most: beyond a few, the GIL between numpy's calls is what the
 # threads would queue on (only 2 cores were measured).
 MAX_WORKERS = 8
+# An environment variable that lowers the count further (1: everything in the calling
+# thread), e.g. on a render node that other jobs share.
+THREADS_VARIABLE = "COLLIDE_THREADS"
 
 _Item = TypeVar("_Item")
 _Result = TypeVar("_Result")
@@ -25,15 +28,28 @@ _in_worker = threading.local()
 
 def worker_count(parts: int) -> int:
     """Threads to run `parts` independent parts on: one per core this process may use,
-    at most `MAX_WORKERS` and `parts`, and 1 inside a worker thread (a part that splits
-    its own work runs it there, instead of waiting on threads of its own)."""
+    at most `MAX_WORKERS`, `parts` and the `COLLIDE_THREADS` environment variable, and 1
+    inside a worker thread (a part that splits its own work runs it there, instead of
+    waiting on threads of its own).
+
+    Raises ValueError when `COLLIDE_THREADS` is set but not a whole number >= 1."""
     if getattr(_in_worker, "active", False):
         return 1
     try:
         cores = len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
         cores = os.cpu_count() or 1
-    return max(1, min(MAX_WORKERS, cores, parts))
+    return max(1, min(MAX_WORKERS, cores, parts, _allowed_threads()))
+
+
+def _allowed_threads() -> int:
+    """The thread count `COLLIDE_THREADS` allows (`MAX_WORKERS` when it is not set)."""
+    value = os.environ.get(THREADS_VARIABLE, "").strip()
+    if not value:
+        return MAX_WORKERS
+    if not value.isdigit() or int(value) < 1:
+        raise ValueError(f"{THREADS_VARIABLE} must be a whole number >= 1, got {value!r}")
+    return int(value)
 
 
 def map_in_threads(

@@ -1,6 +1,7 @@
 """Independent parts of numpy work on several threads: results in order, the same as on
 one thread, and no thread pool inside a worker."""
 
+import os
 import threading
 
 import numpy as np
@@ -26,6 +27,20 @@ def test_worker_count_is_at_least_one_and_at_most_the_parts_and_the_cap():
     assert worker_count(1) == 1
     assert 1 <= worker_count(1_000) <= threads.MAX_WORKERS
     assert worker_count(2) <= 2
+
+
+def test_collide_threads_lowers_the_count_and_a_bad_value_is_refused(monkeypatch):
+    monkeypatch.setenv("COLLIDE_THREADS", "1")
+    assert worker_count(1_000) == 1
+    # Above the cores and the cap, they still bound it.
+    monkeypatch.setenv("COLLIDE_THREADS", " 100 ")
+    assert worker_count(1_000) == min(threads.MAX_WORKERS, len(os.sched_getaffinity(0)))
+    monkeypatch.setenv("COLLIDE_THREADS", "")
+    assert worker_count(1_000) == min(threads.MAX_WORKERS, len(os.sched_getaffinity(0)))
+    for bad in ("0", "-2", "two", "1.5"):
+        monkeypatch.setenv("COLLIDE_THREADS", bad)
+        with pytest.raises(ValueError, match="COLLIDE_THREADS must be a whole number >= 1"):
+            worker_count(1_000)
 
 
 def test_results_come_in_order_from_worker_threads():
