@@ -782,6 +782,17 @@ def test_listed_pairs_keep_their_rows(addon):
     assert scene.collide.active_clash_index == -1
 
 
+def test_detect_refuses_a_bad_thread_count_and_fits_on_one_thread(addon, monkeypatch):
+    scenes.add_object("A", scenes.mesh("cube"))
+    scenes.add_object("B", scenes.mesh("sphere"), location=(1.5, 0, 0))
+    monkeypatch.setenv("COLLIDE_THREADS", "many")
+    with pytest.raises(RuntimeError, match="COLLIDE_THREADS must be a whole number >= 1"):
+        bpy.ops.collide.detect()
+    monkeypatch.setenv("COLLIDE_THREADS", "1")
+    assert bpy.ops.collide.detect() == {"FINISHED"}
+    assert len(bpy.context.scene.collide.clashes) == 1
+
+
 def test_detect_prints_progress_in_background(addon, capfd):
     # 60 objects, 60 meshes of their own: both stages, each tenth once and in order,
     # although the fits are reported a group of meshes at a time.
