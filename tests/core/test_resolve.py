@@ -130,10 +130,32 @@ def test_box_box_is_the_least_overlap_of_a_brute_force_sat(first, second, offset
     translation = translation_of(batch)
     length = np.linalg.norm(translation)
     # No axis separates with a shorter move than the one taken, and the move is along
-    # an axis that needs exactly its length.
+    # an axis that needs exactly its length. An axis across which the centres do not
+    # part (coincident centres) has no "from box 0 to box 1" sign: either way needs the
+    # same move there.
     assert length == pytest.approx(overlaps.min(), abs=1e-9)
     along = axes @ (translation / length)
-    assert np.any((along > 1 - 1e-9) & np.isclose(overlaps, length, atol=1e-9))
+    level = np.abs(axes @ (batch.centers[1] - batch.centers[0])) <= 1e-12 * max(
+        1.0, float(np.abs(batch.centers).max())
+    )
+    aligned = (along > 1 - 1e-9) | (level & (along < -1 + 1e-9))
+    assert np.any(aligned & np.isclose(overlaps, length, atol=1e-9))
+
+
+def test_boxes_sharing_a_centre_are_pushed_apart_along_their_least_overlap():
+    # The example hypothesis found: no direction from one centre to the other, so the
+    # move may go either way along the thinnest overlap; its length is exact.
+    turn = np.array([[0.6, 0.0, 0.8], [0.0, 1.0, 0.0], [-0.8, 0.0, 0.6]])
+    batch = ShapeBatch.boxes(
+        [[1e-8, 0.0, 0.0], [1e-8, 0.0, 0.0]], [turn, np.eye(3)], [[1.0, 0.5, 0.2], [0.3, 0.4, 2.0]]
+    )
+    axes, overlaps = sat_overlaps(batch)
+    translation = translation_of(batch)
+    length = np.linalg.norm(translation)
+    assert length == pytest.approx(overlaps.min(), abs=1e-12)
+    along = np.abs(axes @ (translation / length))
+    assert np.any((along > 1 - 1e-9) & np.isclose(overlaps, length, atol=1e-12))
+    assert pair_distance(moved(batch, 1, translation), [0], [1]).distance[0] >= -1e-9
 
 
 def assert_same_or_tied(expected, actual, batch_after_actual) -> None:
