@@ -401,7 +401,7 @@ FZK_FIXTURE = (
 FZK_CLEARANCE = 0.05
 
 
-def fzk_pairs(model: Path = FZK_FIXTURE):
+def near_pairs(model: Path = FZK_FIXTURE):
     """The meshes of a model's elements (the FZK-Haus fixture, or an .npz of
     benchmarks/ifc_to_mesh.py) and the pairs whose bounds come within the clearance:
     (raw meshes [(vertices (v, 3), triangles (t, 3))], pairs (m, 2), max_distance)."""
@@ -425,7 +425,7 @@ def fzk_pairs(model: Path = FZK_FIXTURE):
 def bench_fzk(repeats: int, ifcclash_result: Path | None) -> dict:
     """mesh_contacts on the FZK-Haus fixture's near pairs (meshes prepared beforehand, as
     a report run caches them) vs coal per pair, and IfcClash's recorded clash calls."""
-    raw, pairs, max_distance = fzk_pairs()
+    raw, pairs, max_distance = near_pairs()
     meshes = [prepare_mesh(*shape) for shape in raw]
     matrices = np.tile(np.eye(4), (len(meshes), 1, 1))
     ours_time, _ = best_of(repeats, lambda: mesh_contacts(meshes, matrices, pairs, max_distance))
@@ -452,7 +452,7 @@ def bench_kept_models(directory: Path, repeats: int) -> None:
     (DIR/MODEL/ifcclash.json)."""
     print(f"models kept in {directory}: collide's exact stage against IfcClash's clash calls")
     for model in sorted(directory.glob("*/model.npz")):
-        raw, pairs, max_distance = fzk_pairs(model)
+        raw, pairs, max_distance = near_pairs(model)
         meshes = [prepare_mesh(*shape) for shape in raw]
         matrices = np.tile(np.eye(4), (len(meshes), 1, 1))
         times = {}

@@ -90,7 +90,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .columns import cross_rows
+from .columns import concatenate_fields, cross_rows
 from .contact import CONTACT_RELATIVE
 from .grid import expand_runs
 from .threads import map_in_threads, worker_count
@@ -1314,6 +1314,8 @@ def mesh_contacts(
     reach = np.abs(world.corners).max(initial=0.0)
     contact = float(_epsilon(np.array([reach]))[0])
     workers = worker_count(int(world.triangle_count[slots].sum()) // _TRIANGLES_PER_WORKER)
+    if workers == 1:
+        return _slot_contacts(world, matrices, used, slots, max_distance, contact)
     # Interleaved shares, so that each thread gets some of the costly pairs wherever
     # they lie; every stage works pair by pair, so a share's results do not depend on
     # the others.
@@ -1326,11 +1328,10 @@ def mesh_contacts(
         )
     )
     order = np.argsort(np.concatenate(shares), kind="stable")
-    return MeshContacts(
-        *(
-            np.concatenate([getattr(share, name) for share in found])[order]
-            for name in MeshContacts.__dataclass_fields__
-        )
+    return concatenate_fields(
+        MeshContacts,
+        found,
+        build=lambda **fields: MeshContacts(**{name: rows[order] for name, rows in fields.items()}),
     )
 
 
