@@ -794,8 +794,9 @@ def test_detect_refuses_a_bad_thread_count_and_fits_on_one_thread(addon, monkeyp
 
 
 def test_detect_prints_progress_in_background(addon, capfd):
-    # 60 objects, 60 meshes of their own: both stages, each tenth once and in order,
-    # although the fits are reported a group of meshes at a time.
+    # 60 objects, 60 meshes of their own (copies of one sphere: one search, then the
+    # copies): both stages, each tenth once and in order, although fits are reported a
+    # group of meshes at a time, and the copies after them.
     for index in range(60):
         scenes.add_object(f"Part{index}", scenes.mesh("sphere"), location=(3.0 * index, 0, 0))
     assert bpy.ops.collide.detect() == {"FINISHED"}
