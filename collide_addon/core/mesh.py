@@ -68,10 +68,10 @@ at a time over arrays of node pairs, keeping node pairs whose boxes come within
 Plane tests run on the surviving triangle pairs; the exact distance only on pairs whose
 triangles do not meet, and there only on candidates that planes and bounds cannot rule
 out against the exact distance of the pair's candidate with the least lower bound. The
-inside test casts a ray straight up from each vertex and face centre inside the other
-mesh's world bounds and its posed local box and counts crossings (ray parity, exact on
-shared edges and vertices by a consistent tie rule), the ray's box walked down the other
-mesh's tree; where the two
+inside test casts a ray from each vertex and face centre inside the other
+mesh's world bounds and its posed local box, along the world axis in which that mesh is
+thinnest, and counts crossings (ray parity, exact on shared edges and vertices by a
+consistent tie rule), the ray's box walked down the other mesh's tree; where the two
 surfaces are apart, one ray per connected part of the mesh (`TriangleMesh.vertex_parts`)
 decides for the whole part, which cannot cross the other surface; a point in a convex
 mesh (`TriangleMesh.convex`: boxes, wedges, prisms) needs neither ray nor search, its
@@ -1159,14 +1159,27 @@ def _nearest_on_meshes(world: _World, points, target, upper, enough) -> tuple[_B
 
 
 def _parity_inside(world: _World, points, target) -> tuple[np.ndarray, np.ndarray]:
-    """Ray parity of points (k, 3) in world meshes `target` (k,), with the ray straight
-    up: (inside (k,) bool, distance to the nearest crossing of the vertical line through
-    the point, up or down (k,), an upper bound of its distance to the surface)."""
-    bottom, top = points.copy(), points.copy()
-    bottom[:, 2] = world.mesh_lo[target, 2]
-    top[:, 2] = world.mesh_hi[target, 2]
-    ray, triangle = _point_candidates(world, bottom, top, target)
-    hit, height = _vertical_hits(points[ray], world.corners[triangle])
+    """Ray parity of points (k, 3) in world meshes `target` (k,): (inside (k,) bool,
+    distance to the nearest crossing of the line through the point, either way (k,), an
+    upper bound of its distance to the surface).
+
+    The ray runs along the world axis in which the target's bounds are thinnest: through
+    a wall it crosses the two faces of its thickness, where a vertical ray would meet
+    the tree's nodes all the way up the wall (AC11's walls: 21 leaves a ray against a
+    few)."""
+    axis = np.argmin(world.mesh_hi[target] - world.mesh_lo[target], axis=1)
+    rows = np.arange(len(points))
+    low, high = points.copy(), points.copy()
+    low[rows, axis] = world.mesh_lo[target, axis]
+    high[rows, axis] = world.mesh_hi[target, axis]
+    ray, triangle = _point_candidates(world, low, high, target)
+    # The ray's axis becomes z by a cyclic turn of the axes, for the rays and their
+    # triangles alike.
+    turn = (axis[ray, None] + np.array([1, 2, 3])) % 3
+    hit, height = _vertical_hits(
+        np.take_along_axis(points[ray], turn, axis=1),
+        np.take_along_axis(world.corners[triangle], turn[:, None, :], axis=2),
+    )
     above = hit & (height > 0)
     inside = np.bincount(ray[above], minlength=len(points)) % 2 == 1
     nearest = np.full(len(points), np.inf)
@@ -1227,7 +1240,7 @@ def _inside_stage(world: _World, inner: np.ndarray, outer: np.ndarray, known, ap
     on the outer surface; where it would not exceed `known` (m,), a depth found already,
     it may be left at 0. apart: (m,) bool, the pair's surfaces are more than eps apart.
 
-    Inside by the parity of a ray straight up; the ray's first crossing bounds the
+    Inside by the parity of a ray (`_parity_inside`); the ray's first crossing bounds the
     distance of an inside vertex to the surface from above, so vertices are measured in
     rounds, deepest bound first, and those whose bound cannot beat the depth found so
     far are dropped."""

@@ -479,6 +479,32 @@ def test_one_component_inside_is_containment_and_a_cavity_is_outside():
     assert distance == pytest.approx(0.9, abs=1e-12)
 
 
+@pytest.mark.parametrize("turns", [0, 1, 2])
+def test_rays_along_any_thinnest_axis_find_the_same_insides(turns):
+    # A torus is thinnest along its axis, which the rays follow: the scene turned so
+    # that the axis is z, x or y gives the same containment and crossing depths.
+    cycle = np.array([[0.0, 0.0, 1.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])
+    pose = affine(np.linalg.matrix_power(cycle, turns))
+    ring = prepare_mesh(*torus(1.5, 0.4, 10, 6))
+    assert not ring.convex
+    inside = one_pair(box([1.45, -0.05, -0.05], [1.55, 0.05, 0.05]), ring, pose, pose)
+    assert inside[1] == I_INSIDE_J
+    # No deeper than the tube's radius, the deepest of its points well inside.
+    assert -0.4 < inside[0] < -0.2
+    crossing = one_pair(box([1.7, -0.05, -0.05], [2.2, 0.05, 0.05]), ring, pose, pose)
+    assert crossing[1] == CROSSING
+    unturned = [
+        one_pair(box(lo, hi), ring)
+        for lo, hi in (
+            ([1.45, -0.05, -0.05], [1.55, 0.05, 0.05]),
+            ([1.7, -0.05, -0.05], [2.2, 0.05, 0.05]),
+        )
+    ]
+    for found, expected in zip((inside, crossing), unturned, strict=True):
+        assert found[0] == pytest.approx(expected[0], abs=1e-12)
+        assert found[1] == expected[1]
+
+
 def test_mirroring_matrix_keeps_containment_and_crossing():
     mirror = affine(np.diag([-1.0, 1.0, 1.0]))
     inner, outer = box([-0.1, -0.1, -0.1], [0.1, 0.1, 0.3]), box([-1.0] * 3, [1.0] * 3)
