@@ -16,6 +16,7 @@ import numpy as np
 
 from ..clash.evaluate import FrameMeshes
 from ..core import ShapeBatch
+from ..core.faces import split_faces
 from ..core.fit import ProxyFit, fit_shapes, stack_fits
 from ..core.mesh import TriangleMesh, prepare_mesh
 from ..core.place import (
@@ -150,10 +151,11 @@ def read_geometry(evaluated, name: str) -> _Geometry | None:
     try:
         if mesh is None or len(mesh.vertices) == 0:
             return None
-        points = _positions(mesh).astype(np.float64).reshape(-1, 3)
+        stored = _positions(mesh).reshape(-1, 3)
+        points = stored.astype(np.float64)
         if not np.isfinite(points).all():
             raise SceneReadError(f"{name!r} has NaN or infinite vertex coordinates")
-        triangles = _triangles(mesh).reshape(-1, 3)
+        triangles = _triangles(mesh, stored).reshape(-1, 3)
         return _Geometry(points, triangles, mesh_volume(points, triangles))
     finally:
         if temporary:
@@ -176,13 +178,17 @@ def _positions(mesh) -> np.ndarray:
     return coordinates
 
 
-def _triangles(mesh) -> np.ndarray:
+def _triangles(mesh, positions: np.ndarray) -> np.ndarray:
     """Blender's triangulation of the mesh (its loop triangles) as vertex indices, flat
-    (3 t,) int32.
+    (3 t,) int32; positions: its vertices (v, 3) float32.
 
-    Where the corners' vertices are an attribute (3.6 and later), each triangle's corners
-    are read and looked up in it: about a fifth faster than `loop_triangles`' own vertices,
-    which Blender looks up one triangle at a time.
+    Where each triangle's face is an array (4.1 and later) and the mesh has faces of
+    three and four corners only, the triangles are made from the faces' corners
+    (`core.faces.split_faces`): no triangle is read one at a time, about 0.55 s for
+    1,000 meshes of a few thousand vertices in bpy 5.0.1. Otherwise, where the corners'
+    vertices are an attribute (3.6 and later), each triangle's corners are read and
+    looked up in it: about a fifth faster than `loop_triangles`' own vertices, which
+    Blender looks up one triangle at a time.
     """
     if hasattr(mesh, "calc_loop_triangles"):
         mesh.calc_loop_triangles()
@@ -191,9 +197,16 @@ def _triangles(mesh) -> np.ndarray:
     if corner_vertices is None:
         mesh.loop_triangles.foreach_get("vertices", triangles)
         return triangles
-    mesh.loop_triangles.foreach_get("loops", triangles)
     vertex_of_corner = np.empty(len(mesh.loops), np.int32)
     corner_vertices.data.foreach_get("value", vertex_of_corner)
+    faces_of_triangles = getattr(mesh, "loop_triangle_polygons", None)
+    if faces_of_triangles is not None:
+        faces = np.empty(len(triangles) // 3, np.int32)
+        faces_of_triangles.foreach_get("value", faces)
+        split = split_faces(faces, vertex_of_corner, positions)
+        if split is not None:
+            return split.reshape(-1)
+    mesh.loop_triangles.foreach_get("loops", triangles)
     return vertex_of_corner[triangles]
 
 

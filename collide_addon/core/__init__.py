@@ -22,6 +22,7 @@ One layer per module; each imports only modules listed before it:
   matrix; `wireframe`: line segments that draw shapes
 - `synthetic`: random scenes for tests and benchmarks
 - `mesh`: `prepare_mesh` and `mesh_contacts`, exact contact of triangle meshes
+- `faces`: the triangles of faces of three and four corners, as Blender splits them
 - `resolve`: `separating_translations` (the minimum translation that pushes proxies
   apart) and `mesh_separating_translations` (a checked push-apart of meshes)
 """
