@@ -1043,10 +1043,10 @@ def _triangle_stage(world: _World, slots: np.ndarray, grow: float):
     return nearest, deepest
 
 
-def _vertical_hits(points: np.ndarray, corners: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Whether the vertical line through each point (k, 3) crosses its triangle
-    (k, 3, 3), and how far above the point (below where negative): (hit (k,) bool,
-    height (k,)).
+def _line_crossings(points: np.ndarray, corners: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Whether the vertical line through each point (k, 3) (its x and y) crosses its
+    triangle (k, 3, 3), and the z of the triangle's plane there: (hit (k,) bool, level
+    (k,)).
 
     A ray through an edge or a vertex in the xy projection is decided as if the point
     were moved by an infinitesimal (-delta, 1) (delta << 1): an edge is evaluated from
@@ -1067,12 +1067,11 @@ def _vertical_hits(points: np.ndarray, corners: np.ndarray) -> tuple[np.ndarray,
     a = corners[:, 0]
     normal = cross_rows(corners[:, 1] - a, corners[:, 2] - a)
     safe = np.where(normal[:, 2] != 0, normal[:, 2], 1.0)
-    height = (
+    level = (
         a[:, 2]
         - (normal[:, 0] * (points[:, 0] - a[:, 0]) + normal[:, 1] * (points[:, 1] - a[:, 1])) / safe
-        - points[:, 2]
     )
-    return covered & (normal[:, 2] != 0), height
+    return covered & (normal[:, 2] != 0), level
 
 
 def _point_candidates(world: _World, lo, hi, target, centres=None) -> tuple[np.ndarray, np.ndarray]:
@@ -1165,25 +1164,54 @@ def _parity_inside(world: _World, points, target) -> tuple[np.ndarray, np.ndarra
 
     The ray runs along the world axis in which the target's bounds are thinnest: through
     a wall it crosses the two faces of its thickness, where a vertical ray would meet
-    the tree's nodes all the way up the wall (AC11's walls: 21 leaves a ray against a
-    few)."""
+    the tree's nodes all the way up the wall. Points on one line (one target, the same
+    two other coordinates: a wall's corners above each other) share the line's walk
+    down the tree and its crossings, and each counts those above it."""
     axis = np.argmin(world.mesh_hi[target] - world.mesh_lo[target], axis=1)
-    rows = np.arange(len(points))
-    low, high = points.copy(), points.copy()
-    low[rows, axis] = world.mesh_lo[target, axis]
-    high[rows, axis] = world.mesh_hi[target, axis]
-    ray, triangle = _point_candidates(world, low, high, target)
-    # The ray's axis becomes z by a cyclic turn of the axes, for the rays and their
-    # triangles alike.
-    turn = (axis[ray, None] + np.array([1, 2, 3])) % 3
-    hit, height = _vertical_hits(
-        np.take_along_axis(points[ray], turn, axis=1),
-        np.take_along_axis(world.corners[triangle], turn[:, None, :], axis=2),
+    # A cyclic turn of the axes makes the ray's axis z, for points and triangles alike.
+    turn = (axis[:, None] + np.array([1, 2, 3])) % 3
+    turned = np.take_along_axis(points, turn, axis=1)
+    _, first, line_of = np.unique(
+        np.column_stack([target, turned[:, :2]]), axis=0, return_index=True, return_inverse=True
     )
-    above = hit & (height > 0)
-    inside = np.bincount(ray[above], minlength=len(points)) % 2 == 1
+    line_of = line_of.reshape(-1)
+    low, high = points[first], points[first]
+    rows, line_axis, line_target = np.arange(len(first)), axis[first], target[first]
+    low[rows, line_axis] = world.mesh_lo[line_target, line_axis]
+    high[rows, line_axis] = world.mesh_hi[line_target, line_axis]
+    line, triangle = _point_candidates(world, low, high, line_target)
+    hit, level = _line_crossings(
+        turned[first[line]],
+        np.take_along_axis(world.corners[triangle], turn[first[line]][:, None, :], axis=2),
+    )
+    # The crossings and the points, by line and by level along it, a crossing before a
+    # point at its level: the crossings before a point on its line are below it or at it.
+    crossing_line, crossing_level = line[hit], level[hit]
+    merged_line = np.concatenate([crossing_line, line_of])
+    merged_level = np.concatenate([crossing_level, turned[:, 2]])
+    is_point = np.arange(len(merged_line)) >= len(crossing_line)
+    order = np.lexsort((is_point, merged_level, merged_line))
+    merged_line, merged_level, is_point = merged_line[order], merged_level[order], is_point[order]
+    per_line = np.bincount(crossing_line, minlength=len(first))
+    below = np.cumsum(~is_point) - (np.cumsum(per_line) - per_line)[merged_line]
+    point = order[is_point] - len(crossing_line)
+    inside = np.zeros(len(points), dtype=bool)
+    inside[point] = (per_line[merged_line[is_point]] - below[is_point]) % 2 == 1
+    # The nearest crossing on either side: the last crossing before each point and the
+    # first after it, where on the same line.
+    position = np.arange(len(order))
+    preceding = np.maximum.accumulate(np.where(is_point, -1, position))
+    following = np.minimum.accumulate(np.where(is_point, len(order), position)[::-1])[::-1]
+    preceding, following = preceding[is_point], following[is_point]
+    level_of = np.append(merged_level, np.inf)
+    line_at = np.append(merged_line, -1)
+    here, z = merged_line[is_point], merged_level[is_point]
+    under = np.where(
+        (preceding >= 0) & (line_at[preceding] == here), z - level_of[preceding], np.inf
+    )
+    over = np.where(line_at[following] == here, level_of[following] - z, np.inf)
     nearest = np.full(len(points), np.inf)
-    np.minimum.at(nearest, ray[hit], np.abs(height[hit]))
+    nearest[point] = np.minimum(under, over)
     return inside, nearest
 
 

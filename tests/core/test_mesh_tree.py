@@ -275,3 +275,29 @@ def test_a_box_inside_a_turned_box_is_as_deep_as_its_nearest_face(mirrored):
     assert point[0] == pytest.approx(1.4, abs=1e-9)
     assert foot[0] == pytest.approx(2.0, abs=1e-9)
     np.testing.assert_allclose(point[1:], foot[1:], atol=1e-9)
+
+
+def test_points_on_one_ray_line_share_its_crossings_and_each_counts_those_beyond_it():
+    """A hollow cube (a cavity inside a solid one) and the solid cube, both as wide in
+    x, y and z, so that the rays run along x: points on one line, outside, in the wall,
+    in the cavity, on the outer face and beyond, each get their own parity and nearest
+    crossing; the same points in the solid cube are on lines of their own."""
+    outer_vertices, outer_triangles = box_mesh([-2.0] * 3, [2.0] * 3)
+    cavity_vertices, cavity_triangles = box_mesh([-1.0] * 3, [1.0] * 3)
+    hollow = prepare_mesh(
+        np.concatenate([outer_vertices, cavity_vertices]),
+        np.concatenate([outer_triangles, cavity_triangles[:, ::-1] + 8]),
+    )
+    solid = prepare_mesh(outer_vertices, outer_triangles)
+    world = mesh_module._pose([hollow, solid], np.array([np.eye(4)] * 2), np.arange(2))
+    along = np.array([-3.0, -1.5, 0.0, 1.5, 2.0, 3.0])
+    points = np.column_stack([along, np.full(6, 0.3), np.full(6, -0.2)])
+    points = np.concatenate([points, points, [[0.5, 1.5, 0.0]]])
+    target = np.array([0] * 6 + [1] * 6 + [0])
+    inside, nearest = mesh_module._parity_inside(world, points, target)
+    hollow_inside = [False, True, False, True, False, False]
+    solid_inside = [False, True, True, True, False, False]
+    np.testing.assert_array_equal(inside, [*hollow_inside, *solid_inside, True])
+    hollow_nearest = [1.0, 0.5, 1.0, 0.5, 0.0, 1.0]
+    solid_nearest = [1.0, 0.5, 2.0, 0.5, 0.0, 1.0]
+    np.testing.assert_array_equal(nearest, [*hollow_nearest, *solid_nearest, 1.5])
