@@ -18,7 +18,7 @@ from ..clash.evaluate import FrameMeshes
 from ..core import ShapeBatch
 from ..core.faces import split_faces
 from ..core.fit import ProxyFit, fit_shapes, stack_fits
-from ..core.mesh import TriangleMesh, prepare_mesh
+from ..core.mesh import PreparedMeshes, TriangleMesh
 from ..core.place import (
     fit_looseness,
     mesh_volume,
@@ -260,6 +260,9 @@ class ProxyReader:
         self._geometry: dict[tuple, _Geometry | None] = {}
         self._fits: dict[tuple, ProxyFit] = {}
         self._meshes: dict[tuple, TriangleMesh | None] = {}
+        # Meshes that are copies of one shape (a building's repeated elements) share
+        # its preparation.
+        self._prepared = PreparedMeshes()
         self._structure: _Structure | None = None
         # Set by `invalidate`, cleared by the next read:
         self._rebuild = True  # find who takes part again
@@ -308,13 +311,16 @@ class ProxyReader:
 
     def triangle_mesh(self, geometry_key: tuple) -> TriangleMesh | None:
         """The TriangleMesh of a geometry key of the last read (`Proxies.geometry_keys`),
-        prepared on first use and kept until its geometry changes; None without
-        triangles (a curve without bevel, a point cloud)."""
+        prepared on first use (a translated copy of a mesh prepared before takes that
+        one's preparation) and kept until its geometry changes; None without triangles
+        (a curve without bevel, a point cloud)."""
         if geometry_key not in self._meshes:
             geometry = self._geometry[geometry_key]
             has_triangles = geometry is not None and len(geometry.triangles)
             self._meshes[geometry_key] = (
-                prepare_mesh(geometry.points, geometry.triangles) if has_triangles else None
+                self._prepared.prepare(geometry.points, geometry.triangles)
+                if has_triangles
+                else None
             )
         return self._meshes[geometry_key]
 

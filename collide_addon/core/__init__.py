@@ -21,7 +21,8 @@ One layer per module; each imports only modules listed before it:
 - `fit`: proxies fitted to vertices; `place`: fits placed in the world by an object's
   matrix; `wireframe`: line segments that draw shapes
 - `synthetic`: random scenes for tests and benchmarks
-- `mesh`: `prepare_mesh` and `mesh_contacts`, exact contact of triangle meshes
+- `mesh`: `prepare_mesh` and `mesh_contacts`, exact contact of triangle meshes;
+  `PreparedMeshes` prepares a translated copy's mesh from its shape's
 - `faces`: the triangles of faces of three and four corners, as Blender splits them
 - `resolve`: `separating_translations` (the minimum translation that pushes proxies
   apart) and `mesh_separating_translations` (a checked push-apart of meshes)
@@ -37,6 +38,7 @@ from .mesh import (
     J_INSIDE_I,
     TOUCHING,
     MeshContacts,
+    PreparedMeshes,
     TriangleMesh,
     mesh_contacts,
     prepare_mesh,
@@ -59,6 +61,7 @@ __all__ = [
     "MeshContacts",
     "MeshFixes",
     "PairResult",
+    "PreparedMeshes",
     "ShapeBatch",
     "TriangleMesh",
     "distances_within",

@@ -21,6 +21,14 @@ ORTHONORMAL_TOLERANCE = 1e-6
 # first under 1.2e-8 of the size and the second at the 1e-7 that float32 input carries.
 PARALLEL_CROSS_NORM = 1e-7
 
+# Vertex sets whose vertices' offsets from their first vertex agree to within this
+# fraction of their largest |coordinate| are copies of one shape moved by a translation:
+# float32 storage rounds a vertex by at most 6e-8 of it, so copies of one element
+# anywhere agree, and sets this close are one shape as far as float32 coordinates can
+# tell. Fits (`fit._copy_sources`) and prepared meshes (`mesh.PreparedMeshes`) of copies
+# are made once.
+COPY_TOLERANCE = 1e-6
+
 # Pairs are processed in chunks of this many so that the temporary arrays of the
 # narrow phase stay within a few hundred MiB whatever the number of pairs.
 PAIR_CHUNK = 4096

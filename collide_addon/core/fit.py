@@ -23,7 +23,7 @@ from itertools import combinations
 
 import numpy as np
 
-from .constants import CUBE_CORNER_SIGNS, KIND_BOX, KIND_CAPSULE, KIND_SPHERE
+from .constants import COPY_TOLERANCE, CUBE_CORNER_SIGNS, KIND_BOX, KIND_CAPSULE, KIND_SPHERE
 from .shapes import ShapeBatch, frames_from_axes
 from .threads import map_in_threads, worker_count
 
@@ -125,11 +125,6 @@ _GROUP_SIZE = 32
 # (the padded count times the sets), so that thousands of small meshes (a building's
 # elements) share numpy's cost per call as much as a few large ones do.
 _GROUP_POINTS = _GROUP_SIZE * 2 * _SEARCH_DIRECTION_COUNT
-# Point sets whose points' offsets from their first point agree to within this fraction
-# of their largest |coordinate| are copies (`_copy_sources`): float32 storage rounds a
-# vertex by at most 6e-8 of it, so copies of one element anywhere agree, and sets this
-# close are one shape as far as float32 coordinates can tell.
-_COPY_TOLERANCE = 1e-6
 # Each set is compared with this many sets before it in `_copy_sources`' order.
 _COPY_LOOKBACK = 8
 
@@ -1027,7 +1022,7 @@ def _copy_sources(point_sets: list[np.ndarray]) -> np.ndarray:
     where it is searched, else an earlier set's.
 
     Sets of one count are copies when each point's offset from the set's first point
-    is the same in both to within `_COPY_TOLERANCE` of their largest |coordinate| (the
+    is the same in both to within `COPY_TOLERANCE` of their largest |coordinate| (the
     same element placed elsewhere, its vertices rounded to float32 where it lies). The
     sets are sorted by a weighted sum of their offsets, which copies share to within
     rounding, and each is compared with the `_COPY_LOOKBACK` sets before it (a near
@@ -1043,7 +1038,7 @@ def _copy_sources(point_sets: list[np.ndarray]) -> np.ndarray:
             continue
         stacked = np.stack([point_sets[index] for index in members])  # (k, c, 3)
         offsets = stacked - stacked[:, :1]
-        tolerance = _COPY_TOLERANCE * np.abs(stacked).max(axis=(1, 2))
+        tolerance = COPY_TOLERANCE * np.abs(stacked).max(axis=(1, 2))
         # A weighted sum of the offsets: copies' sums differ by rounding only, while
         # the same shape turned or mirrored (whose offsets' magnitudes are those of
         # the copies) sums to another value, and so does not fall between them.

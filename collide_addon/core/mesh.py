@@ -60,7 +60,8 @@ contact):
   the deepest point of (b), and its closest point on the other triangle or surface.
 
 Cost: each `TriangleMesh` carries a bounding volume tree over its triangles, built once
-by `prepare_mesh` (median splits, at most `_LEAF_SIZE` triangles per leaf); a call poses
+by `prepare_mesh` (median splits, at most `_LEAF_SIZE` triangles per leaf; once per shape
+for translated copies, `PreparedMeshes`); a call poses
 the meshes of all pairs once, refits the trees' node boxes to the posed triangles (linear
 in the triangles, like the posing) and walks both trees of all pairs together, one level
 at a time over arrays of node pairs, keeping node pairs whose boxes come within
@@ -85,12 +86,14 @@ the plane tests and the exact distance.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from .columns import concatenate_fields, cross_rows
+from .constants import COPY_TOLERANCE
 from .contact import CONTACT_RELATIVE
 from .grid import expand_runs
 from .threads import map_in_threads, worker_count
@@ -143,6 +146,8 @@ _CONVEX_TEST_TRIANGLES = 64
 # Half the contact epsilon, so that a depth measured from the planes is off by less
 # than what counts as a touch.
 _CONVEX_ROUNDING = 0.5 * CONTACT_RELATIVE
+# `PreparedMeshes` keeps this many shapes for one list of triangles.
+_SHAPES_PER_TRIANGLES = 8
 
 
 @dataclass(frozen=True, eq=False)
@@ -231,6 +236,61 @@ def prepare_mesh(vertices, triangles, leaf_size: int = _LEAF_SIZE) -> TriangleMe
         vertex_parts,
         closed and _is_convex(vertices, triangles),
     )
+
+
+def _moved_mesh(source: TriangleMesh, vertices: np.ndarray) -> TriangleMesh | None:
+    """The `TriangleMesh` of vertices (v, 3) float64 with `source`'s triangles, made from
+    `source` without preparing again: its triangles, tree, edges, parts and closedness,
+    with these vertices, their bounds and their own convex test; None unless the
+    vertices are the source's moved by one translation, each offset from the first
+    vertex the same to within `COPY_TOLERANCE` of the larger |coordinate| of either."""
+    if vertices.shape != source.vertices.shape or not len(vertices):
+        return None
+    gap = np.abs((vertices - vertices[0]) - (source.vertices - source.vertices[0])).max()
+    scale = min(np.abs(vertices).max(), np.abs(source.vertices).max())
+    if not gap <= COPY_TOLERANCE * scale:  # NaN too
+        return None
+    vertices = vertices.copy()
+    vertices.setflags(write=False)
+    bounds = np.array([vertices.min(axis=0), vertices.max(axis=0)])
+    bounds.setflags(write=False)
+    return dataclasses.replace(
+        source,
+        vertices=vertices,
+        bounds=bounds,
+        convex=source.closed and _is_convex(vertices, source.triangles),
+    )
+
+
+class PreparedMeshes:
+    """`prepare_mesh` for the meshes a reader meets one by one, each shape prepared once:
+    a mesh with the triangles of one prepared before and that one's vertices moved by a
+    translation (to within `COPY_TOLERANCE`: a building's repeated windows, doors and
+    beams, each its own mesh in world coordinates) takes its triangles, tree, edges,
+    parts and closedness (`_moved_mesh`). At most `_SHAPES_PER_TRIANGLES` shapes are kept
+    for one list of triangles, the latest, so that a deforming mesh's poses do not pile
+    up."""
+
+    def __init__(self) -> None:
+        self._shapes: dict[tuple, list[tuple[np.ndarray, TriangleMesh]]] = {}
+
+    def prepare(self, vertices, triangles) -> TriangleMesh:
+        """`prepare_mesh(vertices, triangles)`, or a copy's mesh made from an earlier
+        one's; raises ValueError as `prepare_mesh` does."""
+        vertices = np.asarray(vertices, dtype=np.float64)
+        triangles = np.asarray(triangles)
+        key = (len(vertices), triangles.shape, triangles.dtype.str, hash(triangles.tobytes()))
+        shapes = self._shapes.setdefault(key, [])
+        for raw, source in shapes:
+            if np.array_equal(raw, triangles):
+                moved = _moved_mesh(source, vertices)
+                if moved is not None:
+                    return moved
+        mesh = prepare_mesh(vertices, triangles)
+        # A copy: the caller's array may change after this call.
+        shapes.append((np.array(triangles), mesh))
+        del shapes[:-_SHAPES_PER_TRIANGLES]
+        return mesh
 
 
 def _is_convex(vertices: np.ndarray, triangles: np.ndarray) -> bool:

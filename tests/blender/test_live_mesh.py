@@ -200,3 +200,29 @@ def test_geometry_is_read_as_blender_triangulates_it(addon):
     first_diagonal = triangles.reshape(-1, 3)[0:8:2, 2] == triangles.reshape(-1, 3)[1:8:2, 1]
     assert first_diagonal.any() and not first_diagonal.all()
     assert len(read_geometry(plain.evaluated_get(depsgraph), "Awkward").triangles) == 3 + 2 + 1
+
+
+def test_copies_of_an_element_share_its_prepared_mesh(addon):
+    """As a BIM import brings them: each window its own mesh, its vertices in world
+    coordinates. Detect on meshes prepares the first and moves its preparation to the
+    others, which clash as if prepared on their own."""
+    vertices, triangles = torus(1.0, 0.25, 24, 8)
+    places = [(100.0, 50.0, 3.0), (140.5, 50.0, 3.0), (100.0, 87.25, 3.0)]
+    for index, place in enumerate(places):
+        data = mesh_from_arrays(f"Window{index}", vertices + place, triangles)
+        scenes.add_object(f"Window{index}", data)
+        pin = mesh_from_arrays(f"Pin{index}", *box_mesh([0.9, -0.05, -0.05], [1.6, 0.05, 0.05]))
+        scenes.add_object(f"Pin{index}", pin, location=place)
+    bpy.context.scene.collide.geometry = "MESH"
+    assert bpy.ops.collide.detect() == {"FINISHED"}
+    assert scenes.records() == [(f"Window{k}", f"Pin{k}") for k in range(3)]
+    scene_module = sys.modules[f"{addon.__name__}.blender.scene"]
+    reader = scene_module.ProxyReader()
+    proxies = reader.read(bpy.context.evaluated_depsgraph_get(), bpy.context.scene)
+    windows = [
+        reader.triangle_mesh(key)
+        for key, name in zip(proxies.geometry_keys, proxies.names, strict=True)
+        if name.startswith("Window")
+    ]
+    assert all(window.tree_order is windows[0].tree_order for window in windows)
+    assert len({window.vertices[0, 0] for window in windows}) == 2

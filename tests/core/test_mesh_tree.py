@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from collide_addon.core import APART, I_INSIDE_J, mesh_contacts, prepare_mesh
+from collide_addon.core import APART, I_INSIDE_J, PreparedMeshes, mesh_contacts, prepare_mesh
 from collide_addon.core import mesh as mesh_module
 from collide_dev.mesh_shapes import box_mesh, torus, uv_sphere
 
@@ -301,3 +301,62 @@ def test_points_on_one_ray_line_share_its_crossings_and_each_counts_those_beyond
     hollow_nearest = [1.0, 0.5, 1.0, 0.5, 0.0, 1.0]
     solid_nearest = [1.0, 0.5, 2.0, 0.5, 0.0, 1.0]
     np.testing.assert_array_equal(nearest, [*hollow_nearest, *solid_nearest, 1.5])
+
+
+def test_translated_copies_share_their_shapes_preparation():
+    """Copies of an element moved anywhere (rounded to float32, as Blender stores them)
+    take the first one's triangles, tree, edges, parts and closedness, with their own
+    vertices and bounds, and decide contacts as if prepared on their own; a turned copy,
+    one with a vertex moved by five times the tolerance and one with other triangles are
+    prepared anew."""
+    vertices, triangles = torus(1.0, 0.3, 12, 8)
+    far = np.array([1000.0, -1000.0, 30.0])
+    vertices = (vertices + far).astype(np.float32).astype(np.float64)
+    prepared = PreparedMeshes()
+    source = prepared.prepare(vertices, triangles)
+    offset = np.array([234.5, 12.75, 20.0])
+    moved = (vertices + offset).astype(np.float32).astype(np.float64)
+    copy = prepared.prepare(moved, triangles)
+    alone = prepare_mesh(moved, triangles)
+    assert copy.tree_order is source.tree_order and copy.smooth_edges is source.smooth_edges
+    np.testing.assert_array_equal(copy.vertices, moved)
+    np.testing.assert_array_equal(copy.bounds, alone.bounds)
+    for field in ("triangles", "smooth_edges", "vertex_parts"):
+        np.testing.assert_array_equal(getattr(copy, field), getattr(alone, field))
+    assert (copy.closed, copy.convex, copy.tree_depth) == (
+        alone.closed,
+        alone.convex,
+        alone.tree_depth,
+    )
+    # Contacts with a box crossing the copy's tube, and one inside it.
+    boxes = [
+        prepare_mesh(*box_mesh(offset + lo, offset + hi))
+        for lo, hi in np.array(
+            [[[0.9, -0.05, -0.05], [1.5, 0.05, 0.05]], [[0.95, -0.05, -0.05], [1.05, 0.05, 0.05]]]
+        )
+    ]
+    pairs = [[0, 2], [0, 3]]
+    shared = mesh_contacts([copy, alone, *boxes], np.tile(np.eye(4), (4, 1, 1)), pairs, 0.1)
+    own = mesh_contacts([alone, copy, *boxes], np.tile(np.eye(4), (4, 1, 1)), pairs, 0.1)
+    np.testing.assert_array_equal(shared.relation, own.relation)
+    np.testing.assert_allclose(shared.distance, own.distance, rtol=0, atol=1e-9)
+    # Not copies: prepared anew, with their own tree.
+    turned = vertices @ np.array([[0.0, -1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]])
+    bumped = vertices.copy()
+    bumped[5] += 5e-3  # five times the tolerance at 1 km
+    for other_vertices, other_triangles in (
+        (turned, triangles),
+        (bumped, triangles),
+        (vertices, triangles[::-1]),
+    ):
+        other = prepared.prepare(other_vertices, other_triangles)
+        assert other.tree_order is not source.tree_order
+    with pytest.raises(ValueError):
+        prepared.prepare(np.full_like(vertices, np.nan), triangles)
+    # A convex copy is tested on its own vertices, and stays convex.
+    block = box_mesh([999.0, -1001.0, 29.0], [1000.5, -1000.2, 31.0])
+    first = prepared.prepare(*block)
+    block_copy = prepared.prepare(
+        (block[0] + offset).astype(np.float32).astype(np.float64), block[1]
+    )
+    assert first.convex and block_copy.convex and block_copy.tree_order is first.tree_order
