@@ -178,14 +178,22 @@ def _positions(mesh) -> np.ndarray:
     return coordinates
 
 
+# Meshes of this many triangles or more are split from their faces' corners: splitting
+# costs about 70 us a mesh plus 0.034 us a triangle (numpy 1.26), reading Blender's
+# triangles about 0.1 us a triangle, so smaller meshes (a building's elements) read
+# Blender's.
+_SPLIT_FROM_TRIANGLES = 1024
+
+
 def _triangles(mesh, positions: np.ndarray) -> np.ndarray:
     """Blender's triangulation of the mesh (its loop triangles) as vertex indices, flat
     (3 t,) int32; positions: its vertices (v, 3) float32.
 
     Where each triangle's face is an array (4.1 and later) and the mesh has faces of
-    three and four corners only, the triangles are made from the faces' corners
-    (`core.faces.split_faces`): no triangle is read one at a time, about 0.55 s for
-    1,000 meshes of a few thousand vertices in bpy 5.0.1. Otherwise, where the corners'
+    three and four corners only and `_SPLIT_FROM_TRIANGLES` triangles or more, the
+    triangles are made from the faces' corners (`core.faces.split_faces`): no triangle
+    is read one at a time, about 0.55 s for 1,000 meshes of a few thousand vertices in
+    bpy 5.0.1. Otherwise, where the corners'
     vertices are an attribute (3.6 and later), each triangle's corners are read and
     looked up in it: about a fifth faster than `loop_triangles`' own vertices, which
     Blender looks up one triangle at a time.
@@ -200,7 +208,7 @@ def _triangles(mesh, positions: np.ndarray) -> np.ndarray:
     vertex_of_corner = np.empty(len(mesh.loops), np.int32)
     corner_vertices.data.foreach_get("value", vertex_of_corner)
     faces_of_triangles = getattr(mesh, "loop_triangle_polygons", None)
-    if faces_of_triangles is not None:
+    if faces_of_triangles is not None and len(triangles) >= 3 * _SPLIT_FROM_TRIANGLES:
         faces = np.empty(len(triangles) // 3, np.int32)
         faces_of_triangles.foreach_get("value", faces)
         split = split_faces(faces, vertex_of_corner, positions)

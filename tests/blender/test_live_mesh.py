@@ -147,13 +147,14 @@ def test_instances_are_decided_on_their_own_meshes(addon):
     assert all(on_mesh and distance < 0 for distance, on_mesh in rows.values())
 
 
-def test_geometry_is_read_as_blender_triangulates_it(addon):
+def test_geometry_is_read_as_blender_triangulates_it(addon, monkeypatch):
     """The add-on reads positions and triangles through bulk attribute reads where
     Blender has them; they must equal Blender's own vertex coordinates and loop
-    triangles: on a mesh with a concave n-gon, a non-planar quad and a triangle (read
-    from Blender's triangles), on a mesh of triangles and quads, concave ones in every
-    order of their corners and rough non-planar ones (made from the faces' corners,
-    `core.faces.split_faces`), and on an evaluated mesh with a modifier."""
+    triangles: on a mesh with a concave n-gon, a non-planar quad and a triangle, and on
+    an evaluated mesh with a modifier (both small: Blender's triangles are read); on a
+    large mesh of triangles and quads, concave ones in every order of their corners and
+    rough non-planar ones (made from the faces' corners, `core.faces.split_faces`); and
+    on the same with a pentagon (Blender's triangles again)."""
     vertices = [
         (0, 0, 0), (4, 0, 0), (4, 3, 0), (2, 1, 0), (0, 3, 0),  # concave pentagon
         (5, 0, 0), (6, 0, 1), (6, 1, 0), (5, 1, 1),  # non-planar quad
@@ -166,18 +167,38 @@ def test_geometry_is_read_as_blender_triangulates_it(addon):
     modified = scenes.add_object("Subdivided", data, location=(0, 5, 0))
     modified.modifiers.new("Subdivision", "SUBSURF").levels = 1
     dart = [(0, 0, 0), (2, 0, 0), (0.5, 0.5, 0), (0, 2, 0)]
-    rng = np.random.default_rng(7)
-    rough = rng.normal(size=(40, 4, 3))
+    rough = np.random.default_rng(7).normal(size=(600, 4, 3))
     quad_vertices = [*dart, *rough.reshape(-1, 3), (9, 0, 0), (10, 0, 0), (9, 1, 0)]
     quad_faces = [tuple(np.roll(np.arange(4), turn)) for turn in range(4)]
-    quad_faces += [tuple(range(4 + 4 * k, 8 + 4 * k)) for k in range(40)] + [(164, 165, 166)]
+    quad_faces += [tuple(range(4 + 4 * k, 8 + 4 * k)) for k in range(600)]
+    quad_faces += [(2404, 2405, 2406)]
     quads_data = bpy.data.meshes.new("Quads")
     quads_data.from_pydata(quad_vertices, [], quad_faces)
     quads = scenes.add_object("Quads", quads_data, location=(0, -5, 0))
+    pentagon = [(20, 0, 0), (24, 0, 0), (24, 3, 0), (22, 1, 0), (20, 3, 0)]
+    with_pentagon_data = bpy.data.meshes.new("QuadsAndPentagon")
+    with_pentagon_data.from_pydata(
+        quad_vertices + pentagon, [], [*quad_faces, tuple(range(2407, 2412))]
+    )
+    with_pentagon = scenes.add_object("QuadsAndPentagon", with_pentagon_data)
     scene_module = sys.modules[f"{addon.__name__}.blender.scene"]
+    split_faces = scene_module.split_faces
+    split = []  # per call of split_faces in a read: whether it made the triangles
+
+    def recorded_split(*arrays):
+        triangles = split_faces(*arrays)
+        split.append(triangles is not None)
+        return triangles
+
+    monkeypatch.setattr(scene_module, "split_faces", recorded_split)
     read_geometry = scene_module.read_geometry
     depsgraph = bpy.context.evaluated_depsgraph_get()
-    for obj, from_corners in ((plain, False), (modified, True), (quads, True)):
+    for obj, from_corners in (
+        (plain, []),
+        (modified, []),
+        (quads, [True]),
+        (with_pentagon, [False]),
+    ):
         evaluated = obj.evaluated_get(depsgraph)
         mesh = evaluated.data
         mesh.calc_loop_triangles()
@@ -185,20 +206,17 @@ def test_geometry_is_read_as_blender_triangulates_it(addon):
         mesh.vertices.foreach_get("co", coordinates)
         triangles = np.empty(len(mesh.loop_triangles) * 3, np.int32)
         mesh.loop_triangles.foreach_get("vertices", triangles)
+        split.clear()
         geometry = read_geometry(evaluated, obj.name)
+        assert split == from_corners
         np.testing.assert_array_equal(geometry.points, coordinates.reshape(-1, 3))
         np.testing.assert_array_equal(geometry.triangles, triangles.reshape(-1, 3))
-        faces_of_triangles = np.empty(len(mesh.loop_triangles), np.int32)
-        mesh.loop_triangle_polygons.foreach_get("value", faces_of_triangles)
-        corner_vertices = np.empty(len(mesh.loops), np.int32)
-        mesh.attributes[".corner_vert"].data.foreach_get("value", corner_vertices)
-        split = scene_module.split_faces(
-            faces_of_triangles, corner_vertices, coordinates.reshape(-1, 3)
-        )
-        assert (split is not None) == from_corners
-    # Both diagonals of the dart, and of the rough quads, were taken.
-    first_diagonal = triangles.reshape(-1, 3)[0:8:2, 2] == triangles.reshape(-1, 3)[1:8:2, 1]
-    assert first_diagonal.any() and not first_diagonal.all()
+        if obj is quads:
+            # Both diagonals of the dart were taken.
+            first_diagonal = (
+                triangles.reshape(-1, 3)[0:8:2, 2] == triangles.reshape(-1, 3)[1:8:2, 1]
+            )
+            assert first_diagonal.any() and not first_diagonal.all()
     assert len(read_geometry(plain.evaluated_get(depsgraph), "Awkward").triangles) == 3 + 2 + 1
 
 
