@@ -193,10 +193,9 @@ def _triangles(mesh, positions: np.ndarray) -> np.ndarray:
     three and four corners only and `_SPLIT_FROM_TRIANGLES` triangles or more, the
     triangles are made from the faces' corners (`core.faces.split_faces`): no triangle
     is read one at a time, about 0.55 s for 1,000 meshes of a few thousand vertices in
-    bpy 5.0.1. Otherwise, where the corners'
-    vertices are an attribute (3.6 and later), each triangle's corners are read and
-    looked up in it: about a fifth faster than `loop_triangles`' own vertices, which
-    Blender looks up one triangle at a time.
+    bpy 5.0.1. Otherwise, where the corners' vertices are an attribute (3.6 and
+    later), each triangle's corners are read and looked up in it: about a fifth faster
+    than `loop_triangles`' own vertices, which Blender looks up one triangle at a time.
     """
     if hasattr(mesh, "calc_loop_triangles"):
         mesh.calc_loop_triangles()
@@ -308,7 +307,9 @@ class ProxyReader:
         for key in [key for key in self._fits if _updated_by(key) in geometry_names]:
             del self._fits[key]
         for key in [key for key in self._meshes if _updated_by(key) in geometry_names]:
-            del self._meshes[key]
+            mesh = self._meshes.pop(key)
+            if mesh is not None:
+                self._prepared.forget(mesh)
 
     def geometry(self, geometry_key: tuple) -> _Geometry | None:
         """The evaluated geometry of a geometry key of the last read

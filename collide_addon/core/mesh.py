@@ -267,20 +267,21 @@ class PreparedMeshes:
     a mesh with the triangles of one prepared before and that one's vertices moved by a
     translation (to within `COPY_TOLERANCE`: a building's repeated windows, doors and
     beams, each its own mesh in world coordinates) takes its triangles, tree, edges,
-    parts and closedness (`_moved_mesh`). At most `_SHAPES_PER_TRIANGLES` shapes are kept
-    for one list of triangles, the latest, so that a deforming mesh's poses do not pile
-    up."""
+    parts and closedness (`_moved_mesh`). The meshes prepared are kept as shapes for
+    copies until `forget`; at most `_SHAPES_PER_TRIANGLES` of them for one list of
+    triangles, the latest."""
 
     def __init__(self) -> None:
         self._shapes: dict[tuple, list[tuple[np.ndarray, TriangleMesh]]] = {}
+        self._key_of: dict[int, tuple] = {}  # id of a kept mesh -> its key in _shapes
 
     def prepare(self, vertices, triangles) -> TriangleMesh:
-        """`prepare_mesh(vertices, triangles)`, or a copy's mesh made from an earlier
-        one's; raises ValueError as `prepare_mesh` does."""
+        """`prepare_mesh(vertices, triangles)`, or a copy's mesh made from a kept one's;
+        raises ValueError as `prepare_mesh` does."""
         vertices = np.asarray(vertices, dtype=np.float64)
         triangles = np.asarray(triangles)
         key = (len(vertices), triangles.shape, triangles.dtype.str, hash(triangles.tobytes()))
-        shapes = self._shapes.setdefault(key, [])
+        shapes = self._shapes.get(key, [])
         for raw, source in shapes:
             if np.array_equal(raw, triangles):
                 moved = _moved_mesh(source, vertices)
@@ -289,8 +290,23 @@ class PreparedMeshes:
         mesh = prepare_mesh(vertices, triangles)
         # A copy: the caller's array may change after this call.
         shapes.append((np.array(triangles), mesh))
-        del shapes[:-_SHAPES_PER_TRIANGLES]
+        for _, dropped in shapes[:-_SHAPES_PER_TRIANGLES]:
+            del self._key_of[id(dropped)]
+        self._shapes[key] = shapes[-_SHAPES_PER_TRIANGLES:]
+        self._key_of[id(mesh)] = key
         return mesh
+
+    def forget(self, mesh: TriangleMesh) -> None:
+        """No longer offer `mesh`, made by `prepare`, to copies (its geometry changed or
+        went); a copy's mesh, or one not kept, is ignored."""
+        key = self._key_of.pop(id(mesh), None)
+        if key is None:
+            return
+        shapes = [entry for entry in self._shapes[key] if entry[1] is not mesh]
+        if shapes:
+            self._shapes[key] = shapes
+        else:
+            del self._shapes[key]
 
 
 def _is_convex(vertices: np.ndarray, triangles: np.ndarray) -> bool:

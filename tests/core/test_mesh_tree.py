@@ -360,3 +360,24 @@ def test_translated_copies_share_their_shapes_preparation():
         (block[0] + offset).astype(np.float32).astype(np.float64), block[1]
     )
     assert first.convex and block_copy.convex and block_copy.tree_order is first.tree_order
+    # A forgotten mesh (its geometry changed) is no longer offered to copies.
+    prepared.forget(first)
+    prepared.forget(block_copy)  # a copy's mesh: nothing to forget
+    again = prepared.prepare(
+        (block[0] + 2 * offset).astype(np.float32).astype(np.float64), block[1]
+    )
+    assert again.tree_order is not first.tree_order
+    assert prepared.prepare(moved, triangles).tree_order is source.tree_order
+
+
+def test_prepared_meshes_keep_the_latest_shapes_of_one_list_of_triangles():
+    """A deforming mesh's poses share one list of triangles: only the latest eight
+    shapes are kept for copies, and the ones dropped are forgotten."""
+    vertices, triangles = box_mesh([0.0] * 3, [1.0] * 3)
+    prepared = PreparedMeshes()
+    poses = [vertices * [1.0, 1.0, 1.0 + k] for k in range(9)]
+    meshes = [prepared.prepare(pose, triangles) for pose in poses]
+    shift = np.array([5.0, 0.0, 0.0])
+    assert prepared.prepare(poses[0] + shift, triangles).tree_order is not meshes[0].tree_order
+    assert prepared.prepare(poses[8] + shift, triangles).tree_order is meshes[8].tree_order
+    prepared.forget(meshes[0])  # dropped already: nothing to forget
