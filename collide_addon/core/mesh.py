@@ -243,7 +243,8 @@ def _moved_mesh(source: TriangleMesh, vertices: np.ndarray) -> TriangleMesh | No
     `source` without preparing again: its triangles, tree, edges, parts and closedness,
     with these vertices, their bounds and their own convex test; None unless the
     vertices are the source's moved by one translation, each offset from the first
-    vertex the same to within `COPY_TOLERANCE` of the larger |coordinate| of either."""
+    vertex the same to within `COPY_TOLERANCE` of the largest |coordinate| of the one
+    nearer the origin (as `fit` finds copies)."""
     if vertices.shape != source.vertices.shape or not len(vertices):
         return None
     gap = np.abs((vertices - vertices[0]) - (source.vertices - source.vertices[0])).max()
