@@ -61,18 +61,18 @@ contact):
 
 Cost: each `TriangleMesh` carries a bounding volume tree over its triangles, built once
 by `prepare_mesh` (median splits, at most `_LEAF_SIZE` triangles per leaf; once per shape
-for translated copies, `PreparedMeshes`); a call poses
-the meshes of all pairs once, refits the trees' node boxes to the posed triangles (linear
-in the triangles, like the posing) and walks both trees of all pairs together, one level
-at a time over arrays of node pairs, keeping node pairs whose boxes come within
+for translated copies, `PreparedMeshes`); a call poses the meshes of all pairs once,
+refits the trees' node boxes to the posed triangles (linear in the triangles, like the
+posing) and walks both trees of all pairs together, one level at a time over arrays of
+node pairs, keeping node pairs whose boxes come within
 `max_distance` and within an upper bound of the pair's distance (two vertices' distance).
 Plane tests run on the surviving triangle pairs; the exact distance only on pairs whose
 triangles do not meet, and there only on candidates that planes and bounds cannot rule
 out against the exact distance of the pair's candidate with the least lower bound. The
-inside test casts a ray from each vertex and face centre inside the other
-mesh's world bounds and its posed local box, along the world axis in which that mesh is
-thinnest, and counts crossings (ray parity, exact on shared edges and vertices by a
-consistent tie rule), the ray's box walked down the other mesh's tree; where the two
+inside test casts a ray from each vertex and face centre inside the other mesh's world
+bounds and its posed local box, along the world axis in which that mesh is thinnest, and
+counts crossings (ray parity, exact on shared edges and vertices by a consistent tie
+rule), the points on one line sharing its walk down the other mesh's tree; where the two
 surfaces are apart, one ray per connected part of the mesh (`TriangleMesh.vertex_parts`)
 decides for the whole part, which cannot cross the other surface; a point in a convex
 mesh (`TriangleMesh.convex`: boxes, wedges, prisms) needs neither ray nor search, its
