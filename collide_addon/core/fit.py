@@ -1017,15 +1017,24 @@ def _searched_fits(point_sets: list[np.ndarray], fitter, progress, total: int) -
     return fits
 
 
+def translated_copies(first: np.ndarray, second: np.ndarray) -> np.ndarray:
+    """Whether point sets `first` and `second` (..., c, 3) each, broadcast, are one shape
+    moved by a translation: each point's offset from the set's first point is the same
+    in both to within `COPY_TOLERANCE` times the smaller of the two sets' largest
+    |coordinate|: (...,) bool, False where a coordinate is NaN."""
+    gaps = np.abs((first - first[..., :1, :]) - (second - second[..., :1, :])).max(axis=(-2, -1))
+    largest = np.minimum(np.abs(first).max(axis=(-2, -1)), np.abs(second).max(axis=(-2, -1)))
+    return gaps <= COPY_TOLERANCE * largest
+
+
 def _copy_sources(point_sets: list[np.ndarray]) -> np.ndarray:
     """For each point set (n_i, 3), the set whose search it takes: (g,) indices, its own
     where it is searched, else an earlier set's.
 
-    Sets of one count are copies when each point's offset from the set's first point
-    is the same in both to within `COPY_TOLERANCE` of their largest |coordinate| (the
-    same element placed elsewhere, its vertices rounded to float32 where it lies). The
-    sets are sorted by a weighted sum of their offsets, which copies share to within
-    rounding, and each is compared with the `_COPY_LOOKBACK` sets before it (a near
+    Sets of one count are copies by `translated_copies` (the same element placed
+    elsewhere, its vertices rounded to float32 where it lies). The sets are sorted by a
+    weighted sum of their offsets, which copies share to within rounding, and each is
+    compared with the `_COPY_LOOKBACK` sets before it (a near
     copy may sort between two copies); sets joined by such comparisons are one shape,
     and those of them that are copies of its earliest set take that set's search.
     """
@@ -1038,26 +1047,22 @@ def _copy_sources(point_sets: list[np.ndarray]) -> np.ndarray:
             continue
         stacked = np.stack([point_sets[index] for index in members])  # (k, c, 3)
         offsets = stacked - stacked[:, :1]
-        tolerance = COPY_TOLERANCE * np.abs(stacked).max(axis=(1, 2))
         # A weighted sum of the offsets: copies' sums differ by rounding only, while
         # the same shape turned or mirrored (whose offsets' magnitudes are those of
         # the copies) sums to another value, and so does not fall between them.
         weights = np.linspace(1.0, 2.0, offsets[0].size)
         order = np.argsort(offsets.reshape(len(offsets), -1) @ weights, kind="stable")
-        offsets, tolerance = offsets[order], tolerance[order]
+        stacked = stacked[order]
         earlier, later = [], []
         for lag in range(1, min(_COPY_LOOKBACK, len(order) - 1) + 1):
-            gaps = np.abs(offsets[lag:] - offsets[:-lag]).max(axis=(1, 2))
-            close = np.flatnonzero(gaps <= np.minimum(tolerance[lag:], tolerance[:-lag]))
+            close = np.flatnonzero(translated_copies(stacked[lag:], stacked[:-lag]))
             earlier.append(close)
             later.append(close + lag)
         roots = _joined(len(order), np.concatenate(earlier), np.concatenate(later))
         earliest = np.full(len(order), len(order))
         np.minimum.at(earliest, roots, order)
         earliest = np.argsort(order)[earliest[roots]]  # as a sorted position
-        same = np.abs(offsets - offsets[earliest]).max(axis=(1, 2)) <= np.minimum(
-            tolerance, tolerance[earliest]
-        )
+        same = translated_copies(stacked, stacked[earliest])
         own = np.arange(len(order))
         sources[np.array(members)[order]] = np.array(members)[order[np.where(same, earliest, own)]]
     return sources

@@ -93,8 +93,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .columns import concatenate_fields, cross_rows
-from .constants import COPY_TOLERANCE
 from .contact import CONTACT_RELATIVE
+from .fit import translated_copies
 from .grid import expand_runs
 from .threads import map_in_threads, worker_count
 
@@ -242,14 +242,11 @@ def _moved_mesh(source: TriangleMesh, vertices: np.ndarray) -> TriangleMesh | No
     """The `TriangleMesh` of vertices (v, 3) float64 with `source`'s triangles, made from
     `source` without preparing again: its triangles, tree, edges, parts and closedness,
     with these vertices, their bounds and their own convex test; None unless the
-    vertices are the source's moved by one translation, each offset from the first
-    vertex the same to within `COPY_TOLERANCE` of the largest |coordinate| of the one
-    nearer the origin (as `fit` finds copies)."""
+    vertices are the source's moved by a translation (`fit.translated_copies`, the rule
+    fits share)."""
     if vertices.shape != source.vertices.shape or not len(vertices):
         return None
-    gap = np.abs((vertices - vertices[0]) - (source.vertices - source.vertices[0])).max()
-    scale = min(np.abs(vertices).max(), np.abs(source.vertices).max())
-    if not gap <= COPY_TOLERANCE * scale:  # NaN too
+    if not translated_copies(source.vertices, vertices):
         return None
     vertices = vertices.copy()
     vertices.setflags(write=False)
@@ -266,7 +263,7 @@ def _moved_mesh(source: TriangleMesh, vertices: np.ndarray) -> TriangleMesh | No
 class PreparedMeshes:
     """`prepare_mesh` for the meshes a reader meets one by one, each shape prepared once:
     a mesh with the triangles of one prepared before and that one's vertices moved by a
-    translation (to within `COPY_TOLERANCE`: a building's repeated windows, doors and
+    translation (`fit.translated_copies`: a building's repeated windows, doors and
     beams, each its own mesh in world coordinates) takes its triangles, tree, edges,
     parts and closedness (`_moved_mesh`). The meshes prepared are kept as shapes for
     copies until `forget`; at most `_SHAPES_PER_TRIANGLES` of them for one list of

@@ -407,3 +407,20 @@ def test_fit_shapes_of_nothing_and_unknown_shapes():
     assert fit_shapes([], "AUTO") == []
     with pytest.raises(ValueError, match="HULL"):
         fit_shapes([CORNERS], "HULL")
+
+
+def test_translated_copies_agree_to_float32_rounding_anywhere():
+    """One shape moved 1 km out and rounded to float32 is a copy; turned, mirrored, one
+    vertex moved by five times the tolerance or a NaN coordinate is not; sets broadcast."""
+    rng = np.random.default_rng(11)
+    shape = rng.normal(size=(30, 3)) + 1000.0
+    moved = (shape + np.array([250.0, -125.5, 40.0])).astype(np.float32).astype(np.float64)
+    turned = shape @ random_rotation(rng)
+    mirrored = shape * [-1.0, 1.0, 1.0]
+    bumped = moved.copy()
+    bumped[7, 1] += 5 * fit_module.COPY_TOLERANCE * np.abs(shape).max()
+    broken = moved.copy()
+    broken[3, 2] = np.nan
+    found = fit_module.translated_copies(shape, np.stack([moved, turned, mirrored, bumped, broken]))
+    assert found.tolist() == [True, False, False, False, False]
+    assert fit_module.translated_copies(moved, shape)
