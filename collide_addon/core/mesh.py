@@ -1240,7 +1240,7 @@ def _parity_inside(world: _World, points, target) -> tuple[np.ndarray, np.ndarra
     a wall it crosses the two faces of its thickness, where a vertical ray would meet
     the tree's nodes all the way up the wall. Points on one line (one target, the same
     two other coordinates: a wall's corners above each other) share the line's walk
-    down the tree and its crossings, and each counts those above it."""
+    down the tree and its crossings, and each counts those beyond it along the ray."""
     axis = np.argmin(world.mesh_hi[target] - world.mesh_lo[target], axis=1)
     # A cyclic turn of the axes makes the ray's axis z, for points and triangles alike.
     turn = (axis[:, None] + np.array([1, 2, 3])) % 3
