@@ -25,8 +25,8 @@ PARALLEL_CROSS_NORM = 1e-7
 # fraction of their largest |coordinate| are copies of one shape moved by a translation:
 # float32 storage rounds a vertex by at most 6e-8 of it, so copies of one element
 # anywhere agree, and sets this close are one shape as far as float32 coordinates can
-# tell (`fit.translated_copies`). Fits and prepared meshes (`mesh.PreparedMeshes`) of copies
-# are made once.
+# tell (`fit.translated_copies`). Fits and prepared meshes (`mesh.PreparedMeshes`) of
+# copies are made once.
 COPY_TOLERANCE = 1e-6
 
 # Pairs are processed in chunks of this many so that the temporary arrays of the
