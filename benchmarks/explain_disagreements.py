@@ -8,8 +8,10 @@ the deepest collide ones first as the file lists them) it measures the two eleme
 triangles with coal (BVHModelOBBRSS): the exact least distance between the triangle sets,
 whether any triangles cross, whether each mesh is closed (every edge in two triangles),
 and the deepest surface sample of either mesh inside the other (ray parity by a
-majority of three rays, then its distance to the other's surface). It prints one line
-per pair and a count per verdict, and writes explained.tsv beside the input.
+majority of three rays, then its distance to the other's surface), and the span of the
+points where the triangles meet along x, y and z (0 along an axis: they meet in one
+plane, as a stair's side resting on a wall's face). It prints one line per pair and a
+count per verdict, and writes explained.tsv beside the input.
 
 Verdicts: "apart" (least distance > 1 mm), "touching" (within 1 mm, no surface sample
 deeper than the intersection tolerance inside the other), "penetrating" (a surface
@@ -96,6 +98,18 @@ def triangles_cross(first: Mesh, second: Mesh) -> bool:
     request, result = coal.CollisionRequest(), coal.CollisionResult()
     coal.collide(first.object(), second.object(), request, result)
     return bool(result.isCollision())
+
+
+def contact_span(first: Mesh, second: Mesh) -> np.ndarray:
+    """Extent along x, y and z (3,) of the points where coal finds the two meshes'
+    triangles meeting (every contact), or NaNs when they do not meet: a span of 0 along
+    an axis means that they meet in one plane, a face resting on a face."""
+    request, result = coal.CollisionRequest(), coal.CollisionResult()
+    request.num_max_contacts = 100_000
+    request.enable_contact = True
+    coal.collide(first.object(), second.object(), request, result)
+    points = np.array([contact.pos for contact in result.getContacts()]).reshape(-1, 3)
+    return np.ptp(points, axis=0) if len(points) else np.full(3, np.nan)
 
 
 def surface_samples(mesh: Mesh, limit: int = 3000) -> np.ndarray:
@@ -185,12 +199,14 @@ def main(argv: list[str]) -> int:
         distance = least_distance(first, second)
         crossing = triangles_cross(first, second)
         depth = max(deepest_inside(first, second), deepest_inside(second, first))
+        span = contact_span(first, second)
         found = verdict(row["mode"], distance, depth)
         key = tuple(sorted((row["a"], row["b"])))
         extra = {
             "exact distance": f"{distance:.4f}",
             "triangles cross": crossing,
             "deepest vertex": f"{depth:.4f}",
+            "contact span": "/".join(f"{extent:.3f}" for extent in span),
             "closed": f"{first.closed}/{second.closed}",
             "proxies": kinds.get(key, ""),
             "verdict": found,
@@ -201,7 +217,8 @@ def main(argv: list[str]) -> int:
             f"{row['mode']:12} {row['found by']:13} {row['a class']:>20} {row['b class']:<20} "
             f"collide {row['collide distance']:>8} ifcclash {row['ifcclash type']:>10} "
             f"{row['ifcclash distance']:>7} | exact {distance:.4f} cross {crossing!s:5} "
-            f"deepest {depth:.4f} closed {extra['closed']:11} {extra['proxies']:9} {found} "
+            f"deepest {depth:.4f} span {extra['contact span']:17} closed {extra['closed']:11} "
+            f"{extra['proxies']:9} {found} "
             f"| {row['a name']} / {row['b name']}"
         )
     for (mode, side, found), count in sorted(counts.items()):
