@@ -8,11 +8,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from collide_addon.core import KIND_BOX, ShapeBatch
+from collide_addon.core import place as place_module
 from collide_addon.core.fit import fit_box, fit_capsule, fit_sphere, stack_fits
 from collide_addon.core.place import (
     STRETCH_TOLERANCE,
     fit_looseness,
-    mesh_volume,
+    mesh_volumes,
     normalised_stretch,
     place_fits,
     polar_decompose,
@@ -136,17 +137,18 @@ def test_stretch_key_names_one_stretch():
 
 def test_fit_looseness_is_fit_volume_over_the_stretched_mesh_volume():
     cube = CORNERS * [1.0, 2.0, 0.5]
-    volume = mesh_volume(cube, CUBE_TRIANGLES)
-    assert fit_looseness(fit_box(cube).volume, volume, np.eye(3)) == pytest.approx(1.0)
+    (volume,) = mesh_volumes([cube], [CUBE_TRIANGLES])
     stretch = np.diag([2.0, 1.0, 0.5])
     stretched_box = fit_box(cube @ stretch)
     assert stretched_box.volume == pytest.approx(8.0)  # det = 1: the same volume
-    assert fit_looseness(stretched_box.volume, volume, stretch) == pytest.approx(1.0)
     sphere = fit_sphere(cube)
-    looseness = fit_looseness(sphere.volume, volume, 0.5 * np.eye(3))
-    assert looseness == pytest.approx(sphere.volume / (volume * 0.125))
-    assert fit_looseness(sphere.volume, 0.0, np.eye(3)) == 0.0  # an open mesh
-    assert fit_looseness(sphere.volume, volume, np.diag([1.0, 1.0, 0.0])) == 0.0  # flat
+    fits = [fit_box(cube).volume, stretched_box.volume, sphere.volume, sphere.volume, 1.0]
+    meshes = [volume, volume, volume, 0.0, volume]  # the fourth an open mesh
+    stretches = [np.eye(3), stretch, 0.5 * np.eye(3), np.eye(3), np.diag([1.0, 1.0, 0.0])]
+    looseness = fit_looseness(fits, meshes, np.stack(stretches))
+    np.testing.assert_allclose(looseness[:3], [1.0, 1.0, sphere.volume / (volume * 0.125)])
+    assert looseness[3] == 0.0 and looseness[4] == 0.0  # open, flat
+    assert fit_looseness([], [], np.zeros((0, 3, 3))).shape == (0,)
 
 
 def test_place_fits_gives_a_batch_in_the_fits_order():
@@ -169,19 +171,33 @@ def test_place_fits_gives_a_batch_in_the_fits_order():
     assert len(empty) == 0 and empty.rotations.shape == (0, 3, 3)
 
 
-def test_mesh_volume_of_a_cube():
+def test_mesh_volumes_of_cubes():
     vertices = CORNERS * [1.0, 2.0, 0.5]
-    assert mesh_volume(vertices, CUBE_TRIANGLES) == pytest.approx(8.0)
-    assert mesh_volume(vertices, np.zeros((0, 3), np.int64)) == 0.0
+    empty = np.zeros((0, 3), np.int64)
+    volumes = mesh_volumes(
+        [vertices, vertices, vertices * 2.0], [CUBE_TRIANGLES, empty, CUBE_TRIANGLES]
+    )
+    np.testing.assert_allclose(volumes, [8.0, 0.0, 64.0])
+    assert mesh_volumes([], []).shape == (0,)
 
 
 @given(seed=seeds)
 @settings(max_examples=40, deadline=None)
 def test_mesh_volume_of_a_box_is_its_sides_product_wherever_it_lies(seed):
-    """Turned, moved and mirrored (inward faces), with Blender's int32 indices."""
+    """Turned, moved and mirrored (inward faces), with Blender's int32 indices; among
+    other meshes, measured in one run, in runs of their own or alone."""
     rng = np.random.default_rng(seed)
-    sides = rng.uniform(0.01, 10.0, 3)
-    placed = (CORNERS * sides / 2.0) @ random_rotation(rng).T + rng.uniform(-1e3, 1e3, 3)
-    mirrored = placed * [-1.0, 1.0, 1.0] if rng.random() < 0.5 else placed
-    volume = mesh_volume(mirrored, CUBE_TRIANGLES.astype(np.int32))
-    assert volume == pytest.approx(np.prod(sides), rel=1e-9)
+    boxes, sides = [], rng.uniform(0.01, 10.0, (3, 3))
+    for side in sides:
+        placed = (CORNERS * side / 2.0) @ random_rotation(rng).T + rng.uniform(-1e3, 1e3, 3)
+        boxes.append(placed * [-1.0, 1.0, 1.0] if rng.random() < 0.5 else placed)
+    triangles = [CUBE_TRIANGLES.astype(np.int32)] * 3
+    # All three in one run, one box per run of 20 triangles, each box alone (as large
+    # meshes are measured).
+    run, alone = place_module._VOLUME_RUN_TRIANGLES, place_module._VOLUME_ALONE_TRIANGLES
+    for run_triangles, alone_triangles in ((run, alone), (20, alone), (run, 12)):
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(place_module, "_VOLUME_RUN_TRIANGLES", run_triangles)
+            patch.setattr(place_module, "_VOLUME_ALONE_TRIANGLES", alone_triangles)
+            volumes = mesh_volumes(boxes, triangles)
+        np.testing.assert_allclose(volumes, np.prod(sides, axis=1), rtol=1e-9)
