@@ -35,11 +35,16 @@ contact):
       edges (two boxes of one height overlapping end to end: every vertex lies on the
       other's surface, but each end face lies inside the other).
   and never more than a translation known to separate the two meshes
-  (`_separating_bound`): the smallest overlap of the two meshes' posed local bounds
-  along the axes of both meshes' frames (the columns of their matrices) and their cross
-  products. A depth is the least move that separates, so an estimate above a move that
-  does is too deep: faces overlapping by a millimetre along an edge give (a) the
-  height of the face and this bound the millimetre. For box meshes the depth is then
+  (`_separating_bound`): the smallest overlap of the two meshes' extents along the axes
+  of both meshes' frames (the columns of their matrices) and of both meshes' face
+  frames (`TriangleMesh.face_frame`, posed), and each set's cross products; extents of
+  their boxes, and for a pair that would penetrate of their vertices
+  (`_projected_overlap`). A depth is the least move that separates, so an estimate
+  above a move that does is too deep: faces overlapping by a millimetre along an edge
+  give (a) the height of the face and this bound the millimetre; in a building turned
+  on its site and stored in world coordinates, a wall ending on another's face crosses
+  it by rounding along long edges, (a) gives tens of micrometres and the bound along
+  the other's face normal the rounding. For box meshes the depth is then
   at most their exact (convex) penetration depth; (b) is never more than the true one.
   A depth of at most `eps` is no penetration: the pair touches, and its distance is
   the vertex-triangle and edge-edge minimum, within about `eps` of 0 (0 where triangles
@@ -175,6 +180,11 @@ class TriangleMesh:
     convex: closed, with a volume, and no vertex outside the plane of any triangle (to
         within `_CONVEX_ROUNDING`): a box, a wedge, a prism; tested on meshes of up to
         `_CONVEX_TEST_TRIANGLES` triangles only, larger ones are not convex here
+    face_frame: (3, 3) float64, orthonormal axes (columns) in local coordinates along
+        the mesh's own faces (`_face_frame`): a wall's, slab's or beam's box axes however
+        it is turned in the coordinates it is stored in
+    face_bounds: (2, 3) float64, the low and high corners of the vertices' box along
+        `face_frame` (coordinates in that frame)
     """
 
     vertices: np.ndarray
@@ -186,6 +196,8 @@ class TriangleMesh:
     tree_depth: int
     vertex_parts: np.ndarray
     convex: bool
+    face_frame: np.ndarray
+    face_bounds: np.ndarray
 
 
 def prepare_mesh(vertices, triangles, leaf_size: int = _LEAF_SIZE) -> TriangleMesh:
@@ -225,6 +237,7 @@ def prepare_mesh(vertices, triangles, leaf_size: int = _LEAF_SIZE) -> TriangleMe
     smooth_edges = _smooth_edges(vertices[triangles], welded[triangles], len(vertices))
     smooth_edges.setflags(write=False)
     closed = _is_closed(welded[triangles], len(vertices))
+    face_frame = _face_frame(vertices[triangles])
     return TriangleMesh(
         vertices,
         triangles,
@@ -235,7 +248,65 @@ def prepare_mesh(vertices, triangles, leaf_size: int = _LEAF_SIZE) -> TriangleMe
         tree_depth,
         vertex_parts,
         closed and _is_convex(vertices, triangles),
+        face_frame,
+        _bounds_along(vertices, face_frame),
     )
+
+
+# Face normals within about this angle (radians) of each other count as one direction
+# when `_face_frame` sums their areas; a second axis is taken among the directions within
+# this cosine of perpendicular to the first.
+_FACE_DIRECTION_STEP = 1e-4
+
+
+def _face_frame(corners: np.ndarray) -> np.ndarray:
+    """Orthonormal axes (3, 3), columns, of a mesh's triangle corners (t, 3, 3): first the
+    normal of the direction its faces cover most area in (opposite faces count together),
+    then the same among the directions perpendicular to it (or, where none is, the
+    longest edge of the first direction's largest triangle), then their cross product.
+    The identity without triangles.
+
+    For a box-like element (a wall, slab, beam or column, with or without openings) these
+    are its box axes wherever it is turned: its bounds along them are as tight as its
+    own, where bounds along the axes it is stored in (a building turned on its site) are
+    not. `_separating_bound` measures overlaps along them."""
+    if not len(corners):
+        return np.eye(3)
+    normals = np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
+    areas = np.linalg.norm(normals, axis=1)
+    unit = normals / np.maximum(areas, np.finfo(float).tiny)[:, None]
+    # One sign per direction: its largest component positive.
+    largest = np.abs(unit).argmax(axis=1)
+    unit *= np.sign(unit[np.arange(len(unit)), largest])[:, None]
+    _, direction = np.unique(np.round(unit / _FACE_DIRECTION_STEP), axis=0, return_inverse=True)
+    direction = direction.reshape(-1)
+    covered = np.bincount(direction, weights=areas)
+    # Each direction's normal is its largest triangle's (exact, not the rounded key).
+    order = np.lexsort((areas, direction))
+    last = np.searchsorted(direction[order], np.arange(len(covered)), side="right") - 1
+    representative = unit[order[last]]
+    first = representative[covered.argmax()]
+    across = np.abs(representative @ first) < _FACE_DIRECTION_STEP
+    if across.any():
+        second = representative[np.flatnonzero(across)[covered[across].argmax()]]
+    else:
+        largest_triangle = corners[order[last[covered.argmax()]]]
+        edges = largest_triangle[[1, 2, 0]] - largest_triangle
+        second = edges[np.linalg.norm(edges, axis=1).argmax()]
+    second = second - (second @ first) * first
+    second /= np.linalg.norm(second)
+    frame = np.column_stack((first, second, np.cross(first, second)))
+    frame.setflags(write=False)
+    return frame
+
+
+def _bounds_along(vertices: np.ndarray, frame: np.ndarray) -> np.ndarray:
+    """(2, 3): the low and high corners of vertices (v, 3) in `frame`'s coordinates (+inf
+    and -inf without vertices)."""
+    along = vertices @ frame
+    bounds = np.array([along.min(axis=0, initial=np.inf), along.max(axis=0, initial=-np.inf)])
+    bounds.setflags(write=False)
+    return bounds
 
 
 def _moved_mesh(source: TriangleMesh, vertices: np.ndarray) -> TriangleMesh | None:
@@ -257,6 +328,7 @@ def _moved_mesh(source: TriangleMesh, vertices: np.ndarray) -> TriangleMesh | No
         vertices=vertices,
         bounds=bounds,
         convex=source.closed and _is_convex(vertices, source.triangles),
+        face_bounds=_bounds_along(vertices, source.face_frame),
     )
 
 
@@ -724,6 +796,8 @@ class _World:
         singular); local_lo, local_hi: (u, 3) its local bounds (`TriangleMesh.bounds`)
     convex: (u,) bool, `TriangleMesh.convex` and posed by an invertible matrix (an affine
         map keeps a mesh convex)
+    face_frame: (u, 3, 3), face_lo, face_hi: (u, 3) each mesh's `TriangleMesh.face_frame`
+        and `face_bounds`, local
     """
 
     vertices: np.ndarray
@@ -746,6 +820,9 @@ class _World:
     local_lo: np.ndarray
     local_hi: np.ndarray
     convex: np.ndarray
+    face_frame: np.ndarray
+    face_lo: np.ndarray
+    face_hi: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -847,6 +924,7 @@ def _pose(meshes: Sequence[TriangleMesh], matrices: np.ndarray, used: np.ndarray
         mesh_hi[has] = np.maximum.reduceat(hi, triangle_start[has], axis=0)
     closed = np.array([mesh.closed for mesh in posed], dtype=bool)
     bounds = np.array([mesh.bounds for mesh in posed]).reshape(-1, 2, 3)
+    face_bounds = np.array([mesh.face_bounds for mesh in posed]).reshape(-1, 2, 3)
     to_local = _inverse_affine(matrices[used])
     return _World(
         vertices,
@@ -871,6 +949,9 @@ def _pose(meshes: Sequence[TriangleMesh], matrices: np.ndarray, used: np.ndarray
         # A singular matrix flattens a mesh: no inside left to measure depths in.
         np.array([mesh.convex for mesh in posed], dtype=bool)
         & np.isfinite(to_local).all(axis=(1, 2)),
+        np.array([mesh.face_frame for mesh in posed]).reshape(-1, 3, 3),
+        face_bounds[:, 0],
+        face_bounds[:, 1],
     )
 
 
@@ -1474,50 +1555,108 @@ def _slot_contacts(world, matrices, used, slots, max_distance, contact) -> MeshC
             found.first if inner == 0 else found.second,
             found.second if inner == 0 else found.first,
         )
-    bound = _separating_bound(matrices, used, world, slots)
+    bound, directions = _separating_bound(matrices, used, world, slots)
+    # Where a penetration would be reported, the meshes' own extents along the same
+    # directions (their vertices, not their boxes) may show that a smaller move separates.
+    estimate = -np.minimum(np.minimum(crossing.value, i_in_j.value), j_in_i.value)
+    epsilon = _epsilon(np.abs(np.nan_to_num(nearest.first)).max(axis=1, initial=0.0))
+    deep = np.flatnonzero(np.minimum(estimate, bound) > epsilon)
+    bound[deep] = np.minimum(bound[deep], _projected_overlap(world, slots[deep], directions[deep]))
     return _combine(nearest, crossing, i_in_j, j_in_i, bound, max_distance, ~closed.all(axis=1))
-
-
-def _extents(corners: np.ndarray, directions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Extent along each direction of each box given by its corners.
-
-    corners: (m, 8, 3); directions: (m, d, 3) unit vectors
-    returns: low, high (m, d)
-    """
-    along = np.einsum("mdk,mck->mdc", directions, corners)
-    return along.min(axis=2), along.max(axis=2)
 
 
 def _separating_bound(matrices, used, world: _World, slots: np.ndarray) -> np.ndarray:
     """For each pair, a translation length that separates its two posed meshes (an upper
-    bound of the penetration depth): along the axes of both meshes' frames and their
-    cross products (the box-box SAT's 15 axes of their posed local bounds), the
-    smallest overlap of the meshes' posed local bounds. Frames only, so that a rigid
-    motion of both meshes leaves it as it is; meshes in world coordinates (an identity
-    matrix) are bounded along the world axes.
+    bound of the penetration depth): the smallest overlap of the meshes' extents along
+    30 directions, the box-box SAT's 15 axes twice: the axes of both meshes' frames (the
+    columns of their matrices) and their cross products, and both meshes' face frames
+    (`TriangleMesh.face_frame`, posed) and their cross products. Any direction gives a
+    valid bound: moving one mesh by the overlap of their extents along it separates
+    them. A mesh's extent along a direction is where both its posed local box and its
+    posed face box reach.
 
-    slots: (m, 2) rows of `used` (u,) in `world`; returns (m,) >= 0, +inf for a pair
-    with a mesh without triangles
+    Frames only, so that a rigid motion of both meshes leaves it as it is. The face
+    frames bound meshes stored in world coordinates (an identity matrix) along their own
+    faces: a wall ending on another's face in a building turned on its site overlaps it
+    by rounding along the other's face normal, where the world axes give a bound as large
+    as the wall's turned box.
+
+    slots: (m, 2) rows of `used` (u,) in `world`; returns the bound (m,) >= 0, +inf for
+    a pair with a mesh without triangles, and the directions (m, 30, 3) unit vectors
     """
-    local_lo, local_hi = world.local_lo, world.local_hi
     signs = np.array([(x, y, z) for x in (0, 1) for y in (0, 1) for z in (0, 1)])
-    local_corners = np.where(signs, local_hi[:, None], local_lo[:, None])
+    local_corners = np.where(signs, world.local_hi[:, None], world.local_lo[:, None])
+    face_corners = np.einsum(
+        "uij,ucj->uci",
+        world.face_frame,
+        np.where(signs, world.face_hi[:, None], world.face_lo[:, None]),
+    )
     frames = matrices[used, :3, :3]
-    posed = np.einsum("uij,ucj->uci", frames, local_corners) + matrices[used, None, :3, 3]
-    axes = frames.transpose(0, 2, 1)  # (u, 3 columns, 3)
-    axes = axes / np.maximum(_length(axes), np.finfo(float).tiny)[..., None]
+    # (u, 16, 3): each mesh's local box corners, then its face box corners, posed.
+    posed = (
+        np.einsum("uij,ucj->uci", frames, np.concatenate([local_corners, face_corners], axis=1))
+        + matrices[used, None, :3, 3]
+    )
     first, second = slots[:, 0], slots[:, 1]
-    crosses = cross_rows(axes[first][:, :, None], axes[second][:, None, :]).reshape(-1, 9, 3)
-    lengths = _length(crosses)[..., None]
-    # Any unit direction gives a valid bound; near-parallel axes give none of their own.
-    crosses = np.where(lengths > 1e-9, crosses / np.maximum(lengths, 1e-300), axes[first][:, :1])
-    directions = np.concatenate([axes[first], axes[second], crosses], axis=1)
+    directions = []
+    for axes in (frames.transpose(0, 2, 1), (frames @ world.face_frame).transpose(0, 2, 1)):
+        axes = axes / np.maximum(_length(axes), np.finfo(float).tiny)[..., None]
+        crosses = cross_rows(axes[first][:, :, None], axes[second][:, None, :]).reshape(-1, 9, 3)
+        lengths = _length(crosses)[..., None]
+        # Near-parallel axes give no direction of their own.
+        crosses = np.where(
+            lengths > 1e-9, crosses / np.maximum(lengths, 1e-300), axes[first][:, :1]
+        )
+        directions += [axes[first], axes[second], crosses]
+    directions = np.concatenate(directions, axis=1)  # (m, 30, 3)
     with np.errstate(invalid="ignore"):
-        lo_a, hi_a = _extents(posed[first], directions)
-        lo_b, hi_b = _extents(posed[second], directions)
+        lo_a, hi_a = _box_extents(posed[first], directions)
+        lo_b, hi_b = _box_extents(posed[second], directions)
         overlap = np.minimum(hi_a - lo_b, hi_b - lo_a).min(axis=1)
     empty = (world.triangle_count[first] == 0) | (world.triangle_count[second] == 0)
-    return np.where(empty, np.inf, np.maximum(np.nan_to_num(overlap, nan=np.inf), 0.0))
+    bound = np.where(empty, np.inf, np.maximum(np.nan_to_num(overlap, nan=np.inf), 0.0))
+    return bound, directions
+
+
+def _projected_overlap(world: _World, slots: np.ndarray, directions: np.ndarray) -> np.ndarray:
+    """For each pair of world meshes `slots` (k, 2), the smallest overlap of the two
+    meshes' vertices' extents along its `directions` (k, d, 3) unit vectors: (k,) >= 0,
+    a translation that separates them (+inf where a mesh has no vertices).
+
+    Exact where boxes are not: a rafter resting on a gable wall's sloped top overlaps it
+    by rounding along the rafter's face normal, where the wall's box reaches up to the
+    gable's corner. Measured in chunks of pairs, so that the vertices' projections
+    (vertices times directions) stay small."""
+    overlap = np.full(len(slots), np.inf)
+    # A mesh without vertices has no extent: nothing to separate.
+    measured = np.flatnonzero((world.vertex_count[slots] > 0).all(axis=1))
+    counts = world.vertex_count[slots[measured]].sum(axis=1)
+    for part in _chunks(counts, _CHUNK_ROWS):
+        rows = measured[part]
+        reach = []
+        for side in (0, 1):
+            meshes = slots[rows, side]
+            pair, vertex = expand_runs(world.vertex_start[meshes], world.vertex_count[meshes])
+            along = np.einsum("pdk,pk->pd", directions[rows][pair], world.vertices[vertex])
+            starts = _starts(world.vertex_count[meshes])
+            reach.append((np.minimum.reduceat(along, starts), np.maximum.reduceat(along, starts)))
+        (low_a, high_a), (low_b, high_b) = reach
+        widths = np.minimum(high_a - low_b, high_b - low_a).min(axis=1)
+        overlap[rows] = np.maximum(widths, 0.0)
+    return overlap
+
+
+def _box_extents(corners: np.ndarray, directions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Where a mesh reaches along each direction, from two boxes that hold it.
+
+    corners: (m, 16, 3), the corners of each mesh's two boxes (8 each); directions:
+        (m, d, 3) unit vectors
+    returns: low, high (m, d), the tighter of the two boxes' extents
+    """
+    along = np.einsum("mdk,mck->mdc", directions, corners)
+    low = np.maximum(along[:, :, :8].min(axis=2), along[:, :, 8:].min(axis=2))
+    high = np.minimum(along[:, :, :8].max(axis=2), along[:, :, 8:].max(axis=2))
+    return low, high
 
 
 def _combine(nearest, crossing, i_in_j, j_in_i, bound, max_distance, open_pair) -> MeshContacts:

@@ -123,6 +123,25 @@ def test_zero_area_triangles_are_removed():
     assert mesh.closed
 
 
+def test_face_frame_is_a_turned_walls_own_axes_largest_faces_first():
+    # A wall 4 m long, 0.3 m thick and 2.7 m high, turned anyhow, stored in float32.
+    rotation = np.linalg.qr(np.random.default_rng(3).normal(size=(3, 3)))[0]
+    vertices, triangles = box_mesh([0.0, 0.0, 0.0], [4.0, 0.3, 2.7])
+    stored = ((vertices + np.array([20.0, 30.0, 0.0])) @ rotation.T).astype(np.float32)
+    stored = stored.astype(np.float64)
+    mesh = prepare_mesh(stored, triangles)
+    frame = mesh.face_frame
+    np.testing.assert_allclose(frame.T @ frame, np.eye(3), atol=1e-12)
+    # Its axes up to sign: the thickness (the largest faces' normal), the length (the
+    # next largest, 4 x 0.3 against 2.7 x 0.3), the height.
+    np.testing.assert_allclose(np.abs(frame.T @ rotation), np.eye(3)[[1, 2, 0]], atol=1e-6)
+    along = stored @ frame
+    np.testing.assert_array_equal(mesh.face_bounds, [along.min(axis=0), along.max(axis=0)])
+    assert np.ptp(along, axis=0) == pytest.approx([0.3, 2.7, 4.0], abs=1e-5)
+    empty = prepare_mesh(np.zeros((3, 3)), np.zeros((0, 3), dtype=np.int64))
+    np.testing.assert_array_equal(empty.face_frame, np.eye(3))
+
+
 @pytest.mark.parametrize(
     ("vertices", "triangles"),
     [

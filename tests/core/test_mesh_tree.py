@@ -321,6 +321,10 @@ def test_translated_copies_share_their_shapes_preparation():
     assert copy.tree_order is source.tree_order and copy.smooth_edges is source.smooth_edges
     np.testing.assert_array_equal(copy.vertices, moved)
     np.testing.assert_array_equal(copy.bounds, alone.bounds)
+    # The source's face frame, with the copy's own bounds along it.
+    along = moved @ source.face_frame
+    assert copy.face_frame is source.face_frame
+    np.testing.assert_array_equal(copy.face_bounds, [along.min(axis=0), along.max(axis=0)])
     for field in ("triangles", "smooth_edges", "vertex_parts"):
         np.testing.assert_array_equal(getattr(copy, field), getattr(alone, field))
     assert (copy.closed, copy.convex, copy.tree_depth) == (
