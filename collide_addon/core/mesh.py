@@ -798,6 +798,9 @@ class _World:
         map keeps a mesh convex)
     face_frame: (u, 3, 3), face_lo, face_hi: (u, 3) each mesh's `TriangleMesh.face_frame`
         and `face_bounds`, local
+    ray_frame: (u, 3, 3) rows, orthonormal world axes along the mesh's posed face frame,
+        the last the one it is thinnest along (`_ray_frames`); ray_lo, ray_hi: (u,) the
+        mesh's extent along that last axis
     """
 
     vertices: np.ndarray
@@ -823,6 +826,9 @@ class _World:
     face_frame: np.ndarray
     face_lo: np.ndarray
     face_hi: np.ndarray
+    ray_frame: np.ndarray
+    ray_lo: np.ndarray
+    ray_hi: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -925,7 +931,11 @@ def _pose(meshes: Sequence[TriangleMesh], matrices: np.ndarray, used: np.ndarray
     closed = np.array([mesh.closed for mesh in posed], dtype=bool)
     bounds = np.array([mesh.bounds for mesh in posed]).reshape(-1, 2, 3)
     face_bounds = np.array([mesh.face_bounds for mesh in posed]).reshape(-1, 2, 3)
+    face_frame = np.array([mesh.face_frame for mesh in posed]).reshape(-1, 3, 3)
     to_local = _inverse_affine(matrices[used])
+    ray_frame, ray_lo, ray_hi = _ray_frames(
+        matrices[used, :3, :3] @ face_frame, vertices, vertex_count
+    )
     return _World(
         vertices,
         vertex_start,
@@ -949,10 +959,50 @@ def _pose(meshes: Sequence[TriangleMesh], matrices: np.ndarray, used: np.ndarray
         # A singular matrix flattens a mesh: no inside left to measure depths in.
         np.array([mesh.convex for mesh in posed], dtype=bool)
         & np.isfinite(to_local).all(axis=(1, 2)),
-        np.array([mesh.face_frame for mesh in posed]).reshape(-1, 3, 3),
+        face_frame,
         face_bounds[:, 0],
         face_bounds[:, 1],
+        ray_frame,
+        ray_lo,
+        ray_hi,
     )
+
+
+def _ray_frames(axes: np.ndarray, vertices: np.ndarray, vertex_count: np.ndarray):
+    """Each posed mesh's ray frame: (u, 3, 3) rows, its posed face frame's axes `axes`
+    (u, 3, 3 columns) made orthonormal in their order (by Gram-Schmidt, exact for the
+    signed unit axes of a mesh along the world's), each signed and placed as the world
+    axis it is nearest, then turned cyclically so that the last is the one the mesh's
+    world vertices (V, 3; `vertex_count` (u,) per mesh) are least spread along (ties to
+    the earlier axis); and the vertices' extent along it (u,), (u,) (+inf, -inf without
+    vertices). A mesh along the world's axes gets them, in the world's order."""
+    first = axes[:, :, 0] / np.maximum(_length(axes[:, :, 0]), np.finfo(float).tiny)[:, None]
+    second = axes[:, :, 1] - _dot(axes[:, :, 1], first)[:, None] * first
+    second /= np.maximum(_length(second), np.finfo(float).tiny)[:, None]
+    frames = np.stack([first, second, cross_rows(first, second)], axis=1)  # rows
+    # Each axis pointing along the world axis it is nearest, with its sign, in the
+    # world axes' order: a mesh along the world's gets the world's own axes, and its rays
+    # run as they would along them.
+    nearest = np.abs(frames).argmax(axis=2)  # (u, 3)
+    frames *= np.sign(np.take_along_axis(frames, nearest[:, :, None], axis=2))
+    frames = np.take_along_axis(
+        frames, np.argsort(nearest, axis=1, kind="stable")[:, :, None], axis=1
+    )
+    owner = np.repeat(np.arange(len(axes)), vertex_count)
+    along = np.einsum("vij,vj->vi", frames[owner], vertices)  # (V, 3)
+    low = np.full((len(axes), 3), np.inf)
+    high = np.full((len(axes), 3), -np.inf)
+    has = vertex_count > 0
+    if len(along):
+        starts = _starts(vertex_count)[has]
+        low[has] = np.minimum.reduceat(along, starts, axis=0)
+        high[has] = np.maximum.reduceat(along, starts, axis=0)
+    thinnest = np.argmin(np.where(has[:, None], high - low, 0.0), axis=1)
+    # A cyclic turn of the rows puts the thinnest last.
+    order = (thinnest[:, None] + np.array([1, 2, 3])) % 3
+    rows = np.arange(len(axes))[:, None]
+    last = order[:, 2]
+    return frames[rows, order], low[np.arange(len(axes)), last], high[np.arange(len(axes)), last]
 
 
 def _inverse_affine(matrices: np.ndarray) -> np.ndarray:
@@ -970,18 +1020,29 @@ def _inverse_affine(matrices: np.ndarray) -> np.ndarray:
 
 
 def _in_local_bounds(world: _World, points: np.ndarray, target: np.ndarray) -> np.ndarray:
-    """Whether each point (k, 3) lies in the local box of its world mesh `target` (k,)
-    posed, or within a millionth of the box's size of it: (k,) bool. A point inside a
-    mesh lies in its vertices' local box, which hugs a turned mesh far more closely
-    than its world bounds; the margin keeps rounding from ever leaving one out (True
-    where the mesh's matrix is singular)."""
+    """Whether each point (k, 3) lies in the local box and the face box of its world mesh
+    `target` (k,) posed, or within a millionth of the box's size of them: (k,) bool. A
+    point inside a mesh lies in its vertices' boxes, which hug a turned mesh far more
+    closely than its world bounds; the margin keeps rounding from ever leaving one out
+    (True where the mesh's matrix is singular)."""
     to_local = world.to_local[target]
     local = to_local[:, :, 3].copy()
     for axis in range(3):
         local += points[:, axis, None] * to_local[:, :, axis]
-    lo, hi = world.local_lo[target], world.local_hi[target]
-    margin = 1e-6 * np.maximum((hi - lo).max(axis=1), np.abs(local).max(axis=1))
-    outside = (local < lo - margin[:, None]) | (local > hi + margin[:, None])
+    inside = _within(local, world.local_lo[target], world.local_hi[target])
+    # And in the box along its own faces, which hugs a mesh turned in the coordinates it
+    # is stored in (a building turned on its site, in world coordinates).
+    frames = world.face_frame[target]
+    along = np.stack([_dot(local, frames[:, :, axis]) for axis in range(3)], axis=1)
+    return inside & _within(along, world.face_lo[target], world.face_hi[target])
+
+
+def _within(points: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """Whether each point (k, 3) lies in its box lo, hi (k, 3), or within a millionth of
+    the box's size (or of the point's largest |coordinate|) of it: (k,) bool; True where
+    the point is NaN."""
+    margin = 1e-6 * np.maximum((hi - lo).max(axis=1), np.abs(points).max(axis=1))
+    outside = (points < lo - margin[:, None]) | (points > hi + margin[:, None])
     return ~outside.any(axis=1)
 
 
@@ -1317,27 +1378,30 @@ def _parity_inside(world: _World, points, target) -> tuple[np.ndarray, np.ndarra
     distance to the nearest crossing of the line through the point, either way (k,), an
     upper bound of its distance to the surface).
 
-    The ray runs along the world axis in which the target's bounds are thinnest: through
-    a wall it crosses the two faces of its thickness, where a vertical ray would meet
-    the tree's nodes all the way up the wall. Points on one line (one target, the same
-    two other coordinates: a wall's corners above each other) share the line's walk
-    down the tree and its crossings, and each counts those beyond it along the ray."""
-    axis = np.argmin(world.mesh_hi[target] - world.mesh_lo[target], axis=1)
-    # A cyclic turn of the axes makes the ray's axis z, for points and triangles alike.
-    turn = (axis[:, None] + np.array([1, 2, 3])) % 3
-    turned = np.take_along_axis(points, turn, axis=1)
+    The ray runs along the target's ray frame (`_ray_frames`): along its own face frame's
+    axis in which it is thinnest, through a wall's thickness however the wall is turned
+    (a ray along a world axis through a turned wall meets its long faces' triangles,
+    whose world bounds cover the wall). Points and triangles are turned into that frame,
+    where the ray is the z axis. Points on one line (one target, the same two other
+    coordinates: a wall's corners above each other) share the line's walk down the tree
+    and its crossings, and each counts those beyond it along the ray."""
+    frames = world.ray_frame[target]
+    turned = np.einsum("kij,kj->ki", frames, points)
     _, first, line_of = np.unique(
         np.column_stack([target, turned[:, :2]]), axis=0, return_index=True, return_inverse=True
     )
     line_of = line_of.reshape(-1)
-    low, high = points[first], points[first]
-    rows, line_axis, line_target = np.arange(len(first)), axis[first], target[first]
-    low[rows, line_axis] = world.mesh_lo[line_target, line_axis]
-    high[rows, line_axis] = world.mesh_hi[line_target, line_axis]
+    line_target = target[first]
+    # Each line's segment through its target's extent along the ray, in the world; the
+    # slack keeps the turn's rounding from leaving a triangle at its ends out.
+    ends = np.repeat(turned[first][:, None], 2, axis=1)
+    ends[:, 0, 2], ends[:, 1, 2] = world.ray_lo[line_target], world.ray_hi[line_target]
+    world_ends = np.einsum("lji,lej->lei", frames[first], ends)
+    slack = _ROUNDING * max(1.0, float(np.abs(world.corners).max(initial=0.0)))
+    low, high = world_ends.min(axis=1) - slack, world_ends.max(axis=1) + slack
     line, triangle = _point_candidates(world, low, high, line_target)
     hit, level = _line_crossings(
-        turned[first[line]],
-        np.take_along_axis(world.corners[triangle], turn[first[line]][:, None, :], axis=2),
+        turned[first[line]], np.einsum("lij,lcj->lci", frames[first[line]], world.corners[triangle])
     )
     # The crossings and the points, by line and by level along it, a crossing before a
     # point at its level: the crossings before a point on its line are below it or at it.
@@ -1366,7 +1430,8 @@ def _parity_inside(world: _World, points, target) -> tuple[np.ndarray, np.ndarra
     )
     over = np.where(line_at[following] == here, level_of[following] - z, np.inf)
     nearest = np.full(len(points), np.inf)
-    nearest[point] = np.minimum(under, over)
+    # Grown by the slack: the turn's rounding must not make the bound too small.
+    nearest[point] = np.minimum(under, over) + slack
     return inside, nearest
 
 

@@ -300,7 +300,41 @@ def test_points_on_one_ray_line_share_its_crossings_and_each_counts_those_beyond
     np.testing.assert_array_equal(inside, [*hollow_inside, *solid_inside, True])
     hollow_nearest = [1.0, 0.5, 1.0, 0.5, 0.0, 1.0]
     solid_nearest = [1.0, 0.5, 2.0, 0.5, 0.0, 1.0]
-    np.testing.assert_array_equal(nearest, [*hollow_nearest, *solid_nearest, 1.5])
+    # Grown by the rounding slack of a turned ray (1e-12 of the largest coordinate).
+    np.testing.assert_allclose(nearest, [*hollow_nearest, *solid_nearest, 1.5], rtol=0, atol=1e-11)
+
+
+def test_rays_run_through_a_turned_walls_thickness():
+    """A hollow wall turned by 37 degrees about the vertical, stored in float32 world
+    coordinates (a building turned on its site): its rays run along its thickness, not
+    along a world axis whose line meets its long faces' wide world bounds, and find the
+    same insides as the unturned wall: in its material, in its cavity, outside."""
+    outer_vertices, outer_triangles = box_mesh([0.0, 0.0, 0.0], [4.0, 0.4, 2.7])
+    cavity_vertices, cavity_triangles = box_mesh([0.5, 0.1, 0.1], [3.5, 0.3, 2.6])
+    vertices = np.concatenate([outer_vertices, cavity_vertices])
+    triangles = np.concatenate([outer_triangles, cavity_triangles[:, ::-1] + 8])
+    turn = np.array(
+        [[np.cos(np.radians(37.0)), -np.sin(np.radians(37.0)), 0.0],
+         [np.sin(np.radians(37.0)), np.cos(np.radians(37.0)), 0.0],
+         [0.0, 0.0, 1.0]]
+    )  # fmt: skip
+    offset = np.array([120.0, -40.0, 3.0])
+    stored = (vertices @ turn.T + offset).astype(np.float32).astype(np.float64)
+    wall = prepare_mesh(stored, triangles)
+    world = mesh_module._pose([wall], np.eye(4)[None], np.arange(1))
+    assert abs(world.ray_frame[0, 2] @ turn[:, 1]) == pytest.approx(1.0, abs=1e-6)
+    # In the wall's own coordinates: material, cavity, outside on either side and beyond
+    # its end, on lines across the thickness and along the length.
+    local = np.array(
+        [[0.2, 0.2, 1.0], [2.0, 0.05, 1.0], [2.0, 0.2, 1.0], [2.0, 0.35, 2.0],
+         [2.0, -0.3, 1.0], [2.0, 0.7, 1.0], [4.5, 0.2, 1.0], [3.7, 0.2, 0.05]]
+    )  # fmt: skip
+    expected = [True, True, False, True, False, False, False, True]
+    inside, nearest = mesh_module._parity_inside(world, local @ turn.T + offset, np.zeros(8, int))
+    np.testing.assert_array_equal(inside, expected)
+    # The nearest crossing along the thickness: 0.05 m to a face from the material
+    # between the outer face and the cavity.
+    assert nearest[1] == pytest.approx(0.05, abs=1e-5)
 
 
 def test_translated_copies_share_their_shapes_preparation():
