@@ -12,6 +12,13 @@ from ..clash.tests import ClashTestError, load_tests, save_tests
 from . import clash_test_props, report_run, session
 from .resolve import resolve
 
+# What each stage of a check does, as the background progress lines name it.
+_STAGE_LABELS = {
+    "reading": "reading proxies",
+    "fitting": "fitting proxies",
+    "meshes": "deciding pairs on meshes",
+}
+
 
 def _progress_reporter(context):
     """A progress callback: the cursor counter in the UI, a stderr line in background."""
@@ -35,7 +42,8 @@ def _progress_reporter(context):
             # group at a time, which seldom lands on a round percentage).
             if (stage, percent // 10) != state["printed"]:
                 state["printed"] = (stage, percent // 10)
-                print(f"collide: {stage} proxies {percent // 10 * 10}%", file=sys.stderr)
+                label = _STAGE_LABELS[stage]
+                print(f"collide: {label} {percent // 10 * 10}%", file=sys.stderr)
         else:
             window_manager.progress_update(percent)
 

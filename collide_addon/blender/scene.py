@@ -31,8 +31,8 @@ from ..core.place import (
 
 GEOMETRY_TYPES = frozenset({"MESH", "CURVE", "SURFACE", "FONT", "META"})
 
-# progress(done, total, stage): `done` of `total` objects read ("reading") or
-# geometries fitted ("fitting").
+# progress(done, total, stage): `done` of `total` objects read ("reading"), geometries
+# fitted ("fitting") or, after the reader, candidate pairs decided on meshes ("meshes").
 Progress = Callable[[int, int, str], None]
 
 

@@ -118,6 +118,7 @@ def find_clashes(
     broad_phase: CoherentBounds | None = None,
     meshes: FrameMeshes | None = None,
     mesh_cache: MeshPairCache | None = None,
+    progress=None,
 ) -> Clashes:
     """The clashing pairs of proxies under the scene's rule (`core.contact`).
 
@@ -129,13 +130,14 @@ def find_clashes(
         each is decided on the two meshes, as a clash test with geometry "mesh" does
         (pairs where an object has no triangles stay decided on the proxies)
     mesh_cache: keeps the mesh contacts between checks (`MeshPairCache`)
+    progress: progress(done, total) over the candidate pairs decided on meshes
     """
     rule = CHECK_RULES[check]
     margin = candidate_margin(rule, tolerance, meshes is not None, proxies.batch)
     pairs, result = find_contacts(proxies.batch, margin=margin, coherent=broad_phase)
     contacts = proxy_pair_contacts(pairs, result)
     if meshes is not None:
-        contacts, _ = mesh_pair_contacts(contacts, meshes, margin, mesh_cache)
+        contacts, _ = mesh_pair_contacts(contacts, meshes, margin, mesh_cache, progress)
     points = 0.5 * (contacts.points_i + contacts.points_j)
     keep = clash_mask(rule, tolerance, contacts.distances, contact_epsilon(points))
     return Clashes(
@@ -377,6 +379,7 @@ def check(
         session.broad_phase,
         meshes,
         session.mesh_cache,
+        None if progress is None else lambda done, total: progress(done, total, "meshes"),
     )
     session.mesh_seconds = time.perf_counter() - started if meshes is not None else 0.0
     session.proxies, session.clashes = proxies, clashes

@@ -505,12 +505,14 @@ def _cached_mesh_contacts(
     pairs: np.ndarray,
     max_distance: float,
     cache: MeshPairCache | None,
+    progress=None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """`core.mesh.mesh_contacts` of `pairs` ((m, 2) into mesh_list), the pairs found in
     `cache` (a MeshPairCache, or None) taken from it: (distance (m,), point_i (m, 3),
-    point_j (m, 3), relation (m,))."""
+    point_j (m, 3), relation (m,)). `progress` as `mesh_contacts` takes it, over the
+    pairs it decides."""
     if cache is None:
-        result = mesh_contacts(mesh_list, matrices, pairs, max_distance)
+        result = mesh_contacts(mesh_list, matrices, pairs, max_distance, progress)
         return result.distance, result.point_i, result.point_j, result.relation
     codes = cache.pose_codes(mesh_list, matrices)[pairs]
     keys = (codes[:, 0] << 31) | codes[:, 1]
@@ -527,7 +529,7 @@ def _cached_mesh_contacts(
         point_i[hit], point_j[hit] = cache.point_i[rows], cache.point_j[rows]
     miss = np.flatnonzero(~hit)
     if len(miss):
-        result = mesh_contacts(mesh_list, matrices, pairs[miss], max_distance)
+        result = mesh_contacts(mesh_list, matrices, pairs[miss], max_distance, progress)
         distance[miss], relation[miss] = result.distance, result.relation
         point_i[miss], point_j[miss] = result.point_i, result.point_j
     order = np.argsort(keys, kind="stable")
@@ -542,6 +544,7 @@ def mesh_pair_contacts(
     meshes: FrameMeshes,
     max_distance: float,
     cache: MeshPairCache | None = None,
+    progress=None,
 ) -> tuple[PairContacts, np.ndarray]:
     """Decide proxy candidate pairs on their triangles where both objects have some.
 
@@ -549,6 +552,8 @@ def mesh_pair_contacts(
     max_distance: beyond it a pair's mesh distance may come out as +inf
     cache: keeps the pairs' mesh contacts for the next call, which takes those of pairs
         whose meshes and matrices did not change from it (see MeshPairCache)
+    progress: when given, progress(done, total) over the pairs decided on meshes (not
+        taken from the cache), as `core.mesh.mesh_contacts` calls it
     returns: (the contacts, decided on meshes where possible; (o,) int64 the objects of
               the candidates whose meshes are open or non-manifold)
     """
@@ -562,7 +567,7 @@ def mesh_pair_contacts(
     decided = np.isin(contacts.pairs, rows).all(axis=1)
     mesh_list = [by_row[int(row)] for row in rows]
     distance, point_i, point_j, relation = _cached_mesh_contacts(
-        mesh_list, meshes.matrices[rows], local[decided], max(max_distance, 0.0), cache
+        mesh_list, meshes.matrices[rows], local[decided], max(max_distance, 0.0), cache, progress
     )
     distances = contacts.distances.copy()
     points_i, points_j = contacts.points_i.copy(), contacts.points_j.copy()

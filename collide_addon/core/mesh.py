@@ -153,6 +153,9 @@ _CONVEX_TEST_TRIANGLES = 64
 _CONVEX_ROUNDING = 0.5 * CONTACT_RELATIVE
 # `PreparedMeshes` keeps this many shapes for one list of triangles.
 _SHAPES_PER_TRIANGLES = 8
+# `mesh_contacts` decides its pairs in shares of at most about this many, so that a call
+# over a building's tens of thousands of pairs reports its progress as it goes.
+_PAIRS_PER_SHARE = 2048
 
 
 @dataclass(frozen=True, eq=False)
@@ -1558,7 +1561,7 @@ def _check_input(meshes, matrices, pairs, max_distance):
 
 
 def mesh_contacts(
-    meshes: Sequence[TriangleMesh], matrices, pairs, max_distance: float
+    meshes: Sequence[TriangleMesh], matrices, pairs, max_distance: float, progress=None
 ) -> MeshContacts:
     """Contact of pairs of posed meshes (see the module docstring for the rules).
 
@@ -1566,6 +1569,8 @@ def mesh_contacts(
     matrices: (n, 4, 4) float64 affine world matrices, meshes[k] posed by matrices[k]
     pairs: (m, 2) int64 indices into meshes
     max_distance: >= 0; pairs farther apart come out at +inf with NaN witnesses
+    progress: when given, called as progress(done, m) in the calling thread with the
+        number of pairs decided: 0 first, then after each share of them
     returns: `MeshContacts` of the m pairs
     """
     matrices, pairs, max_distance = _check_input(meshes, matrices, pairs, max_distance)
@@ -1575,19 +1580,29 @@ def mesh_contacts(
     reach = np.abs(world.corners).max(initial=0.0)
     contact = float(_epsilon(np.array([reach]))[0])
     workers = worker_count(int(world.triangle_count[slots].sum()) // _TRIANGLES_PER_WORKER)
-    if workers == 1:
-        return _slot_contacts(world, matrices, used, slots, max_distance, contact)
-    # Interleaved shares, so that each thread gets some of the costly pairs wherever
-    # they lie; every stage works pair by pair, so a share's results do not depend on
-    # the others.
-    shares = [np.arange(worker, len(slots), workers) for worker in range(workers)]
-    found = list(
+    # Interleaved shares, a multiple of the threads, so that each thread gets some of the
+    # costly pairs wherever they lie; every stage works pair by pair, so a share's results
+    # do not depend on the others.
+    count = -(-max(1, -(-len(slots) // _PAIRS_PER_SHARE)) // workers) * workers
+    shares = [np.arange(share, len(slots), count) for share in range(count)]
+    if progress is not None:
+        progress(0, len(slots))
+    found, done = [], 0
+    for rows, contacts in zip(
+        shares,
         map_in_threads(
             lambda rows: _slot_contacts(world, matrices, used, slots[rows], max_distance, contact),
             shares,
             workers,
-        )
-    )
+        ),
+        strict=True,
+    ):
+        found.append(contacts)
+        done += len(rows)
+        if progress is not None:
+            progress(done, len(slots))
+    if len(found) == 1:
+        return found[0]
     order = np.argsort(np.concatenate(shares), kind="stable")
     return concatenate_fields(
         MeshContacts,

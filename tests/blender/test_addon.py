@@ -809,6 +809,23 @@ def test_detect_prints_progress_in_background(addon, capfd):
     assert lines.index(fitting[0]) > lines.index("collide: reading proxies 0%")
 
 
+def test_detect_on_meshes_prints_the_pairs_progress_in_background(addon, capfd, monkeypatch):
+    # 60 spheres in a chain, each overlapping the next: 59 candidate pairs decided on
+    # their triangles in shares of 8, each tenth reported once, after the fits.
+    monkeypatch.setattr(sys.modules[f"{addon.__name__}.core.mesh"], "_PAIRS_PER_SHARE", 8)
+    for index in range(60):
+        scenes.add_object(f"Part{index}", scenes.mesh("sphere"), location=(1.5 * index, 0, 0))
+    bpy.context.scene.collide.geometry = "MESH"
+    assert bpy.ops.collide.detect() == {"FINISHED"}
+    assert len(bpy.context.scene.collide.clashes) == 59
+    lines = [line for line in capfd.readouterr().err.splitlines() if line.startswith("collide:")]
+    meshes = [line for line in lines if line.startswith("collide: deciding pairs on meshes")]
+    assert meshes[0] == "collide: deciding pairs on meshes 0%"
+    assert meshes[-1] == "collide: deciding pairs on meshes 100%"
+    assert 3 <= len(meshes) == len(set(meshes))
+    assert lines.index(meshes[0]) > lines.index("collide: fitting proxies 100%")
+
+
 def test_bulk_matrix_read_detects_a_changed_object_count(addon):
     scene_module = blender_module(addon, "scene")
     for x in (0.0, 2.0, 4.0):

@@ -19,6 +19,7 @@ from collide_addon.core import (
     pair_distance,
     prepare_mesh,
 )
+from collide_addon.core import mesh as mesh_module
 from collide_addon.core.mesh import closest_on_triangles
 from collide_dev.coal_oracle import coal_mesh, coal_mesh_collide, coal_mesh_distance
 from collide_dev.mesh_shapes import box_mesh, cylinder, torus, uv_sphere
@@ -337,6 +338,22 @@ def test_scale_and_shear_move_the_vertices():
     assert one_pair(moved, FLOOR)[0] == pytest.approx(posed[0], abs=1e-15)
     sunk = one_pair(unit, FLOOR, affine(shear, [0, 0, -0.75]))
     assert sunk[0] == pytest.approx(-0.75)
+
+
+def test_pairs_decided_in_shares_report_progress_and_match_one_share(monkeypatch):
+    rng = np.random.default_rng(11)
+    matrices = [random_pose(rng) for _ in range(12)]
+    meshes = [MESHES[k % 3] for k in range(12)]
+    pairs = np.array([(i, j) for i in range(12) for j in range(i + 1, 12)])
+    whole = mesh_contacts(meshes, matrices, pairs, 10.0)
+    monkeypatch.setattr(mesh_module, "_PAIRS_PER_SHARE", 5)
+    calls = []
+    shared = mesh_contacts(meshes, matrices, pairs, 10.0, lambda *call: calls.append(call))
+    for field in ("distance", "point_i", "point_j", "relation", "open_pair"):
+        np.testing.assert_array_equal(getattr(shared, field), getattr(whole, field))
+    done = [done for done, total in calls]
+    assert calls[0] == (0, len(pairs)) and calls[-1] == (len(pairs), len(pairs))
+    assert len(calls) >= len(pairs) // 5 and done == sorted(done)
 
 
 def test_shared_mesh_objects_and_many_pairs_match_single_pair_calls():
