@@ -533,9 +533,9 @@ def test_mesh_pair_cache_reuses_only_pairs_whose_poses_did_not_change(monkeypatc
     tested: list[int] = []
     original = evaluate_module.mesh_contacts
 
-    def counting(meshes, matrices, pairs, max_distance):
+    def counting(meshes, matrices, pairs, max_distance, progress=None):
         tested.append(len(pairs))
-        return original(meshes, matrices, pairs, max_distance)
+        return original(meshes, matrices, pairs, max_distance, progress)
 
     monkeypatch.setattr(evaluate_module, "mesh_contacts", counting)
     cache = MeshPairCache()
