@@ -992,7 +992,7 @@ def _ray_frames(axes: np.ndarray, vertices: np.ndarray, vertex_count: np.ndarray
         frames, np.argsort(nearest, axis=1, kind="stable")[:, :, None], axis=1
     )
     owner = np.repeat(np.arange(len(axes)), vertex_count)
-    along = np.einsum("vij,vj->vi", frames[owner], vertices)  # (V, 3)
+    along = (frames[owner] @ vertices[:, :, None])[:, :, 0]  # (V, 3)
     low = np.full((len(axes), 3), np.inf)
     high = np.full((len(axes), 3), -np.inf)
     has = vertex_count > 0
@@ -1389,7 +1389,7 @@ def _parity_inside(world: _World, points, target) -> tuple[np.ndarray, np.ndarra
     coordinates: a wall's corners above each other) share the line's walk down the tree
     and its crossings, and each counts those beyond it along the ray."""
     frames = world.ray_frame[target]
-    turned = np.einsum("kij,kj->ki", frames, points)
+    turned = (frames @ points[:, :, None])[:, :, 0]
     _, first, line_of = np.unique(
         np.column_stack([target, turned[:, :2]]), axis=0, return_index=True, return_inverse=True
     )
@@ -1399,12 +1399,12 @@ def _parity_inside(world: _World, points, target) -> tuple[np.ndarray, np.ndarra
     # slack keeps the turn's rounding from leaving a triangle at its ends out.
     ends = np.repeat(turned[first][:, None], 2, axis=1)
     ends[:, 0, 2], ends[:, 1, 2] = world.ray_lo[line_target], world.ray_hi[line_target]
-    world_ends = np.einsum("lji,lej->lei", frames[first], ends)
+    world_ends = ends @ frames[first]
     slack = _ROUNDING * max(1.0, float(np.abs(world.corners).max(initial=0.0)))
     low, high = world_ends.min(axis=1) - slack, world_ends.max(axis=1) + slack
     line, triangle = _point_candidates(world, low, high, line_target)
     hit, level = _line_crossings(
-        turned[first[line]], np.einsum("lij,lcj->lci", frames[first[line]], world.corners[triangle])
+        turned[first[line]], world.corners[triangle] @ frames[first[line]].transpose(0, 2, 1)
     )
     # The crossings and the points, by line and by level along it, a crossing before a
     # point at its level: the crossings before a point on its line are below it or at it.
@@ -1636,11 +1636,15 @@ def _slot_contacts(world, matrices, used, slots, max_distance, contact) -> MeshC
             found.second if inner == 0 else found.first,
         )
     bound, directions = _separating_bound(matrices, used, world, slots)
-    # Where a penetration would be reported, the meshes' own extents along the same
-    # directions (their vertices, not their boxes) may show that a smaller move separates.
-    estimate = -np.minimum(np.minimum(crossing.value, i_in_j.value), j_in_i.value)
+    # Where a penetration would be reported from crossing triangles, the meshes' own
+    # extents along the same directions (their vertices, not their boxes) may show that a
+    # smaller move separates. Not where points inside give the depth: no move that
+    # separates is shorter than theirs.
+    inside = -np.minimum(i_in_j.value, j_in_i.value)
     epsilon = _epsilon(np.abs(np.nan_to_num(nearest.first)).max(axis=1, initial=0.0))
-    deep = np.flatnonzero(np.minimum(estimate, bound) > epsilon)
+    deep = np.flatnonzero(
+        (np.minimum(-crossing.value, bound) > np.maximum(inside, epsilon)) & (bound > inside)
+    )
     bound[deep] = np.minimum(bound[deep], _projected_overlap(world, slots[deep], directions[deep]))
     return _combine(nearest, crossing, i_in_j, j_in_i, bound, max_distance, ~closed.all(axis=1))
 
@@ -1666,15 +1670,13 @@ def _separating_bound(matrices, used, world: _World, slots: np.ndarray) -> np.nd
     """
     signs = np.array([(x, y, z) for x in (0, 1) for y in (0, 1) for z in (0, 1)])
     local_corners = np.where(signs, world.local_hi[:, None], world.local_lo[:, None])
-    face_corners = np.einsum(
-        "uij,ucj->uci",
-        world.face_frame,
-        np.where(signs, world.face_hi[:, None], world.face_lo[:, None]),
+    face_corners = np.where(signs, world.face_hi[:, None], world.face_lo[:, None]) @ (
+        world.face_frame.transpose(0, 2, 1)
     )
     frames = matrices[used, :3, :3]
     # (u, 16, 3): each mesh's local box corners, then its face box corners, posed.
     posed = (
-        np.einsum("uij,ucj->uci", frames, np.concatenate([local_corners, face_corners], axis=1))
+        np.concatenate([local_corners, face_corners], axis=1) @ frames.transpose(0, 2, 1)
         + matrices[used, None, :3, 3]
     )
     first, second = slots[:, 0], slots[:, 1]
@@ -1717,7 +1719,7 @@ def _projected_overlap(world: _World, slots: np.ndarray, directions: np.ndarray)
         for side in (0, 1):
             meshes = slots[rows, side]
             pair, vertex = expand_runs(world.vertex_start[meshes], world.vertex_count[meshes])
-            along = np.einsum("pdk,pk->pd", directions[rows][pair], world.vertices[vertex])
+            along = (directions[rows][pair] @ world.vertices[vertex][:, :, None])[:, :, 0]
             starts = _starts(world.vertex_count[meshes])
             reach.append((np.minimum.reduceat(along, starts), np.maximum.reduceat(along, starts)))
         (low_a, high_a), (low_b, high_b) = reach
@@ -1733,7 +1735,7 @@ def _box_extents(corners: np.ndarray, directions: np.ndarray) -> tuple[np.ndarra
         (m, d, 3) unit vectors
     returns: low, high (m, d), the tighter of the two boxes' extents
     """
-    along = np.einsum("mdk,mck->mdc", directions, corners)
+    along = directions @ corners.transpose(0, 2, 1)
     low = np.maximum(along[:, :, :8].min(axis=2), along[:, :, 8:].min(axis=2))
     high = np.minimum(along[:, :, :8].max(axis=2), along[:, :, 8:].max(axis=2))
     return low, high
