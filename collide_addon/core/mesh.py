@@ -971,41 +971,62 @@ def _pose(meshes: Sequence[TriangleMesh], matrices: np.ndarray, used: np.ndarray
     )
 
 
+# A mesh's rays run along its own face frame only where it is at most this fraction as
+# thin along that frame's thinnest axis as along the world's: a turned wall (0.3 m thick,
+# its world bounds metres wide). A ray along a turned axis has a segment whose world
+# bounds meet many of the tree's nodes, where one along a world axis has a segment of zero
+# width: on turned round shapes (a UV sphere, a cylinder) its lines met six times as many
+# candidate triangles.
+_RAY_FRAME_THINNER = 0.5
+
+
 def _ray_frames(axes: np.ndarray, vertices: np.ndarray, vertex_count: np.ndarray):
-    """Each posed mesh's ray frame: (u, 3, 3) rows, its posed face frame's axes `axes`
-    (u, 3, 3 columns) made orthonormal in their order (by Gram-Schmidt, exact for the
-    signed unit axes of a mesh along the world's), each signed and placed as the world
-    axis it is nearest, then turned cyclically so that the last is the one the mesh's
-    world vertices (V, 3; `vertex_count` (u,) per mesh) are least spread along (ties to
-    the earlier axis); and the vertices' extent along it (u,), (u,) (+inf, -inf without
-    vertices). A mesh along the world's axes gets them, in the world's order."""
+    """Each posed mesh's ray frame: (u, 3, 3) rows, orthonormal, turned cyclically so that
+    the last is the one the mesh's world vertices (V, 3; `vertex_count` (u,) per mesh) are
+    least spread along (ties to the earlier axis); and its extent along it (u,), (u,)
+    (+inf, -inf without vertices).
+
+    The frame is the world's axes, or its posed face frame's axes `axes` (u, 3, 3
+    columns; made orthonormal in their order, each signed and placed as the world axis it
+    is nearest) where the mesh is thinner along those by `_RAY_FRAME_THINNER`."""
     first = axes[:, :, 0] / np.maximum(_length(axes[:, :, 0]), np.finfo(float).tiny)[:, None]
     second = axes[:, :, 1] - _dot(axes[:, :, 1], first)[:, None] * first
     second /= np.maximum(_length(second), np.finfo(float).tiny)[:, None]
     frames = np.stack([first, second, cross_rows(first, second)], axis=1)  # rows
-    # Each axis pointing along the world axis it is nearest, with its sign, in the
-    # world axes' order: a mesh along the world's gets the world's own axes, and its rays
-    # run as they would along them.
     nearest = np.abs(frames).argmax(axis=2)  # (u, 3)
     frames *= np.sign(np.take_along_axis(frames, nearest[:, :, None], axis=2))
     frames = np.take_along_axis(
         frames, np.argsort(nearest, axis=1, kind="stable")[:, :, None], axis=1
     )
-    owner = np.repeat(np.arange(len(axes)), vertex_count)
-    along = (frames[owner] @ vertices[:, :, None])[:, :, 0]  # (V, 3)
-    low = np.full((len(axes), 3), np.inf)
-    high = np.full((len(axes), 3), -np.inf)
+    low, high = _extents_along(frames, vertices, vertex_count)
+    world_low, world_high = _extents_along(
+        np.broadcast_to(np.eye(3), frames.shape), vertices, vertex_count
+    )
+    own = (high - low).min(axis=1) < _RAY_FRAME_THINNER * (world_high - world_low).min(axis=1)
+    frames = np.where(own[:, None, None], frames, np.eye(3))
+    low, high = np.where(own[:, None], low, world_low), np.where(own[:, None], high, world_high)
     has = vertex_count > 0
-    if len(along):
-        starts = _starts(vertex_count)[has]
-        low[has] = np.minimum.reduceat(along, starts, axis=0)
-        high[has] = np.maximum.reduceat(along, starts, axis=0)
     thinnest = np.argmin(np.where(has[:, None], high - low, 0.0), axis=1)
     # A cyclic turn of the rows puts the thinnest last.
     order = (thinnest[:, None] + np.array([1, 2, 3])) % 3
     rows = np.arange(len(axes))[:, None]
     last = order[:, 2]
     return frames[rows, order], low[np.arange(len(axes)), last], high[np.arange(len(axes)), last]
+
+
+def _extents_along(frames: np.ndarray, vertices: np.ndarray, vertex_count: np.ndarray):
+    """The low and high (u, 3) of each mesh's vertices (V, 3; `vertex_count` (u,) per
+    mesh) along the rows of its frame (u, 3, 3); +inf, -inf without vertices."""
+    owner = np.repeat(np.arange(len(frames)), vertex_count)
+    along = (frames[owner] @ vertices[:, :, None])[:, :, 0]  # (V, 3)
+    low = np.full((len(frames), 3), np.inf)
+    high = np.full((len(frames), 3), -np.inf)
+    has = vertex_count > 0
+    if len(along):
+        starts = _starts(vertex_count)[has]
+        low[has] = np.minimum.reduceat(along, starts, axis=0)
+        high[has] = np.maximum.reduceat(along, starts, axis=0)
+    return low, high
 
 
 def _inverse_affine(matrices: np.ndarray) -> np.ndarray:

@@ -321,8 +321,12 @@ def test_rays_run_through_a_turned_walls_thickness():
     offset = np.array([120.0, -40.0, 3.0])
     stored = (vertices @ turn.T + offset).astype(np.float32).astype(np.float64)
     wall = prepare_mesh(stored, triangles)
-    world = mesh_module._pose([wall], np.eye(4)[None], np.arange(1))
+    # A turned cube is no thinner along its own axes than along the world's: its rays
+    # stay on a world axis, whose segments have no width to meet the tree's nodes with.
+    cube = prepare_mesh(box_mesh([0.0] * 3, [1.0] * 3)[0] @ turn.T + offset, outer_triangles)
+    world = mesh_module._pose([wall, cube], np.array([np.eye(4)] * 2), np.arange(2))
     assert abs(world.ray_frame[0, 2] @ turn[:, 1]) == pytest.approx(1.0, abs=1e-6)
+    np.testing.assert_array_equal(np.abs(world.ray_frame[1]), np.eye(3)[[0, 1, 2]])
     # In the wall's own coordinates: material, cavity, outside on either side and beyond
     # its end, on lines across the thickness and along the length.
     local = np.array(
