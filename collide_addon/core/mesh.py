@@ -75,16 +75,17 @@ Plane tests run on the surviving triangle pairs; the exact distance only on pair
 triangles do not meet, and there only on candidates that planes and bounds cannot rule
 out against the exact distance of the pair's candidate with the least lower bound. The
 inside test casts a ray from each vertex and face centre inside the other mesh's world
-bounds and its posed local box, along the world axis in which that mesh is thinnest, and
-counts crossings (ray parity, exact on shared edges and vertices by a consistent tie
-rule), the points on one line sharing its walk down the other mesh's tree; where the two
-surfaces are apart, one ray per connected part of the mesh (`TriangleMesh.vertex_parts`)
-decides for the whole part, which cannot cross the other surface; a point in a convex
-mesh (`TriangleMesh.convex`: boxes, wedges, prisms) needs neither ray nor search, its
-depth being its least height below the mesh's face planes; a point's depth
-search (boxes of growing radius down the same tree) is bounded by its ray's first
-crossing and skipped when that bound cannot beat the depth already found, and it stops
-as soon as a triangle within that depth turns up. What stays: touching elements whose
+bounds and its posed local and face boxes, along the world axis in which that mesh is
+thinnest, or along its own face frame's thinnest axis where it is much thinner there (a
+wall of a building turned on its site, `_ray_frames`), and counts crossings (ray parity,
+exact on shared edges and vertices by a consistent tie rule), the points on one line
+sharing its walk down the other mesh's tree; where the two surfaces are apart, one ray
+per connected part of the mesh (`TriangleMesh.vertex_parts`) decides for the whole part,
+which cannot cross the other surface; a point in a convex mesh (`TriangleMesh.convex`:
+boxes, wedges, prisms) needs neither ray nor search, its depth being its least height
+below the mesh's face planes; a point's depth search (boxes of growing radius down the
+same tree) is bounded by its ray's first crossing and skipped when that bound cannot beat
+the depth already found, and it stops as soon as a triangle within that depth turns up. What stays: touching elements whose
 faces lie on each other have many triangle pairs with a lower bound of 0, and each gets
 the plane tests and the exact distance.
 """
@@ -801,9 +802,9 @@ class _World:
         map keeps a mesh convex)
     face_frame: (u, 3, 3), face_lo, face_hi: (u, 3) each mesh's `TriangleMesh.face_frame`
         and `face_bounds`, local
-    ray_frame: (u, 3, 3) rows, orthonormal world axes along the mesh's posed face frame,
-        the last the one it is thinnest along (`_ray_frames`); ray_lo, ray_hi: (u,) the
-        mesh's extent along that last axis
+    ray_frame: (u, 3, 3) rows, orthonormal, the world's axes or along the mesh's posed
+        face frame, the last the one its rays run along (`_ray_frames`); ray_lo, ray_hi:
+        (u,) the mesh's extent along that last axis
     """
 
     vertices: np.ndarray
@@ -1402,11 +1403,12 @@ def _parity_inside(world: _World, points, target) -> tuple[np.ndarray, np.ndarra
     distance to the nearest crossing of the line through the point, either way (k,), an
     upper bound of its distance to the surface).
 
-    The ray runs along the target's ray frame (`_ray_frames`): along its own face frame's
-    axis in which it is thinnest, through a wall's thickness however the wall is turned
-    (a ray along a world axis through a turned wall meets its long faces' triangles,
-    whose world bounds cover the wall). Points and triangles are turned into that frame,
-    where the ray is the z axis. Points on one line (one target, the same two other
+    The ray runs along the last axis of the target's ray frame (`_ray_frames`): the world
+    axis in which the target is thinnest, or its own face frame's where it is much
+    thinner there, through a wall's thickness however the wall is turned (a ray along a
+    world axis through a turned wall meets its long faces' triangles, whose world bounds
+    cover the wall). Points and triangles are turned into that frame, where the ray is
+    the z axis. Points on one line (one target, the same two other
     coordinates: a wall's corners above each other) share the line's walk down the tree
     and its crossings, and each counts those beyond it along the ray."""
     frames = world.ray_frame[target]
