@@ -85,9 +85,9 @@ which cannot cross the other surface; a point in a convex mesh (`TriangleMesh.co
 boxes, wedges, prisms) needs neither ray nor search, its depth being its least height
 below the mesh's face planes; a point's depth search (boxes of growing radius down the
 same tree) is bounded by its ray's first crossing and skipped when that bound cannot beat
-the depth already found, and it stops as soon as a triangle within that depth turns up. What stays: touching elements whose
-faces lie on each other have many triangle pairs with a lower bound of 0, and each gets
-the plane tests and the exact distance.
+the depth already found, and it stops as soon as a triangle within that depth turns up.
+What stays: touching elements whose faces lie on each other have many triangle pairs with
+a lower bound of 0, and each gets the plane tests and the exact distance.
 """
 
 from __future__ import annotations
