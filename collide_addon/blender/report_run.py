@@ -190,6 +190,18 @@ def run_clash_report(
             last_print[0] = time.monotonic()
             _background_progress(done, total, frame, rows)
 
+    def mesh_progress(done: int, total: int, frame: int, test: str) -> None:
+        # In background only, and at most once an interval: a sample's mesh stage is
+        # reported only where it is long (a large model), not on every sample.
+        if not use_ui_progress and time.monotonic() - last_print[0] >= PROGRESS_INTERVAL:
+            last_print[0] = time.monotonic()
+            print(
+                f"collide: frame {frame}, test {test!r}: deciding pairs on meshes"
+                f" ({done}/{total}, {100.0 * done / max(total, 1):.0f}%)",
+                file=sys.stderr,
+                flush=True,
+            )
+
     original_frame, original_subframe = scene.frame_current, scene.frame_subframe
     read_frame = _SceneFrames(context, scene, any(decides_on_meshes(test) for test in tests))
 
@@ -216,6 +228,7 @@ def run_clash_report(
             continuous=continuous,
             lookahead=lookahead,
             progress=progress,
+            mesh_progress=mesh_progress,
             blender=bpy.app.version_string,
             file=bpy.data.filepath or None,
             scope=scene.collide.scope,

@@ -629,6 +629,7 @@ def evaluate_frame(
     coherent: CoherentBounds | None = None,
     meshes: FrameMeshes | None = None,
     sampled: SampleContacts | None = None,
+    progress=None,
 ) -> FrameHits:
     """The clashes of one test in one frame.
 
@@ -637,6 +638,8 @@ def evaluate_frame(
     meshes: the objects' triangles, for a test with geometry "mesh"; without them such a
         test decides on the proxies
     sampled: `sample_contacts` of this test and batch, when the caller has them already
+    progress: progress(done, total) over the candidate pairs decided on meshes
+        (`mesh_pair_contacts`), for a mesh test
     Only objects in set A or B enter the broad phase; candidate pairs then go through the
     ignore rules, the narrow phase (proxies, then triangles for a mesh test) and the test
     type's criterion.
@@ -650,7 +653,9 @@ def evaluate_frame(
         clashing = duplicate_mask(batch, contacts.pairs, test.tolerance)
     else:
         if meshes is not None and decides_on_meshes(test):
-            contacts, open_rows = mesh_pair_contacts(contacts, meshes, sampled.margin)
+            contacts, open_rows = mesh_pair_contacts(
+                contacts, meshes, sampled.margin, progress=progress
+            )
             open_names = prepared.table.names[open_rows]
         epsilon = contact_epsilon(0.5 * (contacts.points_i + contacts.points_j))
         clashing = clash_mask(test.test_type, test.tolerance, contacts.distances, epsilon)

@@ -9,6 +9,8 @@ with arrays:
                                                          time, row k = object k
     render_thumbnails([ClashRecord]) -> {id: PNG bytes}  optional pictures per clash
     progress(done, total, frame, rows)                   optional, after each sample
+    mesh_progress(done, total, frame, test)              optional, as a mesh test decides
+                                                         its candidate pairs (`MeshProgress`)
 
 `blender/report_run.py` builds these from a Blender scene.
 """
@@ -21,6 +23,7 @@ import os
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -71,6 +74,10 @@ class FrameSample(NamedTuple):
 
 ReadFrame = Callable[[float], FrameSample]
 Progress = Callable[[int, int, int, int], None]
+# mesh_progress(done, total, frame, test): `done` of a mesh test's `total` candidate
+# pairs at one sample of `frame` decided on their triangles (a long stage on a large
+# model, between two samples' progress).
+MeshProgress = Callable[[int, int, int, str], None]
 RenderThumbnails = Callable[[Sequence[ClashRecord]], Mapping[str, bytes]]
 
 
@@ -222,12 +229,26 @@ def _sample_hits(
     sample: FrameSample,
     frame: int,
     contacts: Sequence[SampleContacts],
+    mesh_progress: MeshProgress | None = None,
 ) -> list[FrameHits]:
     """Each test's hits at one sample, from its candidate pairs there (`contacts`)."""
     return [
-        evaluate_frame(prepared, sample.batch, frame, meshes=sample.meshes, sampled=sampled)
+        evaluate_frame(
+            prepared,
+            sample.batch,
+            frame,
+            meshes=sample.meshes,
+            sampled=sampled,
+            progress=None
+            if mesh_progress is None
+            else partial(_test_progress, mesh_progress, frame, prepared.test.name),
+        )
         for prepared, sampled in zip(prepared_tests, contacts, strict=True)
     ]
+
+
+def _test_progress(mesh_progress: MeshProgress, frame: int, test: str, done: int, total: int):
+    mesh_progress(done, total, frame, test)
 
 
 def scan_frames(
@@ -238,6 +259,7 @@ def scan_frames(
     substeps: int = 1,
     scope: str = "",
     lookahead: bool = False,
+    mesh_progress: MeshProgress | None = None,
 ) -> tuple[list[ClashRecord], dict[str, ObjectMetadata], list[str]]:
     """Run `tests` on every sample of `sample_times(frames, substeps)`; a clash found at
     any sample of frame f is reported on frame f. Continuous tests also test the motion
@@ -245,6 +267,7 @@ def scan_frames(
     starts between a sample of frame f and the next is reported on frame f.
 
     scope: what decides which objects take part, named when none do
+    mesh_progress: see `MeshProgress`; called from mesh tests as they decide pairs
     lookahead: the frames are a chunk of a longer scan (report.merge joins the chunks):
         the last frame is sampled with its sub-steps too and the motion from there to the
         next frame (last + step) is tested, as a scan over the longer range does, while
@@ -305,7 +328,10 @@ def scan_frames(
                     prepared_tests, broad_phases, arriving, strict=True
                 )
             ]
-            kept.add(prepared_tests, _sample_hits(prepared_tests, sample, frame, contacts))
+            kept.add(
+                prepared_tests,
+                _sample_hits(prepared_tests, sample, frame, contacts, mesh_progress),
+            )
         if previous is not None and continuous:
             _add_intervals(
                 intervals, prepared_tests, previous, (time, sample.batch, contacts, arriving)
@@ -445,6 +471,7 @@ def run_report(
     continuous: bool = False,
     lookahead: bool = False,
     progress: Progress | None = None,
+    mesh_progress: MeshProgress | None = None,
     blender: str | None = None,
     file: str | None = None,
     scope: str = "",
@@ -453,7 +480,7 @@ def run_report(
     requested reports atomically.
 
     frames: (start, end, step), inclusive
-    read_frame, progress: see the module docstring and `scan_frames`
+    read_frame, progress, mesh_progress: see the module docstring and `scan_frames`
     baseline: a previous report (json_report.read_json_report)
     fail_on: "new", "any" or "never"; default "new" with a baseline, "any" without
     render_thumbnails: pictures for the HTML and BCF reports, called once after the scan
@@ -487,7 +514,7 @@ def run_report(
     except ValueError as error:
         raise ClashRunError(str(error)) from None
     clashes, metadata, open_meshes = scan_frames(
-        tests, frames, read_frame, progress, substeps, scope, lookahead
+        tests, frames, read_frame, progress, substeps, scope, lookahead, mesh_progress
     )
     if baseline is not None:
         clashes = carry_over_status(

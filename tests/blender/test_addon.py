@@ -809,6 +809,28 @@ def test_detect_prints_progress_in_background(addon, capfd):
     assert lines.index(fitting[0]) > lines.index("collide: reading proxies 0%")
 
 
+def test_a_report_run_prints_a_long_mesh_stage_in_background(addon, capfd, monkeypatch):
+    # With no pause between lines (as if each stage were long): the mesh test's pairs at
+    # each frame are reported as they are decided, among the frames' own lines.
+    report_run = sys.modules[f"{addon.__name__}.blender.report_run"]
+    monkeypatch.setattr(report_run, "PROGRESS_INTERVAL", 0.0)
+    for index in range(6):
+        scenes.add_object(f"Part{index}", scenes.mesh("sphere"), location=(1.5 * index, 0, 0))
+    test = addon.clash.tests.clash_test_from_dict(
+        {"name": "hard", "a": {}, "type": "hard", "geometry": "mesh"}
+    )
+    result = addon.blender.run_clash_report([test], frames=(1, 2, 1))
+    assert len(result.report["clashes"]) == 5
+    lines = [line for line in capfd.readouterr().err.splitlines() if line.startswith("collide:")]
+    for frame in (1, 2):
+        stage = f"collide: frame {frame}, test 'hard': deciding pairs on meshes"
+        assert f"{stage} (0/5, 0%)" in lines and f"{stage} (5/5, 100%)" in lines
+        [sample] = [
+            k for k, line in enumerate(lines) if line.startswith(f"collide: frame {frame} (")
+        ]
+        assert lines.index(f"{stage} (5/5, 100%)") < sample
+
+
 def test_detect_on_meshes_prints_the_pairs_progress_in_background(addon, capfd, monkeypatch):
     # 60 spheres in a chain, each overlapping the next: 59 candidate pairs decided on
     # their triangles in shares of 8, each tenth reported once, after the fits.

@@ -489,3 +489,38 @@ def test_parse_frame_range_says_what_is_wrong(text, message):
     with pytest.raises(ValueError) as error:
         parse_frame_range(text)
     assert message in str(error.value)
+
+
+def test_a_mesh_test_reports_its_pairs_progress_at_each_sample(monkeypatch):
+    # A row of twelve unit cubes 0.9 apart, each overlapping the next: 11 candidate pairs per
+    # sample, decided on their triangles in shares of 3.
+    from collide_addon.clash.evaluate import FrameMeshes
+    from collide_addon.core import mesh as mesh_module
+    from collide_addon.core.mesh import prepare_mesh
+
+    monkeypatch.setattr(mesh_module, "_PAIRS_PER_SHARE", 3)
+    corners = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], float)
+    quads = [(0, 1, 3, 2), (4, 6, 7, 5), (0, 4, 5, 1), (2, 3, 7, 6), (0, 2, 6, 4), (1, 5, 7, 3)]
+    triangles = [(a, b, c) for a, b, c, _ in quads] + [(a, c, d) for a, _, c, d in quads]
+    cube = prepare_mesh(0.5 * corners, triangles)
+    centers = np.column_stack([0.9 * np.arange(12), np.zeros(12), np.zeros(12)])
+    matrices = np.repeat(np.eye(4)[None], 12, axis=0)
+    matrices[:, :3, 3] = centers
+    batch = ShapeBatch.boxes(centers, np.repeat(np.eye(3)[None], 12, axis=0), [[0.5] * 3] * 12)
+    objects = [ObjectMetadata(f"Cube{k:02d}") for k in range(12)]
+
+    def read_frame(time):
+        return FrameSample(batch, objects, FrameMeshes(lambda row: cube, matrices))
+
+    calls = []
+    records, _, _ = run_module.scan_frames(
+        [ClashTest("t", geometry="mesh")],
+        (1, 2, 1),
+        read_frame,
+        mesh_progress=lambda *call: calls.append(call),
+    )
+    assert len(records) == 11  # one record per pair over both frames
+    for frame in (1, 2):
+        at = [call for call in calls if call[2] == frame]
+        assert at[0] == (0, 11, frame, "t") and at[-1] == (11, 11, frame, "t")
+        assert len(at) == 5 and [done for done, *_ in at] == sorted(done for done, *_ in at)
