@@ -430,6 +430,26 @@ def test_agrees_with_coal(seed):
 
 @settings(max_examples=60, deadline=None)
 @given(st.integers(0, 2**32 - 1))
+def test_meshes_stored_in_world_coordinates_decide_as_posed_ones(seed):
+    # An IFC import stores each element's vertices in the world, with an identity matrix:
+    # its rays and depth bounds then follow its own face frame, not its matrix's.
+    first, second, matrices = random_case(seed, scale=False)
+    posed = mesh_contacts([MESHES[first], MESHES[second]], matrices, [[0, 1]], 100.0)
+    stored = [
+        prepare_mesh(SHAPES[k][0] @ matrix[:3, :3].T + matrix[:3, 3], SHAPES[k][1])
+        for k, matrix in ((first, matrices[0]), (second, matrices[1]))
+    ]
+    world = mesh_contacts(stored, [np.eye(4)] * 2, [[0, 1]], 100.0)
+    assume(abs(posed.distance[0]) > 1e-5)
+    assert world.relation[0] == posed.relation[0]
+    if posed.distance[0] > 0:
+        assert world.distance[0] == pytest.approx(posed.distance[0], rel=1e-9)
+    else:
+        assert world.distance[0] < -1e-6
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1))
 def test_box_depth_is_never_more_than_the_exact_box_box_depth(seed):
     # A depth is the least move that separates. For box meshes the exact value is the
     # oriented-box SAT's (15 axes): the mesh estimate may be shallower, never deeper.
