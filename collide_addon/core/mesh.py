@@ -938,7 +938,7 @@ def _pose(meshes: Sequence[TriangleMesh], matrices: np.ndarray, used: np.ndarray
     face_frame = np.array([mesh.face_frame for mesh in posed]).reshape(-1, 3, 3)
     to_local = _inverse_affine(matrices[used])
     ray_frame, ray_lo, ray_hi = _ray_frames(
-        matrices[used, :3, :3] @ face_frame, vertices, vertex_count
+        matrices[used, :3, :3] @ face_frame, vertices, vertex_count, mesh_lo, mesh_hi
     )
     return _World(
         vertices,
@@ -981,15 +981,16 @@ def _pose(meshes: Sequence[TriangleMesh], matrices: np.ndarray, used: np.ndarray
 _RAY_FRAME_THINNER = 0.5
 
 
-def _ray_frames(axes: np.ndarray, vertices: np.ndarray, vertex_count: np.ndarray):
+def _ray_frames(axes, vertices, vertex_count, mesh_lo, mesh_hi):
     """Each posed mesh's ray frame: (u, 3, 3) rows, orthonormal, turned cyclically so that
-    the last is the one the mesh's world vertices (V, 3; `vertex_count` (u,) per mesh) are
-    least spread along (ties to the earlier axis); and its extent along it (u,), (u,)
-    (+inf, -inf without vertices).
+    the last is the one the mesh is least spread along (ties to the earlier axis); and
+    its extent along it (u,), (u,) (+inf, -inf without triangles).
 
-    The frame is the world's axes, or its posed face frame's axes `axes` (u, 3, 3
-    columns; made orthonormal in their order, each signed and placed as the world axis it
-    is nearest) where the mesh is thinner along those by `_RAY_FRAME_THINNER`."""
+    The frame is the world's axes, along which the mesh reaches from `mesh_lo` to
+    `mesh_hi` (u, 3), or its posed face frame's axes `axes` (u, 3, 3 columns; made
+    orthonormal in their order, each signed and placed as the world axis it is nearest),
+    along which its world vertices (V, 3; `vertex_count` (u,) per mesh) reach, where the
+    mesh is thinner along those by `_RAY_FRAME_THINNER`."""
     first = axes[:, :, 0] / np.maximum(_length(axes[:, :, 0]), np.finfo(float).tiny)[:, None]
     second = axes[:, :, 1] - _dot(axes[:, :, 1], first)[:, None] * first
     second /= np.maximum(_length(second), np.finfo(float).tiny)[:, None]
@@ -1000,14 +1001,10 @@ def _ray_frames(axes: np.ndarray, vertices: np.ndarray, vertex_count: np.ndarray
         frames, np.argsort(nearest, axis=1, kind="stable")[:, :, None], axis=1
     )
     low, high = _extents_along(frames, vertices, vertex_count)
-    world_low, world_high = _extents_along(
-        np.broadcast_to(np.eye(3), frames.shape), vertices, vertex_count
-    )
-    own = (high - low).min(axis=1) < _RAY_FRAME_THINNER * (world_high - world_low).min(axis=1)
+    own = (high - low).min(axis=1) < _RAY_FRAME_THINNER * (mesh_hi - mesh_lo).min(axis=1)
     frames = np.where(own[:, None, None], frames, np.eye(3))
-    low, high = np.where(own[:, None], low, world_low), np.where(own[:, None], high, world_high)
-    has = vertex_count > 0
-    thinnest = np.argmin(np.where(has[:, None], high - low, 0.0), axis=1)
+    low, high = np.where(own[:, None], low, mesh_lo), np.where(own[:, None], high, mesh_hi)
+    thinnest = np.argmin(np.where(np.isfinite(low), high - low, 0.0), axis=1)
     # A cyclic turn of the rows puts the thinnest last.
     order = (thinnest[:, None] + np.array([1, 2, 3])) % 3
     rows = np.arange(len(axes))[:, None]
@@ -1408,9 +1405,9 @@ def _parity_inside(world: _World, points, target) -> tuple[np.ndarray, np.ndarra
     thinner there, through a wall's thickness however the wall is turned (a ray along a
     world axis through a turned wall meets its long faces' triangles, whose world bounds
     cover the wall). Points and triangles are turned into that frame, where the ray is
-    the z axis. Points on one line (one target, the same two other
-    coordinates: a wall's corners above each other) share the line's walk down the tree
-    and its crossings, and each counts those beyond it along the ray."""
+    the z axis. Points on one line (one target, the same two other coordinates: a wall's
+    corners above each other) share the line's walk down the tree and its crossings, and
+    each counts those beyond it along the ray."""
     frames = world.ray_frame[target]
     turned = (frames @ points[:, :, None])[:, :, 0]
     _, first, line_of = np.unique(
@@ -1664,12 +1661,15 @@ def _slot_contacts(world, matrices, used, slots, max_distance, contact) -> MeshC
     # smaller move separates. Not where points inside give the depth: no move that
     # separates is shorter than theirs.
     inside = -np.minimum(i_in_j.value, j_in_i.value)
+    # The pairs' contact epsilon, at their nearest points.
     epsilon = _epsilon(np.abs(np.nan_to_num(nearest.first)).max(axis=1, initial=0.0))
     deep = np.flatnonzero(
         (np.minimum(-crossing.value, bound) > np.maximum(inside, epsilon)) & (bound > inside)
     )
     bound[deep] = np.minimum(bound[deep], _projected_overlap(world, slots[deep], directions[deep]))
-    return _combine(nearest, crossing, i_in_j, j_in_i, bound, max_distance, ~closed.all(axis=1))
+    return _combine(
+        nearest, crossing, i_in_j, j_in_i, bound, epsilon, max_distance, ~closed.all(axis=1)
+    )
 
 
 def _separating_bound(matrices, used, world: _World, slots: np.ndarray) -> np.ndarray:
@@ -1764,14 +1764,15 @@ def _box_extents(corners: np.ndarray, directions: np.ndarray) -> tuple[np.ndarra
     return low, high
 
 
-def _combine(nearest, crossing, i_in_j, j_in_i, bound, max_distance, open_pair) -> MeshContacts:
+def _combine(
+    nearest, crossing, i_in_j, j_in_i, bound, epsilon, max_distance, open_pair
+) -> MeshContacts:
     """The pairs' `MeshContacts` from the per-pair stages (each a `_Best` whose value is
-    the distance, or minus a depth; witness points on mesh i first) and the separating
-    bound (m,) that caps the depth."""
+    the distance, or minus a depth; witness points on mesh i first), the separating
+    bound (m,) that caps the depth and the pairs' contact epsilon (m,)."""
     estimate = -np.minimum(np.minimum(crossing.value, i_in_j.value), j_in_i.value)
     depth = np.minimum(estimate, bound)
     relation = np.full(len(depth), APART, dtype=np.int8)
-    epsilon = _epsilon(np.abs(np.nan_to_num(nearest.first)).max(axis=1, initial=0.0))
     # A crossing that a move of at most eps separates is a touch.
     crossing_value = np.where(depth > epsilon, crossing.value, 0.0)
     relation[nearest.value <= epsilon] = TOUCHING
