@@ -75,11 +75,14 @@ Plane tests run on the surviving triangle pairs; the exact distance only on pair
 triangles do not meet, and there only on candidates that planes and bounds cannot rule
 out against the exact distance of the pair's candidate with the least lower bound. The
 inside test casts a ray from each vertex and face centre inside the other mesh's world
-bounds and its posed local and face boxes, along the world axis in which that mesh is
-thinnest, or along its own face frame's thinnest axis where it is much thinner there (a
-wall of a building turned on its site, `_ray_frames`), and counts crossings (ray parity,
-exact on shared edges and vertices by a consistent tie rule), the points on one line
-sharing its walk down the other mesh's tree; where the two surfaces are apart, one ray
+bounds and its posed local and face boxes, in that mesh's own frame (the point taken
+there by the inverse of its matrix), along the local axis in which it is thinnest, or
+along its face frame's thinnest axis where it is much thinner there (a wall of a
+building turned on its site and stored in world coordinates), and counts crossings (ray
+parity, exact on shared edges and vertices by a consistent tie rule). Each closed mesh
+carries a grid across its rays, built once (`RayGrid`): a line looks up its cell and
+tests the triangles listed there whose bounds hold it, and points on one line share
+them (a wall's corners above each other); where the two surfaces are apart, one ray
 per connected part of the mesh (`TriangleMesh.vertex_parts`) decides for the whole part,
 which cannot cross the other surface; a point in a convex mesh (`TriangleMesh.convex`:
 boxes, wedges, prisms) needs neither ray nor search, its depth being its least height
@@ -189,6 +192,8 @@ class TriangleMesh:
         it is turned in the coordinates it is stored in
     face_bounds: (2, 3) float64, the low and high corners of the vertices' box along
         `face_frame` (coordinates in that frame)
+    ray_grid: a closed mesh's `RayGrid`, where its rays for ray parity look up the
+        triangles they may cross; None for an open mesh, which has no inside
     """
 
     vertices: np.ndarray
@@ -202,6 +207,7 @@ class TriangleMesh:
     convex: bool
     face_frame: np.ndarray
     face_bounds: np.ndarray
+    ray_grid: RayGrid | None
 
 
 def prepare_mesh(vertices, triangles, leaf_size: int = _LEAF_SIZE) -> TriangleMesh:
@@ -242,6 +248,7 @@ def prepare_mesh(vertices, triangles, leaf_size: int = _LEAF_SIZE) -> TriangleMe
     smooth_edges.setflags(write=False)
     closed = _is_closed(welded[triangles], len(vertices))
     face_frame = _face_frame(vertices[triangles])
+    face_bounds = _bounds_along(vertices, face_frame)
     return TriangleMesh(
         vertices,
         triangles,
@@ -253,7 +260,8 @@ def prepare_mesh(vertices, triangles, leaf_size: int = _LEAF_SIZE) -> TriangleMe
         vertex_parts,
         closed and _is_convex(vertices, triangles),
         face_frame,
-        _bounds_along(vertices, face_frame),
+        face_bounds,
+        _ray_grid(vertices, triangles, face_frame, bounds, face_bounds) if closed else None,
     )
 
 
@@ -327,12 +335,18 @@ def _moved_mesh(source: TriangleMesh, vertices: np.ndarray) -> TriangleMesh | No
     vertices.setflags(write=False)
     bounds = np.array([vertices.min(axis=0), vertices.max(axis=0)])
     bounds.setflags(write=False)
+    face_bounds = _bounds_along(vertices, source.face_frame)
     return dataclasses.replace(
         source,
         vertices=vertices,
         bounds=bounds,
         convex=source.closed and _is_convex(vertices, source.triangles),
-        face_bounds=_bounds_along(vertices, source.face_frame),
+        face_bounds=face_bounds,
+        ray_grid=(
+            _ray_grid(vertices, source.triangles, source.face_frame, bounds, face_bounds)
+            if source.closed
+            else None
+        ),
     )
 
 
@@ -802,9 +816,7 @@ class _World:
         map keeps a mesh convex)
     face_frame: (u, 3, 3), face_lo, face_hi: (u, 3) each mesh's `TriangleMesh.face_frame`
         and `face_bounds`, local
-    ray_frame: (u, 3, 3) rows, orthonormal, the world's axes or along the mesh's posed
-        face frame, the last the one its rays run along (`_ray_frames`); ray_lo, ray_hi:
-        (u,) the mesh's extent along that last axis
+    rays: the closed meshes' ray grids (`_Rays`)
     """
 
     vertices: np.ndarray
@@ -830,9 +842,92 @@ class _World:
     face_frame: np.ndarray
     face_lo: np.ndarray
     face_hi: np.ndarray
-    ray_frame: np.ndarray
-    ray_lo: np.ndarray
-    ray_hi: np.ndarray
+    rays: _Rays
+
+
+@dataclass(frozen=True)
+class _Rays:
+    """The `RayGrid`s of u posed meshes, concatenated (an open mesh has none: no cells,
+    NaN vertices).
+
+    frame: (u, 3, 3) each grid's `RayGrid.frame`, local; scale: (u,) the world length of
+        a unit step along its rays (the last row posed by the mesh's matrix)
+    vertices: (V, 3) the world vertices' rows, each in its mesh's ray frame
+    triangles: (T, 3) the world triangles' rows of `vertices` (and of `_World.vertices`)
+    across: (T, 2, 2) `RayGrid.across` of each world triangle
+    origin, cell: (u, 2) float64, shape: (u, 2) int64, as in `RayGrid`
+    cell_base: (u,) each grid's first row of `cell_start`
+    cell_start: (C + 1,), cell_triangles: (E,): the triangles (world rows) listed in
+        cell k (of all grids) are cell_triangles[cell_start[k]:cell_start[k + 1]]
+    """
+
+    frame: np.ndarray
+    scale: np.ndarray
+    vertices: np.ndarray
+    triangles: np.ndarray
+    across: np.ndarray
+    origin: np.ndarray
+    cell: np.ndarray
+    shape: np.ndarray
+    cell_base: np.ndarray
+    cell_start: np.ndarray
+    cell_triangles: np.ndarray
+
+
+def _rays(posed: Sequence[TriangleMesh], frames, vertex_start, triangles, triangle_start) -> _Rays:
+    """The `_Rays` of meshes `posed` (u) by the linear parts of their matrices `frames`
+    (u, 3, 3), their vertices and triangles starting at rows `vertex_start` and
+    `triangle_start` (u,) of the world's, whose triangles are `triangles` (T, 3)."""
+    # An open mesh's: one cell listing nothing.
+    empty = RayGrid(
+        frame=np.eye(3),
+        vertices=np.zeros((0, 3)),
+        across=np.zeros((0, 2, 2)),
+        origin=np.zeros(2),
+        cell=np.ones(2),
+        shape=np.ones(2, dtype=np.int64),
+        cell_start=np.zeros(2, dtype=np.int64),
+        cell_triangles=np.zeros(0, dtype=np.int64),
+    )
+    grids = [mesh.ray_grid or empty for mesh in posed]
+    frame = np.array([grid.frame for grid in grids]).reshape(-1, 3, 3)
+    vertices = np.concatenate(
+        [
+            grid.vertices if mesh.ray_grid else np.full((len(mesh.vertices), 3), np.nan)
+            for mesh, grid in zip(posed, grids, strict=True)
+        ]
+        + [np.zeros((0, 3))]
+    )
+    across = np.concatenate(
+        [
+            grid.across if mesh.ray_grid else np.full((len(mesh.triangles), 2, 2), np.nan)
+            for mesh, grid in zip(posed, grids, strict=True)
+        ]
+        + [np.zeros((0, 2, 2))]
+    )
+    cells = np.array([len(grid.cell_start) - 1 for grid in grids], dtype=np.int64)
+    entries = np.array([len(grid.cell_triangles) for grid in grids], dtype=np.int64)
+    cell_start = np.concatenate(
+        [grid.cell_start[:-1] + start for grid, start in zip(grids, _starts(entries), strict=True)]
+        + [[int(entries.sum())]]
+    )
+    cell_triangles = np.concatenate(
+        [grid.cell_triangles + start for grid, start in zip(grids, triangle_start, strict=True)]
+        + [np.zeros(0, dtype=np.int64)]
+    )
+    return _Rays(
+        frame,
+        _length((frames @ frame[:, 2, :, None])[:, :, 0]),
+        vertices,
+        triangles,
+        across,
+        np.array([grid.origin for grid in grids]).reshape(-1, 2),
+        np.array([grid.cell for grid in grids]).reshape(-1, 2),
+        np.array([grid.shape for grid in grids], dtype=np.int64).reshape(-1, 2),
+        _starts(cells),
+        cell_start.astype(np.int64),
+        cell_triangles,
+    )
 
 
 @dataclass(frozen=True)
@@ -937,9 +1032,6 @@ def _pose(meshes: Sequence[TriangleMesh], matrices: np.ndarray, used: np.ndarray
     face_bounds = np.array([mesh.face_bounds for mesh in posed]).reshape(-1, 2, 3)
     face_frame = np.array([mesh.face_frame for mesh in posed]).reshape(-1, 3, 3)
     to_local = _inverse_affine(matrices[used])
-    ray_frame, ray_lo, ray_hi = _ray_frames(
-        matrices[used, :3, :3] @ face_frame, vertices, vertex_count, mesh_lo, mesh_hi
-    )
     return _World(
         vertices,
         vertex_start,
@@ -966,65 +1058,117 @@ def _pose(meshes: Sequence[TriangleMesh], matrices: np.ndarray, used: np.ndarray
         face_frame,
         face_bounds[:, 0],
         face_bounds[:, 1],
-        ray_frame,
-        ray_lo,
-        ray_hi,
+        _rays(posed, matrices[used, :3, :3], vertex_start, triangles, triangle_start),
     )
 
 
 # A mesh's rays run along its own face frame only where it is at most this fraction as
-# thin along that frame's thinnest axis as along the world's: a turned wall (0.3 m thick,
-# its world bounds metres wide). A ray along a turned axis has a segment whose world
-# bounds meet many of the tree's nodes, where one along a world axis has a segment of zero
-# width: on turned round shapes (a UV sphere, a cylinder) its lines met six times as many
-# candidate triangles.
+# thin along that frame's thinnest axis as along its local axes: a wall of a building
+# turned on its site and stored in world coordinates (0.3 m thick, its bounds along the
+# stored axes metres wide). A turned cube or a UV sphere keeps its local axes.
 _RAY_FRAME_THINNER = 0.5
+# A ray grid has about this many cells per triangle (cells about square across the rays):
+# a line looks up one cell, and the triangles listed there are tested.
+_GRID_CELLS_PER_TRIANGLE = 0.5
+# At most this many cell entries per triangle: long thin triangles (a slab's faces fanned
+# around its openings) lie over many cells, and such a mesh gets a coarser grid.
+_GRID_ENTRIES_PER_TRIANGLE = 16
 
 
-def _ray_frames(axes, vertices, vertex_count, mesh_lo, mesh_hi):
-    """Each posed mesh's ray frame: (u, 3, 3) rows, orthonormal, turned cyclically so that
-    the last is the one the mesh is least spread along (ties to the earlier axis); and
-    its extent along it (u,), (u,) (+inf, -inf without triangles).
+@dataclass(frozen=True, eq=False)
+class RayGrid:
+    """Where a closed mesh's rays for ray parity look up the triangles they may cross, in
+    the mesh's local frame: built once with the mesh, so that a rigid move only turns the
+    query points into this frame.
 
-    The frame is the world's axes, along which the mesh reaches from `mesh_lo` to
-    `mesh_hi` (u, 3), or its posed face frame's axes `axes` (u, 3, 3 columns; made
-    orthonormal in their order, each signed and placed as the world axis it is nearest),
-    along which its world vertices (V, 3; `vertex_count` (u,) per mesh) reach, where the
-    mesh is thinner along those by `_RAY_FRAME_THINNER`."""
-    first = axes[:, :, 0] / np.maximum(_length(axes[:, :, 0]), np.finfo(float).tiny)[:, None]
-    second = axes[:, :, 1] - _dot(axes[:, :, 1], first)[:, None] * first
-    second /= np.maximum(_length(second), np.finfo(float).tiny)[:, None]
-    frames = np.stack([first, second, cross_rows(first, second)], axis=1)  # rows
-    nearest = np.abs(frames).argmax(axis=2)  # (u, 3)
-    frames *= np.sign(np.take_along_axis(frames, nearest[:, :, None], axis=2))
-    frames = np.take_along_axis(
-        frames, np.argsort(nearest, axis=1, kind="stable")[:, :, None], axis=1
-    )
-    low, high = _extents_along(frames, vertices, vertex_count)
-    own = (high - low).min(axis=1) < _RAY_FRAME_THINNER * (mesh_hi - mesh_lo).min(axis=1)
-    frames = np.where(own[:, None, None], frames, np.eye(3))
-    low, high = np.where(own[:, None], low, mesh_lo), np.where(own[:, None], high, mesh_hi)
-    thinnest = np.argmin(np.where(np.isfinite(low), high - low, 0.0), axis=1)
-    # A cyclic turn of the rows puts the thinnest last.
-    order = (thinnest[:, None] + np.array([1, 2, 3])) % 3
-    rows = np.arange(len(axes))[:, None]
-    last = order[:, 2]
-    return frames[rows, order], low[np.arange(len(axes)), last], high[np.arange(len(axes)), last]
+    frame: (3, 3) float64 rows, orthonormal, local; the rays run along the last
+        (`_ray_frames`): the local axis along which the mesh is thinnest, or its face
+        frame's where it is much thinner there
+    vertices: (v, 3) float64, the mesh's vertices in `frame`'s coordinates
+    origin, cell: (2,) float64, the grid's low corner across the rays (the first two
+        coordinates) and its cells' sizes; shape: (2,) int64, its cells along each
+    across: (t, 2, 2) float64, each triangle's low and high corner across the rays,
+        grown by rounding slack (`_ROUNDING`): a line through the triangle passes
+        between them
+    cell_start: (c + 1,) int64, c = shape[0] * shape[1]; cell_triangles: (e,) int64:
+        cell_triangles[cell_start[k]:cell_start[k + 1]] are the triangles, ascending,
+        whose bounds `across` meet cell k (numbered along the first coordinate first). A
+        point's cell is clip(floor((point - origin) / cell), 0, shape - 1), the same
+        arithmetic as the triangles' bounds took, so a triangle over the point is always
+        listed there.
+    """
+
+    frame: np.ndarray
+    vertices: np.ndarray
+    across: np.ndarray
+    origin: np.ndarray
+    cell: np.ndarray
+    shape: np.ndarray
+    cell_start: np.ndarray
+    cell_triangles: np.ndarray
 
 
-def _extents_along(frames: np.ndarray, vertices: np.ndarray, vertex_count: np.ndarray):
-    """The low and high (u, 3) of each mesh's vertices (V, 3; `vertex_count` (u,) per
-    mesh) along the rows of its frame (u, 3, 3); +inf, -inf without vertices."""
-    owner = np.repeat(np.arange(len(frames)), vertex_count)
-    along = (frames[owner] @ vertices[:, :, None])[:, :, 0]  # (V, 3)
-    low = np.full((len(frames), 3), np.inf)
-    high = np.full((len(frames), 3), -np.inf)
-    has = vertex_count > 0
-    if len(along):
-        starts = _starts(vertex_count)[has]
-        low[has] = np.minimum.reduceat(along, starts, axis=0)
-        high[has] = np.maximum.reduceat(along, starts, axis=0)
-    return low, high
+def _ray_grid(vertices, triangles, face_frame, bounds, face_bounds) -> RayGrid:
+    """The `RayGrid` of a mesh's local vertices (v, 3) and triangles (t, 3), with its
+    `TriangleMesh` face_frame (3, 3), bounds and face_bounds (2, 3)."""
+    frame = _ray_frame(face_frame, bounds, face_bounds)
+    turned = vertices @ frame.T
+    slack = _ROUNDING * max(1.0, float(np.abs(turned).max(initial=0.0)))
+    corners = turned[triangles][:, :, :2]
+    lo, hi = corners.min(axis=1) - slack, corners.max(axis=1) + slack
+    origin = lo.min(axis=0) if len(lo) else np.zeros(2)
+    extent = hi.max(axis=0) - origin if len(hi) else np.zeros(2)
+    wanted = max(1, int(len(triangles) * _GRID_CELLS_PER_TRIANGLE))
+    while True:
+        shape = _grid_shape(extent, wanted)
+        cell = np.where(extent > 0, extent / shape, 1.0)
+        first = _grid_index(lo, origin, cell, shape)
+        span = _grid_index(hi, origin, cell, shape) - first + 1
+        counts = span.prod(axis=1)
+        if wanted == 1 or counts.sum() <= _GRID_ENTRIES_PER_TRIANGLE * len(triangles):
+            break
+        wanted //= 4
+    triangle, offset = expand_runs(np.zeros(len(triangles), dtype=np.int64), counts)
+    column = first[triangle, 0] + offset % span[triangle, 0]
+    row = first[triangle, 1] + offset // span[triangle, 0]
+    cell_of = row * shape[0] + column
+    cell_triangles = triangle[np.argsort(cell_of, kind="stable")]
+    cell_start = np.concatenate([[0], np.cumsum(np.bincount(cell_of, minlength=int(shape.prod())))])
+    across = np.stack([lo, hi], axis=1)
+    for array in (frame, turned, across, origin, cell, shape, cell_start, cell_triangles):
+        array.setflags(write=False)
+    return RayGrid(frame, turned, across, origin, cell, shape, cell_start, cell_triangles)
+
+
+def _grid_shape(extent: np.ndarray, wanted: int) -> np.ndarray:
+    """Cells (2,) int64 along each side of a grid of `extent` (2,) with about `wanted`
+    cells in all, about square; one cell across a side of no extent."""
+    if (extent > 0).all():
+        side = np.sqrt(extent.prod() / wanted)
+        return np.clip(np.round(extent / side), 1, wanted).astype(np.int64)
+    return np.where(extent > 0, wanted, 1).astype(np.int64)
+
+
+def _grid_index(points: np.ndarray, origin, cell, shape) -> np.ndarray:
+    """The cell (k, 2) int64 of points across the rays (k, 2, not NaN) in grids of low
+    corners `origin`, cell sizes `cell` and cells `shape` ((2,) or (k, 2) each); points
+    beyond the grid get its nearest cell. Monotone in each coordinate."""
+    index = np.floor((points - origin) / cell)
+    return np.maximum(np.minimum(index, shape - 1), 0).astype(np.int64)
+
+
+def _ray_frame(face_frame: np.ndarray, bounds: np.ndarray, face_bounds: np.ndarray) -> np.ndarray:
+    """A mesh's ray frame (3, 3), rows, orthonormal, local: its local axes, or the axes of
+    its `face_frame` (3, 3 columns, orthonormal) where the mesh is thinner along those,
+    by `_RAY_FRAME_THINNER`, than along its local axes; its vertices reach from `bounds`
+    (2, 3) along the local axes and from `face_bounds` (2, 3) along the face frame's.
+    Turned cyclically so that the last row is the axis the mesh is least spread along
+    (ties to the earlier axis)."""
+    frame, widths = np.eye(3), bounds[1] - bounds[0]
+    face_widths = face_bounds[1] - face_bounds[0]
+    if face_widths.min() < _RAY_FRAME_THINNER * widths.min():
+        frame, widths = face_frame.T, face_widths
+    return frame[(int(np.argmin(widths)) + np.arange(1, 4)) % 3]
 
 
 def _inverse_affine(matrices: np.ndarray) -> np.ndarray:
@@ -1047,16 +1191,23 @@ def _in_local_bounds(world: _World, points: np.ndarray, target: np.ndarray) -> n
     point inside a mesh lies in its vertices' boxes, which hug a turned mesh far more
     closely than its world bounds; the margin keeps rounding from ever leaving one out
     (True where the mesh's matrix is singular)."""
-    to_local = world.to_local[target]
-    local = to_local[:, :, 3].copy()
-    for axis in range(3):
-        local += points[:, axis, None] * to_local[:, :, axis]
+    local = _to_local(world, points, target)
     inside = _within(local, world.local_lo[target], world.local_hi[target])
     # And in the box along its own faces, which hugs a mesh turned in the coordinates it
     # is stored in (a building turned on its site, in world coordinates).
     frames = world.face_frame[target]
     along = np.stack([_dot(local, frames[:, :, axis]) for axis in range(3)], axis=1)
     return inside & _within(along, world.face_lo[target], world.face_hi[target])
+
+
+def _to_local(world: _World, points: np.ndarray, target: np.ndarray) -> np.ndarray:
+    """World points (k, 3) in the local coordinates of their world meshes `target` (k,):
+    (k, 3), NaN where the mesh's matrix is singular."""
+    to_local = world.to_local[target]
+    local = to_local[:, :, 3].copy()
+    for axis in range(3):
+        local += points[:, axis, None] * to_local[:, :, axis]
+    return local
 
 
 def _within(points: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
@@ -1396,36 +1547,41 @@ def _nearest_on_meshes(world: _World, points, target, upper, enough) -> tuple[_B
 
 
 def _parity_inside(world: _World, points, target) -> tuple[np.ndarray, np.ndarray]:
-    """Ray parity of points (k, 3) in world meshes `target` (k,): (inside (k,) bool,
-    distance to the nearest crossing of the line through the point, either way (k,), an
-    upper bound of its distance to the surface).
+    """Ray parity of points (k, 3) in closed world meshes `target` (k,): (inside (k,)
+    bool, distance to the nearest crossing of the line through the point, either way
+    (k,), an upper bound of its distance to the surface). Nothing is inside a mesh
+    flattened by a singular matrix.
 
-    The ray runs along the last axis of the target's ray frame (`_ray_frames`): the world
-    axis in which the target is thinnest, or its own face frame's where it is much
-    thinner there, through a wall's thickness however the wall is turned (a ray along a
-    world axis through a turned wall meets its long faces' triangles, whose world bounds
-    cover the wall). Points and triangles are turned into that frame, where the ray is
-    the z axis. Points on one line (one target, the same two other coordinates: a wall's
-    corners above each other) share the line's walk down the tree and its crossings, and
-    each counts those beyond it along the ray."""
-    frames = world.ray_frame[target]
-    turned = (frames @ points[:, :, None])[:, :, 0]
+    The points are taken into each target's local frame and turned into its ray frame
+    (`RayGrid`), where the ray is the z axis: through a wall's thickness however the wall
+    is turned, and a rigid move only turns the points. Parity and crossings are kept by
+    an affine map; the distance along the line is scaled back to the world's. Points on
+    one line (one target, the same two other coordinates: a wall's corners above each
+    other) share the line's cell of the grid and its crossings, and each counts those
+    beyond it along the ray."""
+    rays = world.rays
+    turned = (rays.frame[target] @ _to_local(world, points, target)[:, :, None])[:, :, 0]
     _, first, line_of = np.unique(
         np.column_stack([target, turned[:, :2]]), axis=0, return_index=True, return_inverse=True
     )
     line_of = line_of.reshape(-1)
     line_target = target[first]
-    # Each line's segment through its target's extent along the ray, in the world; the
-    # slack keeps the turn's rounding from leaving a triangle at its ends out.
-    ends = np.repeat(turned[first][:, None], 2, axis=1)
-    ends[:, 0, 2], ends[:, 1, 2] = world.ray_lo[line_target], world.ray_hi[line_target]
-    world_ends = ends @ frames[first]
-    slack = _ROUNDING * max(1.0, float(np.abs(world.corners).max(initial=0.0)))
-    low, high = world_ends.min(axis=1) - slack, world_ends.max(axis=1) + slack
-    line, triangle = _point_candidates(world, low, high, line_target)
-    hit, level = _line_crossings(
-        turned[first[line]], world.corners[triangle] @ frames[first[line]].transpose(0, 2, 1)
+    across = turned[first, :2]
+    # NaN where the target's matrix is singular: such a line meets nothing.
+    finite = ~np.isnan(across).any(axis=1)
+    origin, shape = rays.origin[line_target], rays.shape[line_target]
+    index = _grid_index(
+        np.where(finite[:, None], across, origin), origin, rays.cell[line_target], shape
     )
+    cell = rays.cell_base[line_target] + index[:, 1] * shape[:, 0] + index[:, 0]
+    begin = rays.cell_start[cell]
+    listed = np.where(finite, rays.cell_start[cell + 1] - begin, 0)
+    line, entry = expand_runs(begin, listed)
+    triangle = rays.cell_triangles[entry]
+    bounds = rays.across[triangle]
+    over = ((across[line] >= bounds[:, 0]) & (across[line] <= bounds[:, 1])).all(axis=1)
+    line, triangle = line[over], triangle[over]
+    hit, level = _line_crossings(turned[first[line]], rays.vertices[rays.triangles[triangle]])
     # The crossings and the points, by line and by level along it, a crossing before a
     # point at its level: the crossings before a point on its line are below it or at it.
     crossing_line, crossing_level = line[hit], level[hit]
@@ -1454,7 +1610,10 @@ def _parity_inside(world: _World, points, target) -> tuple[np.ndarray, np.ndarra
     over = np.where(line_at[following] == here, level_of[following] - z, np.inf)
     nearest = np.full(len(points), np.inf)
     # Grown by the slack: the turn's rounding must not make the bound too small.
-    nearest[point] = np.minimum(under, over) + slack
+    slack = _ROUNDING * max(1.0, float(np.abs(world.corners).max(initial=0.0)))
+    reach = np.minimum(under, over)
+    crossed = np.isfinite(reach)
+    nearest[point[crossed]] = reach[crossed] * rays.scale[target[point[crossed]]] + slack
     return inside, nearest
 
 
