@@ -231,23 +231,25 @@ def prepare_mesh(vertices, triangles, leaf_size: int = _LEAF_SIZE) -> TriangleMe
         raise ValueError("prepare_mesh: triangle indices out of range")
     corners = vertices[triangles]
     edges = corners[:, [1, 2, 0]] - corners
-    longest = (edges * edges).sum(axis=2).max(axis=1, initial=0.0)
-    cross = np.cross(edges[:, 0], -edges[:, 2])
-    triangles = triangles[np.linalg.norm(cross, axis=1) > _ZERO_AREA * longest]
+    longest = _dot(edges, edges).max(axis=1, initial=0.0)
+    normals = cross_rows(edges[:, 0], -edges[:, 2])
+    areas = _length(normals)
+    kept = areas > _ZERO_AREA * longest
+    triangles, corners, normals, areas = triangles[kept], corners[kept], normals[kept], areas[kept]
     vertices.setflags(write=False)
     triangles.setflags(write=False)
     bounds = np.array([vertices.min(axis=0, initial=np.inf), vertices.max(axis=0, initial=-np.inf)])
     bounds.setflags(write=False)
-    tree_order, tree_depth = _build_tree(vertices[triangles].mean(axis=1), leaf_size)
+    tree_order, tree_depth = _build_tree(corners.mean(axis=1), leaf_size)
     tree_order.setflags(write=False)
-    _, welded = np.unique(vertices, axis=0, return_inverse=True)
-    welded = welded.reshape(-1)
+    welded = _weld(vertices)
     vertex_parts = _vertex_parts(welded, triangles)
     vertex_parts.setflags(write=False)
-    smooth_edges = _smooth_edges(vertices[triangles], welded[triangles], len(vertices))
+    unit = normals / np.maximum(areas, np.finfo(float).tiny)[:, None]
+    smooth_edges = _smooth_edges(unit, welded[triangles], len(vertices))
     smooth_edges.setflags(write=False)
     closed = _is_closed(welded[triangles], len(vertices))
-    face_frame = _face_frame(vertices[triangles])
+    face_frame = _face_frame(corners, unit, areas)
     face_bounds = _bounds_along(vertices, face_frame)
     return TriangleMesh(
         vertices,
@@ -269,14 +271,17 @@ def prepare_mesh(vertices, triangles, leaf_size: int = _LEAF_SIZE) -> TriangleMe
 # when `_face_frame` sums their areas; a second axis is taken among the directions within
 # this cosine of perpendicular to the first.
 _FACE_DIRECTION_STEP = 1e-4
+# Steps in a unit component either way.
+_FACE_DIRECTION_STEPS = round(1 / _FACE_DIRECTION_STEP)
 
 
-def _face_frame(corners: np.ndarray) -> np.ndarray:
-    """Orthonormal axes (3, 3), columns, of a mesh's triangle corners (t, 3, 3): first the
-    normal of the direction its faces cover most area in (opposite faces count together),
-    then the same among the directions perpendicular to it (or, where none is, the
-    longest edge of the first direction's largest triangle), then their cross product.
-    The identity without triangles.
+def _face_frame(corners: np.ndarray, unit: np.ndarray, areas: np.ndarray) -> np.ndarray:
+    """Orthonormal axes (3, 3), columns, of a mesh's triangle corners (t, 3, 3) with unit
+    normals `unit` (t, 3) and areas `areas` (t,) (twice theirs; any common factor): first
+    the normal of the direction its faces cover most area in (opposite faces count
+    together), then the same among the directions perpendicular to it (or, where none is,
+    the longest edge of the first direction's largest triangle), then their cross
+    product. The identity without triangles.
 
     For a box-like element (a wall, slab, beam or column, with or without openings) these
     are its box axes wherever it is turned: its bounds along them are as tight as its
@@ -284,14 +289,16 @@ def _face_frame(corners: np.ndarray) -> np.ndarray:
     not. `_separating_bound` measures overlaps along them."""
     if not len(corners):
         return np.eye(3)
-    normals = np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
-    areas = np.linalg.norm(normals, axis=1)
-    unit = normals / np.maximum(areas, np.finfo(float).tiny)[:, None]
+    unit = unit.copy()
     # One sign per direction: its largest component positive.
     largest = np.abs(unit).argmax(axis=1)
     unit *= np.sign(unit[np.arange(len(unit)), largest])[:, None]
-    _, direction = np.unique(np.round(unit / _FACE_DIRECTION_STEP), axis=0, return_inverse=True)
-    direction = direction.reshape(-1)
+    # Each direction's key: its rounded components, in lexicographic order.
+    steps = np.round(unit / _FACE_DIRECTION_STEP).astype(np.int64) + _FACE_DIRECTION_STEPS
+    base = 2 * _FACE_DIRECTION_STEPS + 1
+    _, direction = np.unique(
+        (steps[:, 0] * base + steps[:, 1]) * base + steps[:, 2], return_inverse=True
+    )
     covered = np.bincount(direction, weights=areas)
     # Each direction's normal is its largest triangle's (exact, not the rounded key).
     order = np.lexsort((areas, direction))
@@ -459,13 +466,11 @@ def _build_tree(centres: np.ndarray, leaf_size: int) -> tuple[np.ndarray, int]:
     return order, depth
 
 
-def _smooth_edges(corners: np.ndarray, welded: np.ndarray, count: int) -> np.ndarray:
-    """`TriangleMesh.smooth_edges` (t, 3) of triangles with corners (t, 3, 3) and welded
-    vertex indices (t, 3) below `count`."""
-    keys = np.sort(np.stack([welded, welded[:, [1, 2, 0]]], axis=2), axis=2)
-    keys = (keys[..., 0] * count + keys[..., 1]).reshape(-1)
-    normal = cross_rows(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
-    normal /= np.maximum(_length(normal), np.finfo(float).tiny)[:, None]
+def _smooth_edges(normal: np.ndarray, welded: np.ndarray, count: int) -> np.ndarray:
+    """`TriangleMesh.smooth_edges` (t, 3) of triangles with unit normals (t, 3) and
+    welded vertex indices (t, 3) below `count`."""
+    following = welded[:, [1, 2, 0]]
+    keys = (np.minimum(welded, following) * count + np.maximum(welded, following)).reshape(-1)
     order = np.argsort(keys, kind="stable")
     sorted_keys = keys[order]
     shared = np.flatnonzero(sorted_keys[1:] == sorted_keys[:-1])
@@ -484,20 +489,33 @@ def _smooth_edges(corners: np.ndarray, welded: np.ndarray, count: int) -> np.nda
     return going_on.reshape(-1, 3)
 
 
+def _weld(vertices: np.ndarray) -> np.ndarray:
+    """Each vertex's index (v,) int64 among the distinct vertices (v, 3) sorted by x,
+    then y, then z: coincident vertices share one."""
+    order = np.lexsort(vertices.T[::-1])
+    placed = vertices[order]
+    new = np.ones(len(placed), dtype=bool)
+    new[1:] = (placed[1:] != placed[:-1]).any(axis=1)
+    welded = np.empty(len(placed), dtype=np.int64)
+    welded[order] = np.cumsum(new) - 1
+    return welded
+
+
 def _is_closed(welded: np.ndarray, count: int) -> bool:
     """Whether every edge of the triangles (t, 3), given by welded vertex indices below
     `count` (coincident vertices share one), is used once in each direction: then each
     edge has exactly two triangles, oppositely oriented."""
     if len(welded) == 0:
         return False
-    if (welded[:, [1, 2, 0]] == welded).any():
+    following = welded[:, [1, 2, 0]]
+    if (following == welded).any():
         return False
-    keys = (welded * count + welded[:, [1, 2, 0]]).reshape(-1)
-    reverse = (welded[:, [1, 2, 0]] * count + welded).reshape(-1)
-    keys_sorted = np.sort(keys)
+    keys_sorted = np.sort((welded * count + following).reshape(-1))
     if (keys_sorted[1:] == keys_sorted[:-1]).any():
         return False
-    return bool(np.isin(reverse, keys_sorted).all())
+    # The directed edges are distinct: each has its reverse exactly when the reversed
+    # edges are the same set.
+    return bool(np.array_equal(np.sort((following * count + welded).reshape(-1)), keys_sorted))
 
 
 @dataclass(frozen=True)
