@@ -5,8 +5,8 @@
 
 A `TriangleMesh` holds one mesh in its own frame; `mesh_contacts` poses mesh k by the
 affine matrix k (scale and shear allowed: the vertices are transformed, nothing assumes a
-rigid move) and decides each pair (i, j) on the world triangles. Imports numpy, `contact`
-and `grid` only.
+rigid move) and decides each pair (i, j) on the world triangles. Imports numpy and the
+core's `columns`, `constants`, `contact`, `fit`, `grid` and `threads` only.
 
 Semantics, for each pair, with the contact epsilon `eps` of `contact.contact_epsilon`
 (1e-6 * max(1, |coordinate|), so float32 rounding of Blender data never makes or hides a
@@ -96,12 +96,14 @@ a lower bound of 0, and each gets the plane tests and the exact distance.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from .columns import concatenate_fields, cross_rows
+from .constants import COPY_TOLERANCE
 from .contact import CONTACT_RELATIVE
 from .fit import translated_copies
 from .grid import expand_runs
@@ -192,8 +194,8 @@ class TriangleMesh:
         it is turned in the coordinates it is stored in
     face_bounds: (2, 3) float64, the low and high corners of the vertices' box along
         `face_frame` (coordinates in that frame)
-    ray_grid: a closed mesh's `RayGrid`, where its rays for ray parity look up the
-        triangles they may cross; None for an open mesh, which has no inside
+
+    A closed mesh's `ray_grid` is built the first time a ray is cast into it.
     """
 
     vertices: np.ndarray
@@ -207,7 +209,17 @@ class TriangleMesh:
     convex: bool
     face_frame: np.ndarray
     face_bounds: np.ndarray
-    ray_grid: RayGrid | None
+
+    @functools.cached_property
+    def ray_grid(self) -> RayGrid | None:
+        """The `RayGrid` where the rays for ray parity look up the triangles they may
+        cross; None for an open mesh, which has no inside. Built on first use: most
+        meshes of a building are never a ray's target."""
+        if not self.closed:
+            return None
+        return _ray_grid(
+            self.vertices, self.triangles, self.face_frame, self.bounds, self.face_bounds
+        )
 
 
 def prepare_mesh(vertices, triangles, leaf_size: int = _LEAF_SIZE) -> TriangleMesh:
@@ -263,7 +275,6 @@ def prepare_mesh(vertices, triangles, leaf_size: int = _LEAF_SIZE) -> TriangleMe
         closed and _is_convex(vertices, triangles),
         face_frame,
         face_bounds,
-        _ray_grid(vertices, triangles, face_frame, bounds, face_bounds) if closed else None,
     )
 
 
@@ -336,11 +347,20 @@ def _moved_mesh(source: TriangleMesh, vertices: np.ndarray) -> TriangleMesh | No
     fits share)."""
     if vertices.shape != source.vertices.shape or not len(vertices):
         return None
+    bounds = np.array([vertices.min(axis=0), vertices.max(axis=0)])
+    # A copy's offsets from its first vertex are the source's to within COPY_TOLERANCE
+    # times the smaller largest |coordinate|, so its extents to within twice that (three
+    # times leaves room for rounding): most meshes that are not copies stop here, without
+    # the comparison vertex by vertex (a building turned on its site repeats its elements'
+    # triangles in every wing, turned).
+    largest = min(float(np.abs(bounds).max()), float(np.abs(source.bounds).max()))
+    extents_apart = np.abs((bounds[1] - bounds[0]) - (source.bounds[1] - source.bounds[0]))
+    if extents_apart.max() > 3.0 * COPY_TOLERANCE * largest:
+        return None
     if not translated_copies(source.vertices, vertices):
         return None
     vertices = vertices.copy()
     vertices.setflags(write=False)
-    bounds = np.array([vertices.min(axis=0), vertices.max(axis=0)])
     bounds.setflags(write=False)
     face_bounds = _bounds_along(vertices, source.face_frame)
     return dataclasses.replace(
@@ -349,11 +369,6 @@ def _moved_mesh(source: TriangleMesh, vertices: np.ndarray) -> TriangleMesh | No
         bounds=bounds,
         convex=source.closed and _is_convex(vertices, source.triangles),
         face_bounds=face_bounds,
-        ray_grid=(
-            _ray_grid(vertices, source.triangles, source.face_frame, bounds, face_bounds)
-            if source.closed
-            else None
-        ),
     )
 
 
@@ -377,7 +392,8 @@ class PreparedMeshes:
         triangles = np.asarray(triangles)
         key = (len(vertices), triangles.shape, triangles.dtype.str, hash(triangles.tobytes()))
         shapes = self._shapes.get(key, [])
-        for raw, source in shapes:
+        # Latest first: copies of one element mostly follow each other.
+        for raw, source in reversed(shapes):
             if np.array_equal(raw, triangles):
                 moved = _moved_mesh(source, vertices)
                 if moved is not None:
@@ -834,7 +850,7 @@ class _World:
         map keeps a mesh convex)
     face_frame: (u, 3, 3), face_lo, face_hi: (u, 3) each mesh's `TriangleMesh.face_frame`
         and `face_bounds`, local
-    rays: the closed meshes' ray grids (`_Rays`)
+    meshes: the u posed `TriangleMesh`es; linear: (u, 3, 3) their matrices' linear parts
     """
 
     vertices: np.ndarray
@@ -860,29 +876,27 @@ class _World:
     face_frame: np.ndarray
     face_lo: np.ndarray
     face_hi: np.ndarray
-    rays: _Rays
+    meshes: tuple
+    linear: np.ndarray
 
 
 @dataclass(frozen=True)
 class _Rays:
-    """The `RayGrid`s of u posed meshes, concatenated (an open mesh has none: no cells,
-    NaN vertices).
+    """The `RayGrid`s of k posed meshes, concatenated.
 
-    frame: (u, 3, 3) each grid's `RayGrid.frame`, local; scale: (u,) the world length of
+    frame: (k, 3, 3) each grid's `RayGrid.frame`, local; scale: (k,) the world length of
         a unit step along its rays (the last row posed by the mesh's matrix)
-    vertices: (V, 3) the world vertices' rows, each in its mesh's ray frame
-    triangles: (T, 3) the world triangles' rows of `vertices` (and of `_World.vertices`)
-    across: (T, 2, 2) `RayGrid.across` of each world triangle
-    origin, cell: (u, 2) float64, shape: (u, 2) int64, as in `RayGrid`
-    cell_base: (u,) each grid's first row of `cell_start`
-    cell_start: (C + 1,), cell_triangles: (E,): the triangles (world rows) listed in
-        cell k (of all grids) are cell_triangles[cell_start[k]:cell_start[k + 1]]
+    corners: (T, 3, 3) the meshes' triangle corners, each in its mesh's ray frame;
+        across: (T, 2, 2) their `RayGrid.across`
+    origin, cell: (k, 2) float64, shape: (k, 2) int64, as in `RayGrid`
+    cell_base: (k,) each grid's first row of `cell_start`
+    cell_start: (C + 1,), cell_triangles: (E,): the triangles (rows of `corners`) listed
+        in cell c (of all grids) are cell_triangles[cell_start[c]:cell_start[c + 1]]
     """
 
     frame: np.ndarray
     scale: np.ndarray
-    vertices: np.ndarray
-    triangles: np.ndarray
+    corners: np.ndarray
     across: np.ndarray
     origin: np.ndarray
     cell: np.ndarray
@@ -892,37 +906,10 @@ class _Rays:
     cell_triangles: np.ndarray
 
 
-def _rays(posed: Sequence[TriangleMesh], frames, vertex_start, triangles, triangle_start) -> _Rays:
-    """The `_Rays` of meshes `posed` (u) by the linear parts of their matrices `frames`
-    (u, 3, 3), their vertices and triangles starting at rows `vertex_start` and
-    `triangle_start` (u,) of the world's, whose triangles are `triangles` (T, 3)."""
-    # An open mesh's: one cell listing nothing.
-    empty = RayGrid(
-        frame=np.eye(3),
-        vertices=np.zeros((0, 3)),
-        across=np.zeros((0, 2, 2)),
-        origin=np.zeros(2),
-        cell=np.ones(2),
-        shape=np.ones(2, dtype=np.int64),
-        cell_start=np.zeros(2, dtype=np.int64),
-        cell_triangles=np.zeros(0, dtype=np.int64),
-    )
-    grids = [mesh.ray_grid or empty for mesh in posed]
-    frame = np.array([grid.frame for grid in grids]).reshape(-1, 3, 3)
-    vertices = np.concatenate(
-        [
-            grid.vertices if mesh.ray_grid else np.full((len(mesh.vertices), 3), np.nan)
-            for mesh, grid in zip(posed, grids, strict=True)
-        ]
-        + [np.zeros((0, 3))]
-    )
-    across = np.concatenate(
-        [
-            grid.across if mesh.ray_grid else np.full((len(mesh.triangles), 2, 2), np.nan)
-            for mesh, grid in zip(posed, grids, strict=True)
-        ]
-        + [np.zeros((0, 2, 2))]
-    )
+def _rays(meshes: Sequence[TriangleMesh], linear: np.ndarray) -> _Rays:
+    """The `_Rays` of k meshes posed by matrices of linear parts `linear` (k, 3, 3)."""
+    grids = [mesh.ray_grid or _NO_GRID for mesh in meshes]
+    triangle_count = np.array([len(grid.across) for grid in grids], dtype=np.int64)
     cells = np.array([len(grid.cell_start) - 1 for grid in grids], dtype=np.int64)
     entries = np.array([len(grid.cell_triangles) for grid in grids], dtype=np.int64)
     cell_start = np.concatenate(
@@ -930,15 +917,18 @@ def _rays(posed: Sequence[TriangleMesh], frames, vertex_start, triangles, triang
         + [[int(entries.sum())]]
     )
     cell_triangles = np.concatenate(
-        [grid.cell_triangles + start for grid, start in zip(grids, triangle_start, strict=True)]
+        [
+            grid.cell_triangles + start
+            for grid, start in zip(grids, _starts(triangle_count), strict=True)
+        ]
         + [np.zeros(0, dtype=np.int64)]
     )
+    frame = np.array([grid.frame for grid in grids]).reshape(-1, 3, 3)
     return _Rays(
         frame,
-        _length((frames @ frame[:, 2, :, None])[:, :, 0]),
-        vertices,
-        triangles,
-        across,
+        _length((linear @ frame[:, 2, :, None])[:, :, 0]),
+        np.concatenate([grid.corners for grid in grids] + [np.zeros((0, 3, 3))]),
+        np.concatenate([grid.across for grid in grids] + [np.zeros((0, 2, 2))]),
         np.array([grid.origin for grid in grids]).reshape(-1, 2),
         np.array([grid.cell for grid in grids]).reshape(-1, 2),
         np.array([grid.shape for grid in grids], dtype=np.int64).reshape(-1, 2),
@@ -1076,7 +1066,8 @@ def _pose(meshes: Sequence[TriangleMesh], matrices: np.ndarray, used: np.ndarray
         face_frame,
         face_bounds[:, 0],
         face_bounds[:, 1],
-        _rays(posed, matrices[used, :3, :3], vertex_start, triangles, triangle_start),
+        tuple(posed),
+        matrices[used, :3, :3],
     )
 
 
@@ -1102,7 +1093,7 @@ class RayGrid:
     frame: (3, 3) float64 rows, orthonormal, local; the rays run along the last
         (`_ray_frames`): the local axis along which the mesh is thinnest, or its face
         frame's where it is much thinner there
-    vertices: (v, 3) float64, the mesh's vertices in `frame`'s coordinates
+    corners: (t, 3, 3) float64, the triangles' corners in `frame`'s coordinates
     origin, cell: (2,) float64, the grid's low corner across the rays (the first two
         coordinates) and its cells' sizes; shape: (2,) int64, its cells along each
     across: (t, 2, 2) float64, each triangle's low and high corner across the rays,
@@ -1117,7 +1108,7 @@ class RayGrid:
     """
 
     frame: np.ndarray
-    vertices: np.ndarray
+    corners: np.ndarray
     across: np.ndarray
     origin: np.ndarray
     cell: np.ndarray
@@ -1126,14 +1117,29 @@ class RayGrid:
     cell_triangles: np.ndarray
 
 
+# An open mesh's grid: one cell listing nothing.
+_NO_GRID = RayGrid(
+    frame=np.eye(3),
+    corners=np.zeros((0, 3, 3)),
+    across=np.zeros((0, 2, 2)),
+    origin=np.zeros(2),
+    cell=np.ones(2),
+    shape=np.ones(2, dtype=np.int64),
+    cell_start=np.zeros(2, dtype=np.int64),
+    cell_triangles=np.zeros(0, dtype=np.int64),
+)
+
+
 def _ray_grid(vertices, triangles, face_frame, bounds, face_bounds) -> RayGrid:
     """The `RayGrid` of a mesh's local vertices (v, 3) and triangles (t, 3), with its
     `TriangleMesh` face_frame (3, 3), bounds and face_bounds (2, 3)."""
     frame = _ray_frame(face_frame, bounds, face_bounds)
     turned = vertices @ frame.T
     slack = _ROUNDING * max(1.0, float(np.abs(turned).max(initial=0.0)))
-    corners = turned[triangles][:, :, :2]
-    lo, hi = corners.min(axis=1) - slack, corners.max(axis=1) + slack
+    # Each vertex turned once: the triangles sharing it share its rounding, and each
+    # crossing of a closed mesh counts once.
+    corners = turned[triangles]
+    lo, hi = corners[:, :, :2].min(axis=1) - slack, corners[:, :, :2].max(axis=1) + slack
     origin = lo.min(axis=0) if len(lo) else np.zeros(2)
     extent = hi.max(axis=0) - origin if len(hi) else np.zeros(2)
     wanted = max(1, int(len(triangles) * _GRID_CELLS_PER_TRIANGLE))
@@ -1153,9 +1159,9 @@ def _ray_grid(vertices, triangles, face_frame, bounds, face_bounds) -> RayGrid:
     cell_triangles = triangle[np.argsort(cell_of, kind="stable")]
     cell_start = np.concatenate([[0], np.cumsum(np.bincount(cell_of, minlength=int(shape.prod())))])
     across = np.stack([lo, hi], axis=1)
-    for array in (frame, turned, across, origin, cell, shape, cell_start, cell_triangles):
+    for array in (frame, corners, across, origin, cell, shape, cell_start, cell_triangles):
         array.setflags(write=False)
-    return RayGrid(frame, turned, across, origin, cell, shape, cell_start, cell_triangles)
+    return RayGrid(frame, corners, across, origin, cell, shape, cell_start, cell_triangles)
 
 
 def _grid_shape(extent: np.ndarray, wanted: int) -> np.ndarray:
@@ -1577,21 +1583,22 @@ def _parity_inside(world: _World, points, target) -> tuple[np.ndarray, np.ndarra
     one line (one target, the same two other coordinates: a wall's corners above each
     other) share the line's cell of the grid and its crossings, and each counts those
     beyond it along the ray."""
-    rays = world.rays
-    turned = (rays.frame[target] @ _to_local(world, points, target)[:, :, None])[:, :, 0]
+    meshes, slot = np.unique(target, return_inverse=True)
+    rays = _rays([world.meshes[k] for k in meshes], world.linear[meshes])
+    turned = (rays.frame[slot] @ _to_local(world, points, target)[:, :, None])[:, :, 0]
     _, first, line_of = np.unique(
-        np.column_stack([target, turned[:, :2]]), axis=0, return_index=True, return_inverse=True
+        np.column_stack([slot, turned[:, :2]]), axis=0, return_index=True, return_inverse=True
     )
     line_of = line_of.reshape(-1)
-    line_target = target[first]
+    line_slot = slot[first]
     across = turned[first, :2]
     # NaN where the target's matrix is singular: such a line meets nothing.
     finite = ~np.isnan(across).any(axis=1)
-    origin, shape = rays.origin[line_target], rays.shape[line_target]
+    origin, shape = rays.origin[line_slot], rays.shape[line_slot]
     index = _grid_index(
-        np.where(finite[:, None], across, origin), origin, rays.cell[line_target], shape
+        np.where(finite[:, None], across, origin), origin, rays.cell[line_slot], shape
     )
-    cell = rays.cell_base[line_target] + index[:, 1] * shape[:, 0] + index[:, 0]
+    cell = rays.cell_base[line_slot] + index[:, 1] * shape[:, 0] + index[:, 0]
     begin = rays.cell_start[cell]
     listed = np.where(finite, rays.cell_start[cell + 1] - begin, 0)
     line, entry = expand_runs(begin, listed)
@@ -1599,7 +1606,7 @@ def _parity_inside(world: _World, points, target) -> tuple[np.ndarray, np.ndarra
     bounds = rays.across[triangle]
     over = ((across[line] >= bounds[:, 0]) & (across[line] <= bounds[:, 1])).all(axis=1)
     line, triangle = line[over], triangle[over]
-    hit, level = _line_crossings(turned[first[line]], rays.vertices[rays.triangles[triangle]])
+    hit, level = _line_crossings(turned[first[line]], rays.corners[triangle])
     # The crossings and the points, by line and by level along it, a crossing before a
     # point at its level: the crossings before a point on its line are below it or at it.
     crossing_line, crossing_level = line[hit], level[hit]
@@ -1631,7 +1638,7 @@ def _parity_inside(world: _World, points, target) -> tuple[np.ndarray, np.ndarra
     slack = _ROUNDING * max(1.0, float(np.abs(world.corners).max(initial=0.0)))
     reach = np.minimum(under, over)
     crossed = np.isfinite(reach)
-    nearest[point[crossed]] = reach[crossed] * rays.scale[target[point[crossed]]] + slack
+    nearest[point[crossed]] = reach[crossed] * rays.scale[slot[point[crossed]]] + slack
     return inside, nearest
 
 

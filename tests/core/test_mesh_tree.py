@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from collide_addon.core import APART, I_INSIDE_J, PreparedMeshes, mesh_contacts, prepare_mesh
 from collide_addon.core import mesh as mesh_module
+from collide_addon.core.fit import translated_copies
 from collide_dev.mesh_shapes import box_mesh, torus, uv_sphere
 
 ONE_LEAF = 1 << 30
@@ -518,6 +519,25 @@ def test_translated_copies_share_their_shapes_preparation():
     )
     assert again.tree_order is not first.tree_order
     assert prepared.prepare(moved, triangles).tree_order is source.tree_order
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_a_copy_by_the_copy_rule_is_never_turned_away_by_its_extents(seed):
+    """`_moved_mesh` first compares the two meshes' extents, then the vertices one by
+    one: whatever `fit.translated_copies` calls a copy (moved anywhere up to 1e5 away,
+    rounded to float32, nudged by up to the copy tolerance) is made a moved mesh, and
+    what it does not call a copy is not."""
+    rng = np.random.default_rng(seed)
+    vertices, triangles = random_shape(rng)
+    vertices = vertices + rng.uniform(-1.0, 1.0, 3) * rng.choice([1.0, 1e3, 1e5])
+    source = prepare_mesh(vertices.astype(np.float32).astype(np.float64), triangles)
+    moved = source.vertices + rng.uniform(-1.0, 1.0, 3) * rng.choice([0.0, 1.0, 1e3, 1e5])
+    largest = np.abs(source.vertices).max()
+    moved += rng.uniform(-1.0, 1.0, moved.shape) * rng.choice([0.0, 0.4, 0.9, 3.0]) * 1e-6 * largest
+    moved = moved.astype(np.float32).astype(np.float64)
+    copy = mesh_module._moved_mesh(source, moved)
+    assert (copy is not None) == bool(translated_copies(source.vertices, moved))
 
 
 def test_prepared_meshes_keep_the_latest_shapes_of_one_list_of_triangles():
