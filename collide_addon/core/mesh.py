@@ -339,15 +339,18 @@ def _bounds_along(vertices: np.ndarray, frame: np.ndarray) -> np.ndarray:
     return bounds
 
 
-def _moved_mesh(source: TriangleMesh, vertices: np.ndarray) -> TriangleMesh | None:
+def _moved_mesh(
+    source: TriangleMesh, vertices: np.ndarray, bounds: np.ndarray | None = None
+) -> TriangleMesh | None:
     """The `TriangleMesh` of vertices (v, 3) float64 with `source`'s triangles, made from
     `source` without preparing again: its triangles, tree, edges, parts and closedness,
-    with these vertices, their bounds and their own convex test; None unless the
-    vertices are the source's moved by a translation (`fit.translated_copies`, the rule
-    fits share)."""
+    with these vertices, their bounds (`bounds` (2, 3) when given) and their own convex
+    test where the source is convex; None unless the vertices are the source's moved by a
+    translation (`fit.translated_copies`, the rule fits share)."""
     if vertices.shape != source.vertices.shape or not len(vertices):
         return None
-    bounds = np.array([vertices.min(axis=0), vertices.max(axis=0)])
+    if bounds is None:
+        bounds = np.array([vertices.min(axis=0), vertices.max(axis=0)])
     # A copy's offsets from its first vertex are the source's to within COPY_TOLERANCE
     # times the smaller largest |coordinate|, so its extents to within twice that (three
     # times leaves room for rounding): most meshes that are not copies stop here, without
@@ -361,13 +364,14 @@ def _moved_mesh(source: TriangleMesh, vertices: np.ndarray) -> TriangleMesh | No
         return None
     vertices = vertices.copy()
     vertices.setflags(write=False)
+    bounds = bounds.copy()
     bounds.setflags(write=False)
     face_bounds = _bounds_along(vertices, source.face_frame)
     return dataclasses.replace(
         source,
         vertices=vertices,
         bounds=bounds,
-        convex=source.closed and _is_convex(vertices, source.triangles),
+        convex=source.convex and _is_convex(vertices, source.triangles),
         face_bounds=face_bounds,
     )
 
@@ -392,10 +396,15 @@ class PreparedMeshes:
         triangles = np.asarray(triangles)
         key = (len(vertices), triangles.shape, triangles.dtype.str, hash(triangles.tobytes()))
         shapes = self._shapes.get(key, [])
+        bounds = (
+            np.array([vertices.min(axis=0), vertices.max(axis=0)])
+            if shapes and vertices.ndim == 2 and len(vertices)
+            else None
+        )
         # Latest first: copies of one element mostly follow each other.
         for raw, source in reversed(shapes):
             if np.array_equal(raw, triangles):
-                moved = _moved_mesh(source, vertices)
+                moved = _moved_mesh(source, vertices, bounds)
                 if moved is not None:
                     return moved
         mesh = prepare_mesh(vertices, triangles)
@@ -427,7 +436,7 @@ def _is_convex(vertices: np.ndarray, triangles: np.ndarray) -> bool:
     if len(triangles) > _CONVEX_TEST_TRIANGLES:
         return False
     corners = vertices[triangles]
-    normals = np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
+    normals = cross_rows(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
     normals /= _length(normals)[:, None]
     heights = normals @ vertices.T - _dot(normals, corners[:, 0])[:, None]  # (t, v)
     rounding = _CONVEX_ROUNDING * max(1.0, float(np.abs(vertices).max()))
