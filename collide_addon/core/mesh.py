@@ -860,6 +860,8 @@ class _World:
     face_frame: (u, 3, 3), face_lo, face_hi: (u, 3) each mesh's `TriangleMesh.face_frame`
         and `face_bounds`, local
     meshes: the u posed `TriangleMesh`es; linear: (u, 3, 3) their matrices' linear parts
+    reach: the largest |coordinate| of the corners; slack: the rounding of a bound's
+        distance, `_ROUNDING` times max(1, reach)
     """
 
     vertices: np.ndarray
@@ -887,6 +889,8 @@ class _World:
     face_hi: np.ndarray
     meshes: tuple
     linear: np.ndarray
+    reach: float
+    slack: float
 
 
 @dataclass(frozen=True)
@@ -1034,6 +1038,7 @@ def _pose(meshes: Sequence[TriangleMesh], matrices: np.ndarray, used: np.ndarray
     )
     corners = vertices[triangles]
     lo, hi = corners.min(axis=1), corners.max(axis=1)
+    reach = max(float(np.abs(lo).max(initial=0.0)), float(np.abs(hi).max(initial=0.0)))
     vertex_part = np.concatenate(
         [mesh.vertex_parts + start for mesh, start in zip(posed, vertex_start, strict=True)]
         + [np.zeros(0, dtype=np.int64)]
@@ -1077,6 +1082,8 @@ def _pose(meshes: Sequence[TriangleMesh], matrices: np.ndarray, used: np.ndarray
         face_bounds[:, 1],
         tuple(posed),
         matrices[used, :3, :3],
+        reach,
+        _ROUNDING * max(1.0, reach),
     )
 
 
@@ -1300,7 +1307,7 @@ def _candidates(world: _World, slots: np.ndarray, grow: float):
     that can matter: crossing and meeting triangles have bounds that meet, and the
     closest ones bounds no farther apart than any two vertices."""
     tree = world.tree
-    slack = _ROUNDING * max(1.0, float(np.abs(world.corners).max(initial=0.0)))
+    slack = world.slack
     upper = np.full(len(slots), np.inf)
     pair = np.arange(len(slots))
     a, b = tree.root[slots[:, 0]], tree.root[slots[:, 1]]
@@ -1426,7 +1433,7 @@ def _triangle_stage(world: _World, slots: np.ndarray, grow: float):
     lower = _gap(world.lo[first], world.hi[first], world.lo[second], world.hi[second])
     # The bounds are rounded differently from the distances: a triangle pair touching at
     # distance 0 may get a lower bound of 1e-16, and it must stay a candidate.
-    slack = _ROUNDING * max(1.0, float(np.abs(world.corners).max(initial=0.0)))
+    slack = world.slack
     bound, _ = _seed_distances(world, len(slots), pair, first, second, lower, np.arange(len(pair)))
     keep = lower <= np.minimum(bound[pair], grow) + slack
     pair, first, second, lower = pair[keep], first[keep], second[keep], lower[keep]
@@ -1508,7 +1515,7 @@ def _point_candidates(world: _World, lo, hi, target, centres=None) -> tuple[np.n
     tree = world.tree
     box, node = np.arange(len(lo)), tree.root[target]
     bound = np.full(len(lo), np.inf)
-    slack = _ROUNDING * max(1.0, float(np.abs(world.corners).max(initial=0.0)))
+    slack = world.slack
     found_boxes, found_nodes = [np.zeros(0, dtype=np.int64)], [np.zeros(0, dtype=np.int64)]
     while len(box):
         keep = _boxes_overlap(lo[box], hi[box], tree.lo[node], tree.hi[node], 0.0)
@@ -1549,7 +1556,7 @@ def _nearest_on_meshes(world: _World, points, target, upper, enough) -> tuple[_B
     radius = np.minimum(upper, float(np.median(sizes)) if len(sizes) else 0.0)
     todo = np.arange(len(points))
     exact = np.zeros(len(points), dtype=bool)
-    slack = _ROUNDING * max(1.0, float(np.abs(world.corners).max(initial=0.0)))
+    slack = world.slack
     while len(todo):
         point, triangle = _point_candidates(
             world,
@@ -1644,7 +1651,7 @@ def _parity_inside(world: _World, points, target) -> tuple[np.ndarray, np.ndarra
     over = np.where(line_at[following] == here, level_of[following] - z, np.inf)
     nearest = np.full(len(points), np.inf)
     # Grown by the slack: the turn's rounding must not make the bound too small.
-    slack = _ROUNDING * max(1.0, float(np.abs(world.corners).max(initial=0.0)))
+    slack = world.slack
     reach = np.minimum(under, over)
     crossed = np.isfinite(reach)
     nearest[point[crossed]] = reach[crossed] * rays.scale[slot[point[crossed]]] + slack
@@ -1790,8 +1797,7 @@ def mesh_contacts(
     used, slots = np.unique(pairs, return_inverse=True)
     slots = slots.reshape(-1, 2)
     world = _pose(meshes, matrices, used)
-    reach = np.abs(world.corners).max(initial=0.0)
-    contact = float(_epsilon(np.array([reach]))[0])
+    contact = float(_epsilon(np.array([world.reach]))[0])
     workers = worker_count(int(world.triangle_count[slots].sum()) // _TRIANGLES_PER_WORKER)
     # Interleaved shares, a multiple of the threads, so that each thread gets some of the
     # costly pairs wherever they lie; every stage works pair by pair, so a share's results
