@@ -80,10 +80,10 @@ there by the inverse of its matrix), along the local axis in which it is thinnes
 along its face frame's thinnest axis where it is much thinner there (a wall of a
 building turned on its site and stored in world coordinates), and counts crossings (ray
 parity, exact on shared edges and vertices by a consistent tie rule). Each closed mesh
-carries a grid across its rays, built once (`RayGrid`): a line looks up its cell and
-tests the triangles listed there whose bounds hold it, and points on one line share
-them (a wall's corners above each other); where the two surfaces are apart, one ray
-per connected part of the mesh (`TriangleMesh.vertex_parts`) decides for the whole part,
+carries a grid across its rays, built once (`RayGrid`, the first time a ray is cast into
+it): a line looks up its cell and tests the triangles listed there whose bounds hold it,
+and points on one line share them (a wall's corners above each other); where the two
+surfaces are apart, one ray per connected part of the mesh (`TriangleMesh.vertex_parts`) decides for the whole part,
 which cannot cross the other surface; a point in a convex mesh (`TriangleMesh.convex`:
 boxes, wedges, prisms) needs neither ray nor search, its depth being its least height
 below the mesh's face planes; a point's depth search (boxes of growing radius down the
@@ -1103,11 +1103,11 @@ _GRID_ENTRIES_PER_TRIANGLE = 16
 @dataclass(frozen=True, eq=False)
 class RayGrid:
     """Where a closed mesh's rays for ray parity look up the triangles they may cross, in
-    the mesh's local frame: built once with the mesh, so that a rigid move only turns the
-    query points into this frame.
+    the mesh's local frame: built once per mesh (`TriangleMesh.ray_grid`), so that a
+    rigid move only turns the query points into this frame.
 
     frame: (3, 3) float64 rows, orthonormal, local; the rays run along the last
-        (`_ray_frames`): the local axis along which the mesh is thinnest, or its face
+        (`_ray_frame`): the local axis along which the mesh is thinnest, or its face
         frame's where it is much thinner there
     corners: (t, 3, 3) float64, the triangles' corners in `frame`'s coordinates
     origin, cell: (2,) float64, the grid's low corner across the rays (the first two
