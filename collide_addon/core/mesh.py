@@ -83,8 +83,8 @@ parity, exact on shared edges and vertices by a consistent tie rule). Each close
 carries a grid across its rays, built once (`RayGrid`, the first time a ray is cast into
 it): a line looks up its cell and tests the triangles listed there whose bounds hold it,
 and points on one line share them (a wall's corners above each other); where the two
-surfaces are apart, one ray per connected part of the mesh (`TriangleMesh.vertex_parts`) decides for the whole part,
-which cannot cross the other surface; a point in a convex mesh (`TriangleMesh.convex`:
+surfaces are apart, one ray per connected part of the mesh (`TriangleMesh.vertex_parts`)
+decides for the whole part, which cannot cross the other surface; a point in a convex mesh (`TriangleMesh.convex`:
 boxes, wedges, prisms) needs neither ray nor search, its depth being its least height
 below the mesh's face planes; a point's depth search (boxes of growing radius down the
 same tree) is bounded by its ray's first crossing and skipped when that bound cannot beat
