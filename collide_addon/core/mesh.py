@@ -65,32 +65,33 @@ contact):
   the deepest point of (b), and its closest point on the other triangle or surface.
 
 Cost: each `TriangleMesh` carries a bounding volume tree over its triangles, built once
-by `prepare_mesh` (median splits, at most `_LEAF_SIZE` triangles per leaf; once per shape
-for translated copies, `PreparedMeshes`); a call poses the meshes of all pairs once,
-refits the trees' node boxes to the posed triangles (linear in the triangles, like the
-posing) and walks both trees of all pairs together, one level at a time over arrays of
-node pairs, keeping node pairs whose boxes come within
-`max_distance` and within an upper bound of the pair's distance (two vertices' distance).
-Plane tests run on the surviving triangle pairs; the exact distance only on pairs whose
-triangles do not meet, and there only on candidates that planes and bounds cannot rule
-out against the exact distance of the pair's candidate with the least lower bound. The
-inside test casts a ray from each vertex and face centre inside the other mesh's world
-bounds and its posed local and face boxes, in that mesh's own frame (the point taken
-there by the inverse of its matrix), along the local axis in which it is thinnest, or
-along its face frame's thinnest axis where it is much thinner there (a wall of a
-building turned on its site and stored in world coordinates), and counts crossings (ray
-parity, exact on shared edges and vertices by a consistent tie rule). Each closed mesh
-carries a grid across its rays, built once (`RayGrid`, the first time a ray is cast into
-it): a line looks up its cell and tests the triangles listed there whose bounds hold it,
-and points on one line share them (a wall's corners above each other); where the two
-surfaces are apart, one ray per connected part of the mesh (`TriangleMesh.vertex_parts`)
-decides for the whole part, which cannot cross the other surface; a point in a convex mesh (`TriangleMesh.convex`:
-boxes, wedges, prisms) needs neither ray nor search, its depth being its least height
-below the mesh's face planes; a point's depth search (boxes of growing radius down the
-same tree) is bounded by its ray's first crossing and skipped when that bound cannot beat
-the depth already found, and it stops as soon as a triangle within that depth turns up.
-What stays: touching elements whose faces lie on each other have many triangle pairs with
-a lower bound of 0, and each gets the plane tests and the exact distance.
+by `prepare_mesh` (median splits, at most `_LEAF_SIZE` triangles per leaf; once per
+shape for translated copies, `PreparedMeshes`); a call poses the meshes of all pairs
+once, refits the trees' node boxes to the posed triangles (linear in the triangles, like
+the posing) and walks both trees of all pairs together, one level at a time over arrays
+of node pairs, keeping node pairs whose boxes come within `max_distance` and within an
+upper bound of the pair's distance (two vertices' distance). Plane tests run on the
+surviving triangle pairs; the exact distance only on pairs whose triangles do not meet,
+and there only on candidates that planes and bounds cannot rule out against the exact
+distance of the pair's candidate with the least lower bound. The inside test casts a ray
+from each vertex and face centre inside the other mesh's world bounds and its posed
+local and face boxes, in that mesh's own frame (the point taken there by the inverse of
+its matrix), along the local axis in which it is thinnest, or along its face frame's
+thinnest axis where it is much thinner there (a wall of a building turned on its site
+and stored in world coordinates), and counts crossings (ray parity, exact on shared
+edges and vertices by a consistent tie rule). Each closed mesh carries a grid across its
+rays, built once (`RayGrid`, the first time a ray is cast into it): a line looks up its
+cell and tests the triangles listed there whose bounds hold it, and points on one line
+share them (a wall's corners above each other); where the two surfaces are apart, one
+ray per connected part of the mesh (`TriangleMesh.vertex_parts`) decides for the whole
+part, which cannot cross the other surface; a point in a convex mesh
+(`TriangleMesh.convex`: boxes, wedges, prisms) needs neither ray nor search, its depth
+being its least height below the mesh's face planes; a point's depth search (boxes of
+growing radius down the same tree) is bounded by its ray's first crossing and skipped
+when that bound cannot beat the depth already found, and it stops as soon as a triangle
+within that depth turns up. What stays: touching elements whose faces lie on each other
+have many triangle pairs with a lower bound of 0, and each gets the plane tests and the
+exact distance.
 """
 
 from __future__ import annotations
