@@ -1746,6 +1746,9 @@ def _inside_stage(world: _World, inner: np.ndarray, outer: np.ndarray, known, ap
     keep = keep[~_outside_parts(world, pair[keep], points[keep], target[keep], part[keep], apart)]
     pair, points, target = pair[keep], points[keep], target[keep]
     inside, upper = _parity_inside(world, points, target)
+    # A point whose line meets the surface within eps of it is no deeper than that: not
+    # strictly inside, whatever its parity (a point on the other's face gets either).
+    inside &= upper > _epsilon(np.abs(points).max(axis=1, initial=0.0))
     order = np.lexsort((-upper[inside], pair[inside]))
     todo = np.flatnonzero(inside)[order]
     batch = _FIRST_DEPTH_BATCH
