@@ -158,6 +158,10 @@ _CONVEX_TEST_TRIANGLES = 64
 # Half the contact epsilon, so that a depth measured from the planes is off by less
 # than what counts as a touch.
 _CONVEX_ROUNDING = 0.5 * CONTACT_RELATIVE
+# A mesh's face normal whose largest component is below this is turned off the world's
+# axes (by more than about 0.08 degrees): triangle pairs are also tested for separation
+# along it, where world bounds are loose. Along a world axis they are as tight as that.
+_TURNED_NORMAL = 1.0 - 1e-6
 # `PreparedMeshes` keeps this many shapes for one list of triangles.
 _SHAPES_PER_TRIANGLES = 8
 # `mesh_contacts` decides its pairs in shares of at most about this many, so that a call
@@ -861,6 +865,11 @@ class _World:
     face_frame: (u, 3, 3), face_lo, face_hi: (u, 3) each mesh's `TriangleMesh.face_frame`
         and `face_bounds`, local
     meshes: the u posed `TriangleMesh`es; linear: (u, 3, 3) their matrices' linear parts
+    face_normal: (u, 3) each mesh's first face-frame axis (the normal of the faces it
+        covers most area with) posed and made unit (0 where its matrix flattens it);
+        normal_lo, normal_hi: (T,) each triangle's extent along its mesh's face_normal;
+        turned_normal: (u,) bool, face_normal is turned off every world axis (by more
+        than about 0.08 degrees, `_TURNED_NORMAL`)
     reach: the largest |coordinate| of the corners; slack: the rounding of a bound's
         distance, `_ROUNDING` times max(1, reach)
     """
@@ -890,6 +899,10 @@ class _World:
     face_hi: np.ndarray
     meshes: tuple
     linear: np.ndarray
+    face_normal: np.ndarray
+    normal_lo: np.ndarray
+    normal_hi: np.ndarray
+    turned_normal: np.ndarray
     reach: float
     slack: float
 
@@ -1055,6 +1068,9 @@ def _pose(meshes: Sequence[TriangleMesh], matrices: np.ndarray, used: np.ndarray
     face_bounds = np.array([mesh.face_bounds for mesh in posed]).reshape(-1, 2, 3)
     face_frame = np.array([mesh.face_frame for mesh in posed]).reshape(-1, 3, 3)
     to_local = _inverse_affine(matrices[used])
+    face_normal = _unit_rows((matrices[used, :3, :3] @ face_frame)[:, :, 0])
+    owner = np.repeat(np.arange(len(used)), triangle_count)
+    along_normal = _dot(corners, face_normal[owner][:, None, :])
     return _World(
         vertices,
         vertex_start,
@@ -1067,7 +1083,7 @@ def _pose(meshes: Sequence[TriangleMesh], matrices: np.ndarray, used: np.ndarray
         mesh_lo,
         mesh_hi,
         closed,
-        np.repeat(np.arange(len(used)), triangle_count),
+        owner,
         np.concatenate([mesh.smooth_edges for mesh in posed] + [np.zeros((0, 3), dtype=bool)]),
         vertex_part,
         vertex_part[triangles[:, 0]],
@@ -1083,6 +1099,10 @@ def _pose(meshes: Sequence[TriangleMesh], matrices: np.ndarray, used: np.ndarray
         face_bounds[:, 1],
         tuple(posed),
         matrices[used, :3, :3],
+        face_normal,
+        along_normal.min(axis=1),
+        along_normal.max(axis=1),
+        np.abs(face_normal).max(axis=1) < _TURNED_NORMAL,
         reach,
         _ROUNDING * max(1.0, reach),
     )
@@ -1215,6 +1235,11 @@ def _ray_frame(face_frame: np.ndarray, bounds: np.ndarray, face_bounds: np.ndarr
     return frame[(int(np.argmin(widths)) + np.arange(1, 4)) % 3]
 
 
+def _unit_rows(vectors: np.ndarray) -> np.ndarray:
+    """Vectors (..., 3) scaled to length 1 (0 where they are 0)."""
+    return vectors / np.maximum(_length(vectors), np.finfo(float).tiny)[..., None]
+
+
 def _inverse_affine(matrices: np.ndarray) -> np.ndarray:
     """The inverse of each affine map (u, 4, 4) as its top three rows (u, 3, 4); NaN
     for a singular one (a mesh flattened by a zero scale)."""
@@ -1339,12 +1364,36 @@ def _candidates(world: _World, slots: np.ndarray, grow: float):
         keep[keep] = (
             _gap(lo_a[keep], hi_a[keep], lo_b[keep], hi_b[keep]) <= upper[rows[keep]] + slack
         )
+        rows, first, second = rows[keep], first[keep], second[keep]
+        keep = ~_apart_along_faces(world, slots[rows], first, second, grow + slack)
         found.append((rows[keep], first[keep], second[keep]))
     pair, first, second = (np.concatenate(column) for column in zip(*found, strict=True))
     # The order of a plain product, so that ties between equal distances are decided
     # the same way whatever the trees.
     order = np.lexsort((second, first, pair))
     return pair[order], first[order], second[order]
+
+
+def _apart_along_faces(world: _World, meshes: np.ndarray, first, second, grow: float):
+    """Whether triangles `first` and `second` (k,) of the world meshes `meshes` (k, 2) are
+    farther apart than `grow` along either mesh's face normal (`_World.face_normal`):
+    (k,) bool.
+
+    Such triangles neither meet nor cross, nor come within `grow`, whatever their world
+    bounds say. In a building turned on its site and stored in world coordinates, a
+    wall's long triangles have world bounds as wide as the wall is long; along the
+    wall's own normal they are as thin as the wall (on 20,000 turned elements, 7 in 10
+    of the triangle pairs whose world bounds met). A normal along a world axis is left
+    out: the world bounds are as tight along it."""
+    apart = np.zeros(len(first), dtype=bool)
+    for side, mine, other in ((0, first, second), (1, second, first)):
+        rows = np.flatnonzero(world.turned_normal[meshes[:, side]])
+        normal = world.face_normal[meshes[rows, side]]
+        along = _dot(world.corners[other[rows]], normal[:, None, :])
+        apart[rows] |= (world.normal_lo[mine[rows]] - along.max(axis=1) > grow) | (
+            along.min(axis=1) - world.normal_hi[mine[rows]] > grow
+        )
+    return apart
 
 
 def _near_node(world: _World, leaf: np.ndarray, other: np.ndarray, grow: float):

@@ -450,6 +450,80 @@ def test_a_mesh_of_long_thin_triangles_gets_a_coarser_grid_and_the_same_insides(
     np.testing.assert_array_equal(inside[clear], winding[clear] > 0.5)
 
 
+def turn_about_z(degrees: float) -> np.ndarray:
+    angle = np.radians(degrees)
+    return np.array(
+        [[np.cos(angle), -np.sin(angle), 0.0], [np.sin(angle), np.cos(angle), 0.0], [0, 0, 1]]
+    )
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_triangles_apart_along_a_face_normal_are_farther_apart_than_the_margin(seed):
+    """Triangle pairs that `_apart_along_faces` leaves out (apart along either mesh's posed
+    face normal) are farther apart than the margin (`_triangle_distance`), for meshes
+    turned about the vertical and stored in float32 world coordinates (a building
+    turned on its site) or posed by turned, stretched and sheared matrices."""
+    rng = np.random.default_rng(seed)
+    shapes = [random_shape(rng) for _ in range(2)]
+    if rng.random() < 0.5:
+        turn = turn_about_z(rng.uniform(0.0, 90.0))
+        offset = rng.uniform(-1.0, 1.0, 3) * rng.choice([1.0, 1e3])
+        shapes = [
+            ((vertices @ turn.T + offset).astype(np.float32).astype(np.float64), triangles)
+            for vertices, triangles in shapes
+        ]
+        matrices = np.tile(np.eye(4), (2, 1, 1))
+    else:
+        matrices = np.array([sheared_matrix(rng) for _ in shapes])
+    meshes = [prepare_mesh(*shape) for shape in shapes]
+    world = mesh_module._pose(meshes, matrices, np.arange(2))
+    first, second = np.meshgrid(
+        np.arange(world.triangle_count[0]),
+        world.triangle_start[1] + np.arange(world.triangle_count[1]),
+        indexing="ij",
+    )
+    first, second = first.reshape(-1), second.reshape(-1)
+    grow = float(rng.choice([0.0, 0.01, 0.1]))
+    slots = np.tile([0, 1], (len(first), 1))
+    apart = mesh_module._apart_along_faces(world, slots, first, second, grow + world.slack)
+    distance, _, _ = mesh_module._triangle_distance(
+        world.corners[first[apart]], world.corners[second[apart]]
+    )
+    assert (distance > grow).all()
+
+
+@pytest.mark.parametrize("gap", [0.05, 0.0])
+def test_a_turned_walls_triangles_are_apart_from_a_block_in_front_of_it(gap):
+    """A 10 m wall turned by 30 degrees and stored in float32 world coordinates, and a
+    half-metre block `gap` in front of its face: the world bounds of the wall's long
+    triangles meet the block's, but along the wall's face normal the wall reaches 0.3 m
+    and the block starts at 0.3 m + gap. 5 cm away every pair is apart; touching, the
+    wall's front face and the block's back face are not."""
+    turn = turn_about_z(30.0)
+    _, triangles = box_mesh([0.0] * 3, [1.0] * 3)
+    wall_vertices, _ = box_mesh([0.0, 0.0, 0.0], [10.0, 0.3, 3.0])
+    block_vertices, _ = box_mesh([5.0, 0.3 + gap, 1.0], [5.5, 0.8 + gap, 1.5])
+    meshes = [
+        prepare_mesh((vertices @ turn.T).astype(np.float32), triangles)
+        for vertices in (wall_vertices, block_vertices)
+    ]
+    world = mesh_module._pose(meshes, np.tile(np.eye(4), (2, 1, 1)), np.arange(2))
+    assert world.turned_normal[0]
+    first, second = (
+        grid.reshape(-1) for grid in np.meshgrid(np.arange(12), 12 + np.arange(12), indexing="ij")
+    )
+    lo, hi = world.lo, world.hi
+    assert mesh_module._boxes_overlap(lo[first], hi[first], lo[second], hi[second], 0.01).sum() > 12
+    slots = np.tile([0, 1], (len(first), 1))
+    apart = mesh_module._apart_along_faces(world, slots, first, second, 0.01 + world.slack)
+    if gap:
+        assert apart.all()
+    else:
+        distance, _, _ = mesh_module._triangle_distance(world.corners[first], world.corners[second])
+        assert not apart[distance <= 1e-6].any() and (~apart).any()
+
+
 def test_translated_copies_share_their_shapes_preparation():
     """Copies of an element moved anywhere (rounded to float32, as Blender stores them)
     take the first one's triangles, tree, edges, parts and closedness, with their own
