@@ -162,6 +162,9 @@ _CONVEX_ROUNDING = 0.5 * CONTACT_RELATIVE
 # axes (by more than about 0.08 degrees): triangle pairs are also tested for separation
 # along it, where world bounds are loose. Along a world axis they are as tight as that.
 _TURNED_NORMAL = 1.0 - 1e-6
+# Candidate triangle pairs are tested along the face normals only in groups of at least
+# this many: on fewer (a live update's) the plane tests cost less than the test's calls.
+_FACE_TEST_ROWS = 16_384
 # `PreparedMeshes` keeps this many shapes for one list of triangles.
 _SHAPES_PER_TRIANGLES = 8
 # `mesh_contacts` decides its pairs in shares of at most about this many, so that a call
@@ -1365,8 +1368,10 @@ def _candidates(world: _World, slots: np.ndarray, grow: float):
             _gap(lo_a[keep], hi_a[keep], lo_b[keep], hi_b[keep]) <= upper[rows[keep]] + slack
         )
         rows, first, second = rows[keep], first[keep], second[keep]
-        keep = ~_apart_along_faces(world, slots[rows], first, second, grow + slack)
-        found.append((rows[keep], first[keep], second[keep]))
+        if len(rows) >= _FACE_TEST_ROWS:
+            keep = ~_apart_along_faces(world, slots[rows], first, second, grow + slack)
+            rows, first, second = rows[keep], first[keep], second[keep]
+        found.append((rows, first, second))
     pair, first, second = (np.concatenate(column) for column in zip(*found, strict=True))
     # The order of a plain product, so that ties between equal distances are decided
     # the same way whatever the trees.
