@@ -70,15 +70,17 @@ shape for translated copies, `PreparedMeshes`); a call poses the meshes of all p
 once, refits the trees' node boxes to the posed triangles (linear in the triangles, like
 the posing) and walks both trees of all pairs together, one level at a time over arrays
 of node pairs, keeping node pairs whose boxes come within `max_distance` and within an
-upper bound of the pair's distance (two vertices' distance). Plane tests run on the
-surviving triangle pairs; the exact distance only on pairs whose triangles do not meet,
-and there only on candidates that planes and bounds cannot rule out against the exact
-distance of the pair's candidate with the least lower bound. The inside test casts a ray
-from each vertex and face centre inside the other mesh's world bounds and its posed
-local and face boxes, in that mesh's own frame (the point taken there by the inverse of
-its matrix), along the local axis in which it is thinnest, or along its face frame's
-thinnest axis where it is much thinner there (a wall of a building turned on its site
-and stored in world coordinates), and counts crossings (ray parity, exact on shared
+upper bound of the pair's distance (two vertices' distance); triangle pairs are also
+left out where they lie apart along either mesh's posed face normal, where it is turned
+off the world's axes and world bounds are loose (`_apart_along_faces`). Plane tests run
+on the surviving triangle pairs; the exact distance only on pairs whose triangles do not
+meet, and there only on candidates that planes and bounds cannot rule out against the
+exact distance of the pair's candidate with the least lower bound. The inside test casts
+a ray from each vertex and face centre inside the other mesh's world bounds and its
+posed local and face boxes, in that mesh's own frame (the point taken there by the
+inverse of its matrix), along the local axis in which it is thinnest, or along its face
+frame's thinnest axis where it is much thinner there (a wall of a building turned on its
+site and stored in world coordinates), and counts crossings (ray parity, exact on shared
 edges and vertices by a consistent tie rule). Each closed mesh carries a grid across its
 rays, built once (`RayGrid`, the first time a ray is cast into it): a line looks up its
 cell and tests the triangles listed there whose bounds hold it, and points on one line
