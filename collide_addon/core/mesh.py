@@ -870,11 +870,12 @@ class _World:
     face_frame: (u, 3, 3), face_lo, face_hi: (u, 3) each mesh's `TriangleMesh.face_frame`
         and `face_bounds`, local
     meshes: the u posed `TriangleMesh`es; linear: (u, 3, 3) their matrices' linear parts
-    face_normal: (u, 3) each mesh's first face-frame axis (the normal of the faces it
-        covers most area with) posed and made unit (0 where its matrix flattens it);
-        normal_lo, normal_hi: (T,) each triangle's extent along its mesh's face_normal;
-        turned_normal: (u,) bool, face_normal is turned off every world axis (by more
-        than about 0.08 degrees, `_TURNED_NORMAL`)
+    face_axes: (u, 3, 3) rows, each mesh's face frame posed and made unit (0 where its
+        matrix flattens an axis); the first row is its face normal (the normal of the
+        faces it covers most area with); normal_lo, normal_hi: (T,) each triangle's
+        extent along its mesh's face normal; turned_normal: (u,) bool, the face normal
+        is turned off every world axis (by more than about 0.08 degrees,
+        `_TURNED_NORMAL`)
     reach: the largest |coordinate| of the corners; slack: the rounding of a bound's
         distance, `_ROUNDING` times max(1, reach)
     """
@@ -904,7 +905,7 @@ class _World:
     face_hi: np.ndarray
     meshes: tuple
     linear: np.ndarray
-    face_normal: np.ndarray
+    face_axes: np.ndarray
     normal_lo: np.ndarray
     normal_hi: np.ndarray
     turned_normal: np.ndarray
@@ -939,8 +940,9 @@ class _Rays:
 
 
 def _rays(meshes: Sequence[TriangleMesh], linear: np.ndarray) -> _Rays:
-    """The `_Rays` of k meshes posed by matrices of linear parts `linear` (k, 3, 3)."""
-    grids = [mesh.ray_grid or _NO_GRID for mesh in meshes]
+    """The `_Rays` of k closed meshes posed by matrices of linear parts `linear`
+    (k, 3, 3)."""
+    grids = [mesh.ray_grid for mesh in meshes]
     triangle_count = np.array([len(grid.across) for grid in grids], dtype=np.int64)
     cells = np.array([len(grid.cell_start) - 1 for grid in grids], dtype=np.int64)
     entries = np.array([len(grid.cell_triangles) for grid in grids], dtype=np.int64)
@@ -1073,9 +1075,9 @@ def _pose(meshes: Sequence[TriangleMesh], matrices: np.ndarray, used: np.ndarray
     face_bounds = np.array([mesh.face_bounds for mesh in posed]).reshape(-1, 2, 3)
     face_frame = np.array([mesh.face_frame for mesh in posed]).reshape(-1, 3, 3)
     to_local = _inverse_affine(matrices[used])
-    face_normal = _unit_rows((matrices[used, :3, :3] @ face_frame)[:, :, 0])
+    face_axes = _unit_rows((matrices[used, :3, :3] @ face_frame).transpose(0, 2, 1))
     owner = np.repeat(np.arange(len(used)), triangle_count)
-    along_normal = _dot(corners, face_normal[owner][:, None, :])
+    along_normal = _dot(corners, face_axes[owner, None, 0])
     return _World(
         vertices,
         vertex_start,
@@ -1104,10 +1106,10 @@ def _pose(meshes: Sequence[TriangleMesh], matrices: np.ndarray, used: np.ndarray
         face_bounds[:, 1],
         tuple(posed),
         matrices[used, :3, :3],
-        face_normal,
+        face_axes,
         along_normal.min(axis=1),
         along_normal.max(axis=1),
-        np.abs(face_normal).max(axis=1) < _TURNED_NORMAL,
+        np.abs(face_axes[:, 0]).max(axis=1) < _TURNED_NORMAL,
         reach,
         _ROUNDING * max(1.0, reach),
     )
@@ -1160,19 +1162,6 @@ class RayGrid:
     shape: np.ndarray
     cell_start: np.ndarray
     cell_triangles: np.ndarray
-
-
-# An open mesh's grid: one cell listing nothing.
-_NO_GRID = RayGrid(
-    frame=np.eye(3),
-    corners=np.zeros((0, 3, 3)),
-    across=np.zeros((0, 2, 2)),
-    origin=np.zeros(2),
-    cell=np.ones(2),
-    shape=np.ones(2, dtype=np.int64),
-    cell_start=np.zeros(2, dtype=np.int64),
-    cell_triangles=np.zeros(0, dtype=np.int64),
-)
 
 
 def _ray_grid(vertices, triangles, face_frame, bounds, face_bounds) -> RayGrid:
@@ -1383,7 +1372,7 @@ def _candidates(world: _World, slots: np.ndarray, grow: float):
 
 def _apart_along_faces(world: _World, meshes: np.ndarray, first, second, grow: float):
     """Whether triangles `first` and `second` (k,) of the world meshes `meshes` (k, 2) are
-    farther apart than `grow` along either mesh's face normal (`_World.face_normal`):
+    farther apart than `grow` along either mesh's face normal (`_World.face_axes`):
     (k,) bool.
 
     Such triangles neither meet nor cross, nor come within `grow`, whatever their world
@@ -1395,7 +1384,7 @@ def _apart_along_faces(world: _World, meshes: np.ndarray, first, second, grow: f
     apart = np.zeros(len(first), dtype=bool)
     for side, mine, other in ((0, first, second), (1, second, first)):
         rows = np.flatnonzero(world.turned_normal[meshes[:, side]])
-        normal = world.face_normal[meshes[rows, side]]
+        normal = world.face_axes[meshes[rows, side], 0]
         along = _dot(world.corners[other[rows]], normal[:, None, :])
         apart[rows] |= (world.normal_lo[mine[rows]] - along.max(axis=1) > grow) | (
             along.min(axis=1) - world.normal_hi[mine[rows]] > grow
@@ -1958,16 +1947,14 @@ def _separating_bound(matrices, used, world: _World, slots: np.ndarray) -> np.nd
     face_corners = np.where(signs, world.face_hi[:, None], world.face_lo[:, None]) @ (
         world.face_frame.transpose(0, 2, 1)
     )
-    frames = matrices[used, :3, :3]
     # (u, 16, 3): each mesh's local box corners, then its face box corners, posed.
     posed = (
-        np.concatenate([local_corners, face_corners], axis=1) @ frames.transpose(0, 2, 1)
+        np.concatenate([local_corners, face_corners], axis=1) @ world.linear.transpose(0, 2, 1)
         + matrices[used, None, :3, 3]
     )
     first, second = slots[:, 0], slots[:, 1]
     directions = []
-    for axes in (frames.transpose(0, 2, 1), (frames @ world.face_frame).transpose(0, 2, 1)):
-        axes = axes / np.maximum(_length(axes), np.finfo(float).tiny)[..., None]
+    for axes in (_unit_rows(world.linear.transpose(0, 2, 1)), world.face_axes):
         crosses = cross_rows(axes[first][:, :, None], axes[second][:, None, :]).reshape(-1, 9, 3)
         lengths = _length(crosses)[..., None]
         # Near-parallel axes give no direction of their own.
