@@ -17,16 +17,13 @@ from hypothesis import strategies as st
 from collide_addon.core import KIND_BOX, ShapeBatch, pair_distance, pair_intersects
 from collide_addon.core.constants import PARALLEL_CROSS_NORM
 from collide_dev.coal_oracle import coal_signed_distance
+from tests.core import shapes_for_tests
 
 
 def turn(axis, degrees: float) -> np.ndarray:
     """(3, 3) float32 rotation by `degrees` about `axis` ((3,), non-zero), as Blender stores
     an object's rotation."""
-    x, y, z = np.asarray(axis, dtype=np.float64) / np.linalg.norm(axis)
-    cross = np.array([[0.0, -z, y], [z, 0.0, -x], [-y, x, 0.0]])
-    angle = np.radians(degrees)
-    rotation = np.eye(3) + np.sin(angle) * cross + (1.0 - np.cos(angle)) * cross @ cross
-    return rotation.astype(np.float32)
+    return shapes_for_tests.turn(axis, degrees).astype(np.float32)
 
 
 def chain(*turns: np.ndarray) -> np.ndarray:

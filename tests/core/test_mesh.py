@@ -23,6 +23,7 @@ from collide_addon.core import mesh as mesh_module
 from collide_addon.core.mesh import closest_on_triangles
 from collide_dev.coal_oracle import coal_mesh, coal_mesh_collide, coal_mesh_distance
 from collide_dev.mesh_shapes import box_mesh, cylinder, torus, uv_sphere
+from tests.core.shapes_for_tests import turn
 
 SHAPES = (
     uv_sphere(1.0, 6, 8),
@@ -43,14 +44,6 @@ def affine(linear=None, offset=(0.0, 0.0, 0.0)) -> np.ndarray:
         matrix[:3, :3] = linear
     matrix[:3, 3] = offset
     return matrix
-
-
-def turn(axis, degrees: float) -> np.ndarray:
-    """(3, 3) rotation by `degrees` about `axis` (3,)."""
-    x, y, z = np.asarray(axis, dtype=np.float64) / np.linalg.norm(axis)
-    cross = np.array([[0.0, -z, y], [z, 0.0, -x], [-y, x, 0.0]])
-    angle = np.radians(degrees)
-    return np.eye(3) + np.sin(angle) * cross + (1.0 - np.cos(angle)) * cross @ cross
 
 
 def random_pose(rng: np.random.Generator, scale: bool = True) -> np.ndarray:

@@ -14,6 +14,7 @@ import pytest
 
 from collide_addon.core.contact import clash_mask, contact_epsilon
 from collide_addon.core.mesh import mesh_contacts, prepare_mesh
+from tests.core.shapes_for_tests import turn
 
 FIXTURE = Path(__file__).resolve().parent.parent / "data" / "ifc"
 CLEARANCE = 0.05
@@ -42,11 +43,7 @@ def fzk_pairs(degrees: float = 0.0) -> tuple[dict, dict]:
     coordinates rounded to float32, as Blender stores a building turned on its site."""
     data = np.load(FIXTURE / "ac20-fzk-haus.npz")
     vertex_offsets, triangle_offsets = data["vertex_offsets"], data["triangle_offsets"]
-    angle = np.radians(degrees)
-    turn = np.array(
-        [[np.cos(angle), -np.sin(angle), 0.0], [np.sin(angle), np.cos(angle), 0.0], [0, 0, 1]]
-    )
-    vertices = data["vertices"] if degrees == 0.0 else data["vertices"] @ turn.T
+    vertices = data["vertices"] if degrees == 0.0 else data["vertices"] @ turn([0, 0, 1], degrees).T
     if degrees != 0.0:
         vertices = vertices.astype(np.float32).astype(np.float64)
     meshes = [

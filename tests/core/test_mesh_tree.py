@@ -17,6 +17,7 @@ from collide_addon.core import APART, I_INSIDE_J, PreparedMeshes, mesh_contacts,
 from collide_addon.core import mesh as mesh_module
 from collide_addon.core.fit import translated_copies
 from collide_dev.mesh_shapes import box_mesh, torus, uv_sphere
+from tests.core.shapes_for_tests import turn
 
 ONE_LEAF = 1 << 30
 
@@ -314,19 +315,15 @@ def test_rays_run_through_a_turned_walls_thickness():
     cavity_vertices, cavity_triangles = box_mesh([0.5, 0.1, 0.1], [3.5, 0.3, 2.6])
     vertices = np.concatenate([outer_vertices, cavity_vertices])
     triangles = np.concatenate([outer_triangles, cavity_triangles[:, ::-1] + 8])
-    turn = np.array(
-        [[np.cos(np.radians(37.0)), -np.sin(np.radians(37.0)), 0.0],
-         [np.sin(np.radians(37.0)), np.cos(np.radians(37.0)), 0.0],
-         [0.0, 0.0, 1.0]]
-    )  # fmt: skip
+    turned = turn([0, 0, 1], 37.0)
     offset = np.array([120.0, -40.0, 3.0])
-    stored = (vertices @ turn.T + offset).astype(np.float32).astype(np.float64)
+    stored = (vertices @ turned.T + offset).astype(np.float32).astype(np.float64)
     wall = prepare_mesh(stored, triangles)
     # A turned cube is no thinner along its own axes than along the ones it is stored
     # in: its rays stay on a stored axis.
-    cube = prepare_mesh(box_mesh([0.0] * 3, [1.0] * 3)[0] @ turn.T + offset, outer_triangles)
+    cube = prepare_mesh(box_mesh([0.0] * 3, [1.0] * 3)[0] @ turned.T + offset, outer_triangles)
     world = mesh_module._pose([wall, cube], np.array([np.eye(4)] * 2), np.arange(2))
-    assert abs(wall.ray_grid.frame[2] @ turn[:, 1]) == pytest.approx(1.0, abs=1e-6)
+    assert abs(wall.ray_grid.frame[2] @ turned[:, 1]) == pytest.approx(1.0, abs=1e-6)
     np.testing.assert_array_equal(np.abs(cube.ray_grid.frame), np.eye(3)[[0, 1, 2]])
     # In the wall's own coordinates: material, cavity, outside on either side and beyond
     # its end, on lines across the thickness and along the length.
@@ -335,7 +332,7 @@ def test_rays_run_through_a_turned_walls_thickness():
          [2.0, -0.3, 1.0], [2.0, 0.7, 1.0], [4.5, 0.2, 1.0], [3.7, 0.2, 0.05]]
     )  # fmt: skip
     expected = [True, True, False, True, False, False, False, True]
-    inside, nearest = mesh_module._parity_inside(world, local @ turn.T + offset, np.zeros(8, int))
+    inside, nearest = mesh_module._parity_inside(world, local @ turned.T + offset, np.zeros(8, int))
     np.testing.assert_array_equal(inside, expected)
     # The nearest crossing along the thickness: 0.05 m to a face from the material
     # between the outer face and the cavity.
@@ -450,13 +447,6 @@ def test_a_mesh_of_long_thin_triangles_gets_a_coarser_grid_and_the_same_insides(
     np.testing.assert_array_equal(inside[clear], winding[clear] > 0.5)
 
 
-def turn_about_z(degrees: float) -> np.ndarray:
-    angle = np.radians(degrees)
-    return np.array(
-        [[np.cos(angle), -np.sin(angle), 0.0], [np.sin(angle), np.cos(angle), 0.0], [0, 0, 1]]
-    )
-
-
 @settings(max_examples=40, deadline=None)
 @given(st.integers(0, 2**32 - 1))
 def test_triangles_apart_along_a_face_normal_are_farther_apart_than_the_margin(seed):
@@ -467,10 +457,10 @@ def test_triangles_apart_along_a_face_normal_are_farther_apart_than_the_margin(s
     rng = np.random.default_rng(seed)
     shapes = [random_shape(rng) for _ in range(2)]
     if rng.random() < 0.5:
-        turn = turn_about_z(rng.uniform(0.0, 90.0))
+        turned = turn([0, 0, 1], rng.uniform(0.0, 90.0))
         offset = rng.uniform(-1.0, 1.0, 3) * rng.choice([1.0, 1e3])
         shapes = [
-            ((vertices @ turn.T + offset).astype(np.float32).astype(np.float64), triangles)
+            ((vertices @ turned.T + offset).astype(np.float32).astype(np.float64), triangles)
             for vertices, triangles in shapes
         ]
         matrices = np.tile(np.eye(4), (2, 1, 1))
@@ -500,12 +490,12 @@ def test_a_turned_walls_triangles_are_apart_from_a_block_in_front_of_it(gap):
     triangles meet the block's, but along the wall's face normal the wall reaches 0.3 m
     and the block starts at 0.3 m + gap. 5 cm away every pair is apart; touching, the
     wall's front face and the block's back face are not."""
-    turn = turn_about_z(30.0)
+    turned = turn([0, 0, 1], 30.0)
     _, triangles = box_mesh([0.0] * 3, [1.0] * 3)
     wall_vertices, _ = box_mesh([0.0, 0.0, 0.0], [10.0, 0.3, 3.0])
     block_vertices, _ = box_mesh([5.0, 0.3 + gap, 1.0], [5.5, 0.8 + gap, 1.5])
     meshes = [
-        prepare_mesh((vertices @ turn.T).astype(np.float32), triangles)
+        prepare_mesh((vertices @ turned.T).astype(np.float32), triangles)
         for vertices in (wall_vertices, block_vertices)
     ]
     world = mesh_module._pose(meshes, np.tile(np.eye(4), (2, 1, 1)), np.arange(2))
