@@ -668,17 +668,33 @@ def _smallest_balls_of_few(points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return centres[np.arange(len(points)), best], _PADDED_BALL_SUBSETS[dimensions][best]
 
 
-def _minimal_ball_centres(candidates: np.ndarray) -> np.ndarray:
-    """Centres (k, d) of the minimal balls around each of k point sets (k, m, d).
+def _minimal_ball_centres(
+    candidates: np.ndarray, starts: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Centres (k, d) of the minimal balls around each of k point sets (k, m, d), and the
+    d + 1 points (k, d + 1) indices each ball is through (repeated where fewer).
 
     Keeps the d + 1 points a ball is through; each round adds the farthest point and
     takes the smallest ball of those d + 2 (`_smallest_balls_of_few`), until no point
-    is farther than the radius (the exact minimal ball, up to rounding).
+    is farther than the radius (the exact minimal ball, up to rounding). It starts from
+    each set's first point, or from the ball through `starts` (k, d + 1) indices: the
+    points a nearby ball was through (the same points seen along a slightly tilted
+    axis), which then needs a round or two instead of several.
     """
     count, _, dimensions = candidates.shape
-    centres = candidates[:, 0].copy()
-    through = np.repeat(candidates[:, :1], dimensions + 1, axis=1)  # (k, d + 1, d)
-    radius_squared = np.zeros(count)
+    rows = np.arange(count)[:, None]
+    if starts is None:
+        through = np.zeros((count, dimensions + 1), dtype=np.int64)
+        centres = candidates[:, 0].copy()
+        radius_squared = np.zeros(count)
+    else:
+        # The ball through the start points alone: theirs among d + 2 with one repeated.
+        few = np.concatenate((starts, starts[:, :1]), axis=1)
+        centres, subset = _smallest_balls_of_few(candidates[rows, few])
+        through = few[np.arange(count)[:, None], subset]
+        radius_squared = np.sum((candidates[rows, through] - centres[:, None]) ** 2, axis=2).max(
+            axis=1
+        )
     active = np.arange(count)
     for _ in range(_BALL_ROUNDS):
         distances = np.sum((candidates[active] - centres[active, None]) ** 2, axis=2)
@@ -689,19 +705,19 @@ def _minimal_ball_centres(candidates: np.ndarray) -> np.ndarray:
         active, farthest = active[outside], farthest[outside]
         if not len(active):
             break
-        few = np.concatenate((through[active], candidates[active, farthest][:, None]), axis=1)
-        centres[active], subset = _smallest_balls_of_few(few)
+        few = np.concatenate((through[active], farthest[:, None]), axis=1)
+        centres[active], subset = _smallest_balls_of_few(candidates[active[:, None], few])
         through[active] = few[np.arange(len(active))[:, None], subset]
-        radius_squared[active] = np.sum((through[active] - centres[active, None]) ** 2, axis=2).max(
-            axis=1
-        )
-    return centres
+        radius_squared[active] = np.sum(
+            (candidates[active[:, None], through[active]] - centres[active, None]) ** 2, axis=2
+        ).max(axis=1)
+    return centres, through
 
 
 def _fit_spheres(group: _Group) -> list[ProxyFit]:
     """`fit_sphere` of each point set of `group`: the minimal ball of its candidates,
     grown to enclose all its points."""
-    return _spheres_around(group.points, _minimal_ball_centres(group.padded))
+    return _spheres_around(group.points, _minimal_ball_centres(group.padded)[0])
 
 
 def _spheres_around(point_sets: list[np.ndarray], centers: np.ndarray) -> list[ProxyFit]:
@@ -731,7 +747,7 @@ def _capsules_along(group: _Group, axes: np.ndarray) -> list[ProxyFit]:
     first = np.cross(axes, helpers)
     first /= np.linalg.norm(first, axis=1, keepdims=True)
     rotations = np.stack((first, np.cross(axes, first), axes), axis=2)
-    circle_centers = _minimal_ball_centres((group.padded @ rotations)[:, :, :2])
+    circle_centers, _ = _minimal_ball_centres((group.padded @ rotations)[:, :, :2])
     return _capsules_around_circles(group.points, rotations, circle_centers)
 
 
@@ -789,15 +805,18 @@ def _fit_capsules(
     principal = np.stack([axes[:, 0] for axes in group.principal])
     long = np.stack([box.rotation[:, int(np.argmax(box.half_extents))] for box in boxes])
     pairs = np.stack((principal, long), axis=1)  # (g, 2, 3)
-    volumes = _capsule_volumes(np.repeat(group.padded, 2, axis=0), pairs.reshape(-1, 3))
-    volumes = volumes.reshape(count, 2)
+    volumes, through = _capsule_volumes(np.repeat(group.padded, 2, axis=0), pairs.reshape(-1, 3))
+    volumes, through = volumes.reshape(count, 2), through.reshape(count, 2, -1)
     better = volumes.argmin(axis=1)  # ties to the principal axis
     start_axes = pairs[np.arange(count), better]
     start_volumes = volumes[np.arange(count), better]
     refined_axes = start_axes.copy()
     tried = slice(None) if hopeless is None else start_volumes < hopeless
     refined_axes[tried] = _refined_capsule_axes(
-        group.padded[tried], start_axes[tried], start_volumes[tried]
+        group.padded[tried],
+        start_axes[tried],
+        start_volumes[tried],
+        through[np.arange(count), better][tried],
     )
     fits = _capsules_along(group, start_axes)
     moved = np.flatnonzero((refined_axes != start_axes).any(axis=1)).tolist()
@@ -812,11 +831,15 @@ def _volume(fit: ProxyFit) -> float:
     return fit.volume
 
 
-def _capsule_volumes(candidates: np.ndarray, axes: np.ndarray) -> np.ndarray:
+def _capsule_volumes(
+    candidates: np.ndarray, axes: np.ndarray, starts: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """Volumes (k,) of the capsules along each of `axes` (k, 3) around its `candidates`
-    (k, m, 3), as `_capsules_along` makes them (minimal circle, shortest segment)."""
+    (k, m, 3), as `_capsules_along` makes them (minimal circle, shortest segment), and
+    the candidates (k, 3) indices each circle is through; `starts` (k, 3) as
+    `_minimal_ball_centres` takes them."""
     local = candidates @ frames_from_axes(axes)  # (k, m, 3)
-    circle_centers = _minimal_ball_centres(local[:, :, :2])
+    circle_centers, through = _minimal_ball_centres(local[:, :, :2], starts)
     radial_squared = np.sum((local[:, :, :2] - circle_centers[:, None]) ** 2, axis=2)
     radius_squared = radial_squared.max(axis=1)
     reach = np.sqrt(np.maximum(radius_squared[:, None] - radial_squared, 0.0))
@@ -824,18 +847,20 @@ def _capsule_volumes(candidates: np.ndarray, axes: np.ndarray) -> np.ndarray:
     bottom = np.min(local[:, :, 2] + reach, axis=1)
     length = np.maximum(top - bottom, 0.0)
     radius = np.sqrt(radius_squared)
-    return np.pi * radius_squared * length + 4.0 / 3.0 * np.pi * radius**3
+    return np.pi * radius_squared * length + 4.0 / 3.0 * np.pi * radius**3, through
 
 
 def _refined_capsule_axes(
-    candidates: np.ndarray, axes: np.ndarray, volumes: np.ndarray
+    candidates: np.ndarray, axes: np.ndarray, volumes: np.ndarray, through: np.ndarray
 ) -> np.ndarray:
     """Unit axes (g, 3) near `axes` (g, 3) whose capsules around `candidates` (g, m, 3)
     are smaller than `volumes` (g,), theirs: tilts towards the four directions
     perpendicular to each axis, coarse to fine, all four and all point sets measured
-    together."""
+    together. through: (g, 3) the candidates each axis's circle is through, where each
+    tilt's circle search starts (a small tilt seldom changes them)."""
     axes = axes.copy()
     best = volumes.copy()
+    through = through.copy()
     for angle in _CAPSULE_TILTS:
         active = np.arange(len(axes))
         for _ in range(_CAPSULE_TILT_STEPS):
@@ -847,15 +872,19 @@ def _refined_capsule_axes(
             )
             tilts = axes[active][:, None] * np.cos(angle) + sides * np.sin(angle)  # (a, 4, 3)
             tilts /= np.linalg.norm(tilts, axis=2, keepdims=True)
-            volumes = _capsule_volumes(
-                np.repeat(candidates[active], 4, axis=0), tilts.reshape(-1, 3)
-            ).reshape(-1, 4)
+            volumes, tilted_through = _capsule_volumes(
+                np.repeat(candidates[active], 4, axis=0),
+                tilts.reshape(-1, 3),
+                np.repeat(through[active], 4, axis=0),
+            )
+            volumes, tilted_through = volumes.reshape(-1, 4), tilted_through.reshape(-1, 4, 3)
             k = volumes.argmin(axis=1)
             smallest = volumes[np.arange(len(active)), k]
             better = smallest < best[active]
             active, k = active[better], k[better]
             best[active] = smallest[better]
             axes[active] = tilts[better, k]
+            through[active] = tilted_through[better, k]
     return axes
 
 

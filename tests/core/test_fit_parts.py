@@ -110,6 +110,32 @@ def test_sphere_bound_is_below_the_minimal_ball(points, seed):
     assert bound <= 4.0 / 3.0 * np.pi * radius**3 * (1.0 + 1e-9)
 
 
+@given(
+    points=arrays(np.float64, st.tuples(st.integers(2, 9), st.just(3)), elements=coordinates),
+    dimensions=st.sampled_from([2, 3]),
+    data=st.data(),
+)
+@settings(max_examples=80, deadline=None)
+def test_minimal_ball_is_found_from_any_start(points, dimensions, data):
+    """The capsule's tilts start each circle search from the points the previous circle
+    was through: from any start points the search ends at the minimal ball, through
+    points on it."""
+    points = points[:, :dimensions]
+    if np.ptp(points, axis=0).max() < 1e-3:
+        return  # (nearly) one point: brute force has no well-posed ball to try
+    starts = data.draw(
+        arrays(np.int64, dimensions + 1, elements=st.integers(0, len(points) - 1)), label="starts"
+    )
+    flat = np.column_stack((points, np.zeros((len(points), 3 - dimensions))))
+    expected = brute_force_ball_radius(flat)
+    for start in (None, starts[None]):
+        centres, through = fit_module._minimal_ball_centres(points[None], start)
+        distances = np.linalg.norm(points - centres[0], axis=1)
+        radius = distances.max()
+        assert radius == pytest.approx(expected, rel=1e-6, abs=1e-9)
+        np.testing.assert_allclose(distances[through[0]], radius, rtol=1e-6, atol=1e-9)
+
+
 @given(clouds=cloud_lists)
 @settings(max_examples=40, deadline=None)
 def test_principal_frames_of_a_group_are_each_alone(clouds):
