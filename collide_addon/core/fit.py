@@ -652,7 +652,10 @@ def _smallest_balls_of_few(points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     pairs, triples, *quadruples = _BALL_SUBSETS[dimensions]
     midpoints = (points[:, pairs[:, 0]] + points[:, pairs[:, 1]]) / 2.0
     centres = [midpoints]
-    usable = [np.ones(midpoints.shape[:2], dtype=bool)]
+    # Two equal points are no ball through two points: their "ball" is centred on them
+    # with the radius of the farthest point, so it can tie with the minimal ball where
+    # they lie at its centre and then be kept as what that ball is through.
+    usable = [(points[:, pairs[:, 0]] != points[:, pairs[:, 1]]).any(axis=2)]
     for subsets, circumcentres in zip(
         (triples, *quadruples),
         (_triangle_circumcentres, _tetrahedron_circumcentres)[: 1 + len(quadruples)],

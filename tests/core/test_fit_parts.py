@@ -136,6 +136,15 @@ def test_minimal_ball_is_found_from_any_start(points, dimensions, data):
         np.testing.assert_allclose(distances[through[0]], radius, rtol=1e-6, atol=1e-9)
 
 
+def test_minimal_ball_is_through_points_on_it_where_a_point_is_its_centre():
+    """The search starts from the first point, here the centre of the minimal circle: a
+    "ball" through that point twice ties with it, and is not what the ball is through."""
+    points = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 0.0], [-1.0, 0.0]])
+    centres, through = fit_module._minimal_ball_centres(points[None])
+    np.testing.assert_allclose(centres[0], [0.0, 0.0], atol=1e-12)
+    np.testing.assert_allclose(np.linalg.norm(points[through[0]], axis=1), 1.0, rtol=1e-12)
+
+
 @given(clouds=cloud_lists)
 @settings(max_examples=40, deadline=None)
 def test_principal_frames_of_a_group_are_each_alone(clouds):
