@@ -795,21 +795,29 @@ def _capsules_around_circles(
 
 
 def _fit_capsules(
-    group: _Group, boxes: list[ProxyFit], hopeless: np.ndarray | None = None
-) -> list[ProxyFit]:
+    group: _Group,
+    boxes: list[ProxyFit],
+    hopeless: np.ndarray | None = None,
+    beaten: np.ndarray | None = None,
+) -> list[ProxyFit | None]:
     """`fit_capsule` of each point set of `group`, given its box (`boxes`, one each).
 
     The principal and the box's long axis are compared by their capsules around the
     candidates, the better one refined; of it and the refined axis (where they differ),
     the smaller capsule around all points is kept. Capsules whose volume before the
-    refinement is at least `hopeless` (g,) are not refined.
+    refinement is at least `hopeless` (g,) are not refined. Where `beaten` (g,) is given,
+    a capsule along the better axis that the bound of `_capsule_volumes` shows to be no
+    smaller than it is not measured over all points, and a set left with no capsule is None.
     """
     count = len(group.points)
     principal = np.stack([axes[:, 0] for axes in group.principal])
     long = np.stack([box.rotation[:, int(np.argmax(box.half_extents))] for box in boxes])
     pairs = np.stack((principal, long), axis=1)  # (g, 2, 3)
-    volumes, through = _capsule_volumes(np.repeat(group.padded, 2, axis=0), pairs.reshape(-1, 3))
-    volumes, through = volumes.reshape(count, 2), through.reshape(count, 2, -1)
+    volumes, bounds, through = _capsule_volumes(
+        np.repeat(group.padded, 2, axis=0), pairs.reshape(-1, 3)
+    )
+    volumes, bounds = volumes.reshape(count, 2), bounds.reshape(count, 2)
+    through = through.reshape(count, 2, -1)
     better = volumes.argmin(axis=1)  # ties to the principal axis
     start_axes = pairs[np.arange(count), better]
     start_volumes = volumes[np.arange(count), better]
@@ -821,12 +829,22 @@ def _fit_capsules(
         start_volumes[tried],
         through[np.arange(count), better][tried],
     )
-    fits = _capsules_along(group, start_axes)
+    fits: list[ProxyFit | None] = [None] * count
+    measured = np.arange(count)
+    if beaten is not None:
+        # The bound is measured from rounded values: a margin keeps it below the fit.
+        start_bounds = bounds[np.arange(count), better] * (1.0 - 1e-9)
+        measured = np.flatnonzero(start_bounds < beaten)
+    if len(measured):
+        part = group if len(measured) == count else group.subset(measured.tolist())
+        starting = _capsules_along(part, start_axes[measured])
+        for index, fit in zip(measured.tolist(), starting, strict=True):
+            fits[index] = fit
     moved = np.flatnonzero((refined_axes != start_axes).any(axis=1)).tolist()
     if moved:
         refined = _capsules_along(group.subset(moved), refined_axes[moved])
         for index, fit in zip(moved, refined, strict=True):
-            fits[index] = min(fits[index], fit, key=_volume)
+            fits[index] = fit if fits[index] is None else min(fits[index], fit, key=_volume)
     return fits
 
 
@@ -838,9 +856,15 @@ def _capsule_volumes(
     candidates: np.ndarray, axes: np.ndarray, starts: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
     """Volumes (k,) of the capsules along each of `axes` (k, 3) around its `candidates`
-    (k, m, 3), as `_capsules_along` makes them (minimal circle, shortest segment), and
-    the candidates (k, 3) indices each circle is through; `starts` (k, 3) as
-    `_minimal_ball_centres` takes them."""
+    (k, m, 3), as `_capsules_along` makes them (minimal circle, shortest segment); lower
+    bounds (k,) on the volume of any capsule along the axis around any points that
+    include the candidates; and the candidates (k, 3) indices each circle is through.
+    `starts` (k, 3) as `_minimal_ball_centres` takes them.
+
+    The bound: such a capsule's radius R is at least the candidates' circle's r, and its
+    segment at least their extent h along the axis less 2 R, so its volume is at least
+    pi R^2 max(h - 2 R, 0) + 4/3 pi R^3, which grows with R: at least its value at r.
+    """
     local = candidates @ frames_from_axes(axes)  # (k, m, 3)
     circle_centers, through = _minimal_ball_centres(local[:, :, :2], starts)
     radial_squared = np.sum((local[:, :, :2] - circle_centers[:, None]) ** 2, axis=2)
@@ -850,7 +874,10 @@ def _capsule_volumes(
     bottom = np.min(local[:, :, 2] + reach, axis=1)
     length = np.maximum(top - bottom, 0.0)
     radius = np.sqrt(radius_squared)
-    return np.pi * radius_squared * length + 4.0 / 3.0 * np.pi * radius**3, through
+    sphere = 4.0 / 3.0 * np.pi * radius**3
+    height = np.ptp(local[:, :, 2], axis=1)
+    bounds = np.pi * radius_squared * np.maximum(height - 2.0 * radius, 0.0) + sphere
+    return np.pi * radius_squared * length + sphere, bounds, through
 
 
 def _refined_capsule_axes(
@@ -875,7 +902,7 @@ def _refined_capsule_axes(
             )
             tilts = axes[active][:, None] * np.cos(angle) + sides * np.sin(angle)  # (a, 4, 3)
             tilts /= np.linalg.norm(tilts, axis=2, keepdims=True)
-            volumes, tilted_through = _capsule_volumes(
+            volumes, _, tilted_through = _capsule_volumes(
                 np.repeat(candidates[active], 4, axis=0),
                 tilts.reshape(-1, 3),
                 np.repeat(through[active], 4, axis=0),
@@ -899,10 +926,10 @@ def _sphere_volume_bounds(points: np.ndarray, rotations: np.ndarray) -> np.ndarr
     return 4.0 / 3.0 * np.pi * (widths.max(axis=1) / 2.0) ** 3
 
 
-def _keep_smaller(fits: list[ProxyFit], indices: list[int], found: list[ProxyFit]) -> None:
-    """Replace fits[indices[k]] by found[k] where that is strictly smaller."""
+def _keep_smaller(fits: list[ProxyFit], indices: list[int], found: list[ProxyFit | None]) -> None:
+    """Replace fits[indices[k]] by found[k] where that is strictly smaller (None: not)."""
     for index, fit in zip(indices, found, strict=True):
-        if fit.volume < fits[index].volume:
+        if fit is not None and fit.volume < fits[index].volume:
             fits[index] = fit
 
 
@@ -932,7 +959,10 @@ def _fit_autos(group: _Group) -> list[ProxyFit]:
         # larger after it: the refinement shrank capsules by at most 1.53 times on
         # 1,600 mesh-like clouds, and 1.31 times on bench_fit's 3,000 point sets.
         hopeless = _CAPSULE_REFINEMENT_GAIN * box_volumes[searched]
-        found = _fit_capsules(group.subset(searched), [boxes[i] for i in searched], hopeless)
+        beaten = np.array([fits[index].volume for index in searched])
+        found = _fit_capsules(
+            group.subset(searched), [boxes[i] for i in searched], hopeless, beaten
+        )
         _keep_smaller(fits, searched, found)
     return fits
 

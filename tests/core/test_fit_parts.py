@@ -145,6 +145,42 @@ def test_minimal_ball_is_through_points_on_it_where_a_point_is_its_centre():
     np.testing.assert_allclose(np.linalg.norm(points[through[0]], axis=1), 1.0, rtol=1e-12)
 
 
+@given(points=point_clouds, seed=seeds, data=st.data())
+@settings(max_examples=80, deadline=None)
+def test_capsule_bound_is_below_the_capsule_around_more_points(points, seed, data):
+    """Auto fits skip the capsule along an axis where this bound, measured on some of the
+    points, is no smaller than the box: it must hold for capsules around all of them."""
+    rng = np.random.default_rng(seed)
+    axis = rng.normal(size=3)
+    axis /= np.linalg.norm(axis)
+    chosen = data.draw(st.lists(st.integers(0, len(points) - 1), min_size=1), label="chosen")
+    candidates = points[sorted(set(chosen))]
+    volumes, bounds, _ = fit_module._capsule_volumes(candidates[None], axis[None])
+    group = fit_module._Group.of([points], [points])
+    around_all = fit_module._capsules_along(group, axis[None])[0]
+    scale = max(1.0, float(np.abs(points).max())) ** 3
+    assert bounds[0] <= volumes[0] * (1.0 + 1e-9) + 1e-12 * scale
+    assert bounds[0] <= around_all.volume * (1.0 + 1e-9) + 1e-12 * scale
+
+
+def test_capsule_bound_is_reached_by_points_on_a_capsule():
+    """Points on a capsule's surface, its poles among them: the capsule around them is
+    the capsule itself, and the bound is its volume (so no larger bound would hold)."""
+    radius, half_length = 0.5, 2.0
+    angles = np.linspace(0.0, 2.0 * np.pi, 64, endpoint=False)
+    rims = [
+        np.column_stack((radius * np.cos(angles), radius * np.sin(angles), np.full(64, z)))
+        for z in (-half_length, half_length)
+    ]
+    poles = [[0.0, 0.0, -half_length - radius], [0.0, 0.0, half_length + radius]]
+    points = np.vstack((*rims, poles)) @ random_rotation(np.random.default_rng(3)).T
+    axis = np.linalg.svd(points - points.mean(axis=0))[2][0]
+    volumes, bounds, _ = fit_module._capsule_volumes(points[None], axis[None])
+    exact = np.pi * radius**2 * 2.0 * half_length + 4.0 / 3.0 * np.pi * radius**3
+    assert bounds[0] == pytest.approx(exact, rel=1e-6)
+    assert bounds[0] <= volumes[0] * (1.0 + 1e-9)
+
+
 @given(clouds=cloud_lists)
 @settings(max_examples=40, deadline=None)
 def test_principal_frames_of_a_group_are_each_alone(clouds):
