@@ -14,8 +14,12 @@ contact):
 
 - Distance: the exact minimum distance between the two triangle sets, over the
   vertex-triangle and edge-edge cases of every triangle pair, with the witness points of
-  the minimum; 0 when the surfaces meet. Pairs farther apart than `max_distance` may
-  come out as +inf (triangle pairs are culled by their bounds grown by it).
+  the minimum; 0 when the surfaces meet. Where the surfaces come within `eps` of each
+  other (touching), it may instead be the distance of a triangle pair found within `eps`,
+  with its witnesses: at most `eps`, not always the least, since every rule of
+  `contact` compares distances with `eps` added and decides alike below it. Pairs
+  farther apart than `max_distance` may come out as +inf (triangle pairs are culled by
+  their bounds grown by it).
 - Crossing: two triangles cross when each pokes through the other's plane by more than
   `eps` on both sides and their cuts of the common line overlap by more than `eps`.
   Coplanar faces (all vertices within `eps` of the other plane) and faces abutting at an
@@ -47,8 +51,8 @@ contact):
   the other's face normal the rounding. For box meshes the depth is then
   at most their exact (convex) penetration depth; (b) is never more than the true one.
   A depth of at most `eps` is no penetration: the pair touches, and its distance is
-  the vertex-triangle and edge-edge minimum, within about `eps` of 0 (0 where triangles
-  cut through each other by more than `eps`). Near-coplanar triangles are never taken
+  within `eps` of 0, as above (0 where triangles cut through each other by more than
+  `eps`). Near-coplanar triangles are never taken
   to meet from their planes alone, whose rounding could join faces a gap apart.
 - Relation (module constants): APART, TOUCHING (surfaces within `eps`, nothing crossing
   deeper than `eps`), CROSSING (some triangles cross, or the surfaces meet and a point of
@@ -75,7 +79,9 @@ left out where they lie apart along either mesh's posed face normal, where it is
 off the world's axes and world bounds are loose (`_apart_along_faces`). Plane tests run
 on the surviving triangle pairs; the exact distance only on pairs whose triangles do not
 meet, and there only on candidates that planes and bounds cannot rule out against the
-exact distance of the pair's candidate with the least lower bound. The inside test casts
+exact distance of the pair's candidate with the least lower bound: first on a few of
+each pair's candidates (`_CONTACT_PROBES`, least lower bound first), and on the others
+only where those leave the surfaces more than `eps` apart. The inside test casts
 a ray from each vertex and face centre inside the other mesh's world bounds and its
 posed local and face boxes, in that mesh's own frame (the point taken there by the
 inverse of its matrix), along the local axis in which it is thinnest, or along its face
@@ -92,8 +98,7 @@ being its least height below the mesh's face planes; a point's depth search (box
 growing radius down the same tree) is bounded by its ray's first crossing and skipped
 when that bound cannot beat the depth already found, and it stops as soon as a triangle
 within that depth turns up. What stays: touching elements whose faces lie on each other
-have many triangle pairs with a lower bound of 0, and each gets the plane tests and the
-exact distance.
+have many triangle pairs with a lower bound of 0, and each gets the plane tests.
 """
 
 from __future__ import annotations
@@ -139,6 +144,12 @@ _ROUNDING = 1e-12
 # crossing pairs of turned primitives (whose deepest few points settle the depth), the
 # same on the FZK-Haus.
 _FIRST_DEPTH_BATCH = 8
+# The exact distance is first computed for this many of each pair's candidates, least
+# lower bound first; a pair they put within the contact epsilon is touching, and its
+# other candidates are not measured. Touching building elements (faces on faces) have
+# hundreds of candidates with a lower bound of 0, more than half of them within the
+# epsilon (AC11, FZK-Haus, Allplan: median 81%, 73%, 56% of each touching pair's).
+_CONTACT_PROBES = 4
 # A surface goes on across an edge where its two triangles' normals turn by less than
 # 60 degrees (|cosine| above this): one flat face, or the facets of a curved one (a pipe
 # of six or more facets). Only sharper edges, like a box's, end a face.
@@ -1512,13 +1523,28 @@ def _triangle_stage(world: _World, slots: np.ndarray, grow: float):
         (lower[unmet] <= np.minimum(bound[pair[unmet]], grow) + slack)
         & ((bound[pair[unmet]] > 0) | (unmet <= seed[pair[unmet]]))
     ]
-    for part in _chunks(np.ones(len(rest), dtype=np.int64), _CHUNK_ROWS):
-        rows = rest[part]
-        distance, point_a, point_b = _triangle_distance(
-            world.corners[first[rows]], world.corners[second[rows]]
-        )
-        nearest.offer(pair[rows], distance, point_a, point_b)
+    # Each pair's first candidates by lower bound, then the others of the pairs whose
+    # surfaces these leave apart: where they touch, every distance within the contact
+    # epsilon decides alike, and most candidates of touching elements lie within it.
+    rest = rest[np.lexsort((lower[rest], pair[rest]))]
+    rank = np.arange(len(rest)) - np.searchsorted(pair[rest], pair[rest])
+    _offer_distances(world, nearest, pair, first, second, rest[rank < _CONTACT_PROBES])
+    rest = rest[rank >= _CONTACT_PROBES]
+    touching = nearest.value <= _epsilon(np.abs(np.nan_to_num(nearest.first)).max(axis=1))
+    rest = rest[~touching[pair[rest]] & (lower[rest] <= nearest.value[pair[rest]] + slack)]
+    _offer_distances(world, nearest, pair, first, second, rest)
     return nearest, deepest
+
+
+def _offer_distances(world: _World, nearest: _Best, pair, first, second, rows) -> None:
+    """Offer `nearest` the exact distances of the candidates `rows` (k,) of (pair,
+    first, second), with their witnesses."""
+    for part in _chunks(np.ones(len(rows), dtype=np.int64), _CHUNK_ROWS):
+        chosen = rows[part]
+        distance, point_a, point_b = _triangle_distance(
+            world.corners[first[chosen]], world.corners[second[chosen]]
+        )
+        nearest.offer(pair[chosen], distance, point_a, point_b)
 
 
 def _line_crossings(points: np.ndarray, corners: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

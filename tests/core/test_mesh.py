@@ -20,6 +20,7 @@ from collide_addon.core import (
     prepare_mesh,
 )
 from collide_addon.core import mesh as mesh_module
+from collide_addon.core.contact import contact_epsilon
 from collide_addon.core.mesh import closest_on_triangles
 from collide_dev.coal_oracle import coal_mesh, coal_mesh_collide, coal_mesh_distance
 from collide_dev.mesh_shapes import box_mesh, cylinder, torus, uv_sphere
@@ -383,6 +384,55 @@ def test_large_meshes_take_the_grid_path_and_agree_with_coal():
             coal_distance, _, _ = coal_mesh_distance(first, second)
             assert 0.01 < coal_distance < 0.05
             assert result.distance[0] == pytest.approx(coal_distance, rel=1e-9)
+
+
+@pytest.mark.parametrize("probes", [1, mesh_module._CONTACT_PROBES])
+@pytest.mark.parametrize("gap", [0.003, 0.008, 0.03])
+def test_a_ball_in_a_rings_hole_gets_the_exact_gap(monkeypatch, probes, gap):
+    """Around the hole many triangle pairs of the ball and the ring have bounds that
+    overlap (a lower bound of 0) at different distances: the exact distance is measured
+    on a few of each pair's candidates first, and on the others too while those leave
+    the surfaces apart, so the least one is found whichever candidates come first."""
+    monkeypatch.setattr(mesh_module, "_CONTACT_PROBES", probes)
+    ball, ring = uv_sphere(0.5, 12, 18), torus(1.0, 0.3, 36, 12)
+    inner = ring[0][:, :2][np.abs(ring[0][:, 2]) < 1e-9]
+    hole = np.linalg.norm(inner, axis=1).min()  # the ring's inner radius at a vertex
+    sideways = hole - 0.5 - gap  # the ball's centre moved towards that side
+    matrices = [affine(turn([0, 0, 1], 3.0), [sideways, 0.01, 0.02]), np.eye(4)]
+    result = mesh_contacts([prepare_mesh(*ball), prepare_mesh(*ring)], matrices, [[0, 1]], 0.05)
+    expected, _, _ = coal_mesh_distance(
+        coal_mesh(*ball, matrices[0]), coal_mesh(*ring, matrices[1])
+    )
+    assert result.relation[0] == APART
+    assert 0.5 * gap < expected < 2.0 * gap
+    assert result.distance[0] == pytest.approx(expected, rel=1e-9)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.floats(-7.0, -1.5))
+def test_near_contact_the_first_candidates_decide_as_all(seed, log_gap):
+    """Two meshes moved until their gap is 10**log_gap (0.1 um to 3 cm): measuring the
+    exact distance on one candidate of the pair first (and on the others only while it
+    leaves the surfaces more than the epsilon apart) gives what measuring all gives,
+    except a distance within the epsilon, which stays within it."""
+    first, second, matrices = random_case(seed, scale=False)
+    meshes = [MESHES[first], MESHES[second]]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(mesh_module, "_CONTACT_PROBES", 1 << 40)
+        start = mesh_contacts(meshes, matrices, [[0, 1]], 100.0)
+        assume(start.relation[0] == APART)
+        direction = (start.point_j[0] - start.point_i[0]) / start.distance[0]
+        moved = matrices[1].copy()
+        moved[:3, 3] -= direction * (start.distance[0] - 10.0**log_gap)
+        every = mesh_contacts(meshes, [matrices[0], moved], [[0, 1]], 0.05)
+        patch.setattr(mesh_module, "_CONTACT_PROBES", 1)
+        probed = mesh_contacts(meshes, [matrices[0], moved], [[0, 1]], 0.05)
+    epsilon = contact_epsilon(np.nan_to_num(every.point_i))[0]
+    assert probed.relation[0] == every.relation[0]
+    if abs(every.distance[0]) > epsilon:
+        assert probed.distance[0] == every.distance[0]
+    else:
+        assert abs(probed.distance[0]) <= contact_epsilon(probed.point_i)[0]
 
 
 def test_closest_points_on_triangles():

@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from collide_addon.core import mesh as mesh_module
 from collide_addon.core.contact import clash_mask, contact_epsilon
 from collide_addon.core.mesh import mesh_contacts, prepare_mesh
 from tests.core.shapes_for_tests import turn
@@ -37,10 +38,11 @@ def unordered(first: str, second: str) -> tuple[str, str]:
     return (first, second) if first <= second else (second, first)
 
 
-def fzk_pairs(degrees: float = 0.0) -> tuple[dict, dict]:
-    """(per clash set the set of pairs collide's mesh mode finds, IfcClash's recorded
-    sets); with `degrees`, the house turned by that angle about the vertical and its
-    coordinates rounded to float32, as Blender stores a building turned on its site."""
+def fzk_candidates(degrees: float = 0.0) -> tuple[list, np.ndarray, float, list[str]]:
+    """The house's prepared meshes, the pairs whose bounds come within the clearance
+    (m, 2), the max_distance that keeps them and the elements' names; with `degrees`,
+    the house turned by that angle about the vertical and its coordinates rounded to
+    float32, as Blender stores a building turned on its site."""
     data = np.load(FIXTURE / "ac20-fzk-haus.npz")
     vertex_offsets, triangle_offsets = data["vertex_offsets"], data["triangle_offsets"]
     vertices = data["vertices"] if degrees == 0.0 else data["vertices"] @ turn([0, 0, 1], degrees).T
@@ -59,9 +61,15 @@ def fzk_pairs(degrees: float = 0.0) -> tuple[dict, dict]:
     grow = CLEARANCE + float(contact_epsilon(np.r_[lo, hi]).max())
     near = ((lo[first] - grow <= hi[second]) & (lo[second] <= hi[first] + grow)).all(axis=1)
     pairs = np.stack([first[near], second[near]], axis=1)
+    return meshes, pairs, grow, [str(name) for name in data["names"]]
+
+
+def fzk_pairs(degrees: float = 0.0) -> tuple[dict, dict]:
+    """(per clash set the set of pairs collide's mesh mode finds, IfcClash's recorded
+    sets), with the house turned as `fzk_candidates` turns it."""
+    meshes, pairs, grow, names = fzk_candidates(degrees)
     result = mesh_contacts(meshes, np.tile(np.eye(4), (len(meshes), 1, 1)), pairs, grow)
     epsilon = contact_epsilon(np.nan_to_num((result.point_i + result.point_j) / 2))
-    names = [str(name) for name in data["names"]]
     ours = {}
     for clash_set, (rule, tolerance) in RULES.items():
         clashing = pairs[clash_mask(rule, tolerance, result.distance, epsilon)]
@@ -112,3 +120,36 @@ def test_the_house_turned_on_its_site_clashes_as_it_stands(fzk, degrees):
     turned, _ = fzk_pairs(degrees)
     for clash_set in RULES:  # "collision" is the hard test at tolerance 0
         assert turned[clash_set] == ours[clash_set], clash_set
+
+
+def test_touching_elements_settled_by_a_few_candidates_decide_as_by_all(monkeypatch):
+    """Touching elements have hundreds of candidate triangle pairs, most within the
+    contact epsilon: `mesh_contacts` measures a few of each pair's first and stops where
+    they put the surfaces within it. Against measuring every candidate: the same
+    relations, the same distances above the epsilon, within it at most the epsilon with
+    witnesses that realise it, and fewer triangle pairs measured."""
+    meshes, pairs, grow, _ = fzk_candidates()
+    matrices = np.tile(np.eye(4), (len(meshes), 1, 1))
+    measure = mesh_module._triangle_distance
+    measured = []
+
+    def counted(first, second):
+        measured.append(len(first))
+        return measure(first, second)
+
+    monkeypatch.setattr(mesh_module, "_triangle_distance", counted)
+    probed = mesh_contacts(meshes, matrices, pairs, grow)
+    probed_rows = sum(measured)
+    measured.clear()
+    monkeypatch.setattr(mesh_module, "_CONTACT_PROBES", 1 << 40)
+    every = mesh_contacts(meshes, matrices, pairs, grow)
+    within = np.abs(every.distance) <= contact_epsilon(np.nan_to_num(every.point_i))
+    assert within.sum() > 100  # the house's touching elements
+    np.testing.assert_array_equal(probed.relation, every.relation)
+    np.testing.assert_array_equal(probed.distance[~within], every.distance[~within])
+    epsilon = contact_epsilon(np.nan_to_num(probed.point_i[within]))
+    assert (np.abs(probed.distance[within]) <= epsilon).all()
+    apart = np.isfinite(probed.distance) & (probed.distance > 0)
+    gaps = np.linalg.norm(probed.point_i[apart] - probed.point_j[apart], axis=1)
+    np.testing.assert_allclose(gaps, probed.distance[apart], rtol=1e-9, atol=1e-12)
+    assert probed_rows < 0.75 * sum(measured)
