@@ -81,7 +81,9 @@ on the surviving triangle pairs; the exact distance only on pairs whose triangle
 meet, and there only on candidates that planes and bounds cannot rule out against the
 exact distance of the pair's candidate with the least lower bound: first on a few of
 each pair's candidates (`_CONTACT_PROBES`, least lower bound first), and on the others
-only where those leave the surfaces more than `eps` apart. The inside test casts
+only where those leave the surfaces more than `eps` apart and where their lower bound is
+below the distance found (a tie is not measured, so a distance is exact but for the
+rounding of a bound, a few units in the last place of the coordinates). The inside test casts
 a ray from each vertex and face centre inside the other mesh's world bounds and its
 posed local and face boxes, in that mesh's own frame (the point taken there by the
 inverse of its matrix), along the local axis in which it is thinnest, or along its face
@@ -1531,7 +1533,10 @@ def _triangle_stage(world: _World, slots: np.ndarray, grow: float):
     _offer_distances(world, nearest, pair, first, second, rest[rank < _CONTACT_PROBES])
     rest = rest[rank >= _CONTACT_PROBES]
     touching = nearest.value <= _epsilon(np.abs(np.nan_to_num(nearest.first)).max(axis=1))
-    rest = rest[~touching[pair[rest]] & (lower[rest] <= nearest.value[pair[rest]] + slack)]
+    # A candidate whose lower bound is not below the distance found cannot beat it, but
+    # for the rounding of its bound (a few units in the last place of the coordinates):
+    # faces facing each other across a gap have many such candidates, each tied.
+    rest = rest[~touching[pair[rest]] & (lower[rest] < nearest.value[pair[rest]])]
     _offer_distances(world, nearest, pair, first, second, rest)
     return nearest, deepest
 
