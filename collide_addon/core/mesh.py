@@ -81,9 +81,10 @@ on the surviving triangle pairs; the exact distance only on pairs whose triangle
 meet, and there only on candidates that planes and bounds cannot rule out against the
 exact distance of the pair's candidate with the least lower bound: first on a few of
 each pair's candidates (`_CONTACT_PROBES`, least lower bound first), and on the others
-only where those leave the surfaces more than `eps` apart and where their lower bound is
-below the distance found (a tie is not measured, so a distance is exact but for the
-rounding of a bound, a few units in the last place of the coordinates). The inside test casts
+only where those leave the surfaces more than `eps` apart, in rounds by lower bound, each
+round on the candidates whose lower bound is below the distance found so far (a tie is
+not measured, so a distance is exact but for the rounding of a bound, a few units in the
+last place of the coordinates). The inside test casts
 a ray from each vertex and face centre inside the other mesh's world bounds and its
 posed local and face boxes, in that mesh's own frame (the point taken there by the
 inverse of its matrix), along the local axis in which it is thinnest, or along its face
@@ -152,6 +153,11 @@ _FIRST_DEPTH_BATCH = 8
 # hundreds of candidates with a lower bound of 0, more than half of them within the
 # epsilon (AC11, FZK-Haus, Allplan: median 81%, 73%, 56% of each touching pair's).
 _CONTACT_PROBES = 4
+# The other candidates of the pairs left apart are then measured in rounds, each up to
+# this many times the ranks of the one before, dropping between rounds those whose lower
+# bound is not below the distance found (FZK-Haus and Allplan: 7-10% less time than one
+# round).
+_ROUND_GROWTH = 8
 # A surface goes on across an edge where its two triangles' normals turn by less than
 # 60 degrees (|cosine| above this): one flat face, or the facets of a curved one (a pipe
 # of six or more facets). Only sharper edges, like a box's, end a face.
@@ -1531,13 +1537,22 @@ def _triangle_stage(world: _World, slots: np.ndarray, grow: float):
     rest = rest[np.lexsort((lower[rest], pair[rest]))]
     rank = np.arange(len(rest)) - np.searchsorted(pair[rest], pair[rest])
     _offer_distances(world, nearest, pair, first, second, rest[rank < _CONTACT_PROBES])
-    rest = rest[rank >= _CONTACT_PROBES]
+    rest, rank = rest[rank >= _CONTACT_PROBES], rank[rank >= _CONTACT_PROBES]
     touching = nearest.value <= _epsilon(np.abs(np.nan_to_num(nearest.first)).max(axis=1))
-    # A candidate whose lower bound is not below the distance found cannot beat it, but
-    # for the rounding of its bound (a few units in the last place of the coordinates):
-    # faces facing each other across a gap have many such candidates, each tied.
-    rest = rest[~touching[pair[rest]] & (lower[rest] < nearest.value[pair[rest]])]
-    _offer_distances(world, nearest, pair, first, second, rest)
+    keep = ~touching[pair[rest]]
+    rest, rank = rest[keep], rank[keep]
+    limit = _CONTACT_PROBES
+    while len(rest):
+        # A candidate whose lower bound is not below the distance found cannot beat it,
+        # but for the rounding of its bound (a few units in the last place of the
+        # coordinates): faces facing each other across a gap have many such candidates,
+        # each tied.
+        keep = lower[rest] < nearest.value[pair[rest]]
+        rest, rank = rest[keep], rank[keep]
+        limit *= _ROUND_GROWTH
+        now = rank < limit
+        _offer_distances(world, nearest, pair, first, second, rest[now])
+        rest, rank = rest[~now], rank[~now]
     return nearest, deepest
 
 
