@@ -1538,16 +1538,14 @@ def _triangle_stage(world: _World, slots: np.ndarray, grow: float):
     rank = np.arange(len(rest)) - np.searchsorted(pair[rest], pair[rest])
     _offer_distances(world, nearest, pair, first, second, rest[rank < _CONTACT_PROBES])
     rest, rank = rest[rank >= _CONTACT_PROBES], rank[rank >= _CONTACT_PROBES]
-    touching = nearest.value <= _epsilon(np.abs(np.nan_to_num(nearest.first)).max(axis=1))
-    keep = ~touching[pair[rest]]
-    rest, rank = rest[keep], rank[keep]
     limit = _CONTACT_PROBES
     while len(rest):
+        touching = nearest.value <= _epsilon(np.abs(np.nan_to_num(nearest.first)).max(axis=1))
         # A candidate whose lower bound is not below the distance found cannot beat it,
         # but for the rounding of its bound (a few units in the last place of the
         # coordinates): faces facing each other across a gap have many such candidates,
         # each tied.
-        keep = lower[rest] < nearest.value[pair[rest]]
+        keep = ~touching[pair[rest]] & (lower[rest] < nearest.value[pair[rest]])
         rest, rank = rest[keep], rank[keep]
         limit *= _ROUND_GROWTH
         now = rank < limit
