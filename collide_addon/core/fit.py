@@ -694,7 +694,7 @@ def _minimal_ball_centres(
         # The ball through the start points alone: theirs among d + 2 with one repeated.
         few = np.concatenate((starts, starts[:, :1]), axis=1)
         centres, subset = _smallest_balls_of_few(candidates[rows, few])
-        through = few[np.arange(count)[:, None], subset]
+        through = few[rows, subset]
         radius_squared = np.sum((candidates[rows, through] - centres[:, None]) ** 2, axis=2).max(
             axis=1
         )

@@ -1495,7 +1495,10 @@ def _triangle_stage(world: _World, slots: np.ndarray, grow: float):
     the plane tests of the others: pairs where some triangles meet are at distance 0 and
     need nothing more. The exact distance is then computed only for the other pairs'
     candidates that the planes and bounds do not put beyond the exact distance of the
-    candidate with the least of those lower bounds."""
+    candidate with the least of those lower bounds: first for each pair's
+    `_CONTACT_PROBES` candidates of least lower bound, then, while the pair's surfaces
+    are more than the contact epsilon apart, in rounds for those whose lower bound is
+    below the distance found so far."""
     nearest, deepest = _Best(len(slots), np.inf), _Best(len(slots), 0.0)
     pair, first, second = _candidates(world, slots, grow)
     lower = _gap(world.lo[first], world.hi[first], world.lo[second], world.hi[second])
