@@ -1682,6 +1682,23 @@ def _nearest_on_meshes(world: _World, points, target, upper, enough) -> tuple[_B
     return nearest, exact
 
 
+def _distinct_rows(*columns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The rows made of `columns` (k,) each, grouped where equal: the index of each
+    group's first row (g,), groups in the rows' lexicographic order, and each row's group
+    (k,); as `np.unique(..., axis=0, return_index=True, return_inverse=True)` gives them,
+    about three times faster (a NaN is equal to nothing, as there)."""
+    order = np.lexsort(columns[::-1])
+    same = np.zeros(len(order), dtype=bool)  # the row equals the one before it
+    same[1:] = True
+    for column in columns:
+        ordered = column[order]
+        same[1:] &= ordered[1:] == ordered[:-1]
+    starts = ~same
+    group = np.empty(len(order), dtype=np.int64)
+    group[order] = np.cumsum(starts) - 1
+    return order[starts], group
+
+
 def _parity_inside(world: _World, points, target) -> tuple[np.ndarray, np.ndarray]:
     """Ray parity of points (k, 3) in closed world meshes `target` (k,): (inside (k,)
     bool, distance to the nearest crossing of the line through the point, either way
@@ -1698,10 +1715,7 @@ def _parity_inside(world: _World, points, target) -> tuple[np.ndarray, np.ndarra
     meshes, slot = np.unique(target, return_inverse=True)
     rays = _rays([world.meshes[k] for k in meshes], world.linear[meshes])
     turned = (rays.frame[slot] @ _to_local(world, points, target)[:, :, None])[:, :, 0]
-    _, first, line_of = np.unique(
-        np.column_stack([slot, turned[:, :2]]), axis=0, return_index=True, return_inverse=True
-    )
-    line_of = line_of.reshape(-1)
+    first, line_of = _distinct_rows(slot, turned[:, 0], turned[:, 1])
     line_slot = slot[first]
     across = turned[first, :2]
     # NaN where the target's matrix is singular: such a line meets nothing.

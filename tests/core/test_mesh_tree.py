@@ -615,3 +615,28 @@ def test_prepared_meshes_keep_the_latest_shapes_of_one_list_of_triangles():
     assert prepared.prepare(poses[0] + shift, triangles).tree_order is not meshes[0].tree_order
     assert prepared.prepare(poses[8] + shift, triangles).tree_order is meshes[8].tree_order
     prepared.forget(meshes[0])  # dropped already: nothing to forget
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(0, 3),
+            st.sampled_from([0.0, -0.0, 0.5, 1.5, np.nan]),
+            st.sampled_from([0.0, 2.0, np.inf, np.nan]),
+        ),
+        max_size=40,
+    )
+)
+def test_distinct_rows_group_as_numpy_unique(rows):
+    """The rays group points by line (target, two coordinates) with `_distinct_rows`:
+    the groups and first rows numpy's unique over rows gives, a NaN equal to nothing."""
+    table = np.array(rows, dtype=np.float64).reshape(-1, 3)
+    first, group = mesh_module._distinct_rows(
+        table[:, 0].astype(np.int64), table[:, 1], table[:, 2]
+    )
+    _, expected_first, expected_group = np.unique(
+        table, axis=0, return_index=True, return_inverse=True
+    )
+    np.testing.assert_array_equal(first, expected_first)
+    np.testing.assert_array_equal(group, expected_group.reshape(-1))
