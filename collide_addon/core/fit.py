@@ -23,6 +23,7 @@ from itertools import combinations
 
 import numpy as np
 
+from .columns import reduce_short_axis
 from .constants import COPY_TOLERANCE, CUBE_CORNER_SIGNS, KIND_BOX, KIND_CAPSULE, KIND_SPHERE
 from .shapes import ShapeBatch, frames_from_axes
 from .threads import map_in_threads, worker_count
@@ -147,6 +148,11 @@ class ProxyFit:
     half_extents: np.ndarray
     radius: float
     volume: float
+
+
+def _sum_coordinates(values: np.ndarray) -> np.ndarray:
+    """Sums over the last axis, of 2 or 3 coordinates: (...,) (`reduce_short_axis`)."""
+    return reduce_short_axis(np.add, values)
 
 
 def _validated_points(points) -> np.ndarray:
@@ -422,7 +428,7 @@ def _own_hulls(
     )  # (g, 8, 3)
     scale = np.maximum(np.abs(points).max(axis=(1, 2)), half_extents.max(axis=1))
     scale = np.maximum(scale, 1e-300)
-    gaps = np.sqrt(((corners[:, :, None] - points[:, None]) ** 2).sum(axis=3)).min(axis=2)
+    gaps = np.sqrt(_sum_coordinates((corners[:, :, None] - points[:, None]) ** 2)).min(axis=2)
     return (gaps <= 1e-9 * scale[:, None]).all(axis=1)
 
 
@@ -614,7 +620,7 @@ def _triangle_circumcentres(first, second, third) -> tuple[np.ndarray, np.ndarra
     """Centres (..., d) in the plane of each triangle, equidistant from its corners, and
     whether the triangle is not flat (...,) bool; corners (..., d), d = 2 or 3."""
     a, b = second - first, third - first
-    aa, bb, ab = (np.sum(u * v, axis=-1) for u, v in ((a, a), (b, b), (a, b)))
+    aa, bb, ab = (_sum_coordinates(u * v) for u, v in ((a, a), (b, b), (a, b)))
     determinant = aa * bb - ab * ab
     usable = determinant > 1e-12 * aa * bb
     safe = np.where(usable, determinant, 1.0)
@@ -628,13 +634,14 @@ def _tetrahedron_circumcentres(first, second, third, fourth) -> tuple[np.ndarray
     flat (...,) bool; corners (..., 3)."""
     a, b, c = second - first, third - first, fourth - first
     b_cross_c = np.cross(b, c)
-    volume6 = np.sum(a * b_cross_c, axis=-1)
-    scale = np.sqrt(np.sum(a * a, axis=-1) * np.sum(b * b, axis=-1) * np.sum(c * c, axis=-1))
+    volume6 = _sum_coordinates(a * b_cross_c)
+    squares = [_sum_coordinates(u * u) for u in (a, b, c)]
+    scale = np.sqrt(squares[0] * squares[1] * squares[2])
     usable = np.abs(volume6) > 1e-9 * scale
     numerator = (
-        np.sum(a * a, axis=-1)[..., None] * b_cross_c
-        + np.sum(b * b, axis=-1)[..., None] * np.cross(c, a)
-        + np.sum(c * c, axis=-1)[..., None] * np.cross(a, b)
+        squares[0][..., None] * b_cross_c
+        + squares[1][..., None] * np.cross(c, a)
+        + squares[2][..., None] * np.cross(a, b)
     )
     return first + numerator / (2.0 * np.where(usable, volume6, 1.0))[..., None], usable
 
@@ -665,7 +672,9 @@ def _smallest_balls_of_few(points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         centres.append(centre)
         usable.append(ok)
     centres = np.concatenate(centres, axis=1)  # (k, s, d)
-    reach = np.sum((points[:, None] - centres[:, :, None]) ** 2, axis=3).max(axis=2)  # (k, s)
+    reach = reduce_short_axis(  # (k, s)
+        np.maximum, _sum_coordinates((points[:, None] - centres[:, :, None]) ** 2)
+    )
     reach[~np.concatenate(usable, axis=1)] = np.inf
     best = reach.argmin(axis=1)
     return centres[np.arange(len(points)), best], _PADDED_BALL_SUBSETS[dimensions][best]
@@ -695,12 +704,12 @@ def _minimal_ball_centres(
         few = np.concatenate((starts, starts[:, :1]), axis=1)
         centres, subset = _smallest_balls_of_few(candidates[rows, few])
         through = few[rows, subset]
-        radius_squared = np.sum((candidates[rows, through] - centres[:, None]) ** 2, axis=2).max(
+        radius_squared = _sum_coordinates((candidates[rows, through] - centres[:, None]) ** 2).max(
             axis=1
         )
     active = np.arange(count)
     for _ in range(_BALL_ROUNDS):
-        distances = np.sum((candidates[active] - centres[active, None]) ** 2, axis=2)
+        distances = _sum_coordinates((candidates[active] - centres[active, None]) ** 2)
         farthest = distances.argmax(axis=1)
         outside = distances[np.arange(len(active)), farthest] > radius_squared[active] * (
             1.0 + 1e-12
@@ -711,8 +720,8 @@ def _minimal_ball_centres(
         few = np.concatenate((through[active], farthest[:, None]), axis=1)
         centres[active], subset = _smallest_balls_of_few(candidates[active[:, None], few])
         through[active] = few[np.arange(len(active))[:, None], subset]
-        radius_squared[active] = np.sum(
-            (candidates[active[:, None], through[active]] - centres[active, None]) ** 2, axis=2
+        radius_squared[active] = _sum_coordinates(
+            (candidates[active[:, None], through[active]] - centres[active, None]) ** 2
         ).max(axis=1)
     return centres, through
 
@@ -727,7 +736,7 @@ def _spheres_around(point_sets: list[np.ndarray], centers: np.ndarray) -> list[P
     """The smallest sphere around each of `point_sets` (n_i, 3) centred at its
     `centers` (g, 3)."""
     points, _, starts, counts = _stacked(point_sets)
-    distances_squared = np.sum((points - np.repeat(centers, counts, axis=0)) ** 2, axis=1)
+    distances_squared = _sum_coordinates((points - np.repeat(centers, counts, axis=0)) ** 2)
     radii = np.sqrt(np.maximum.reduceat(distances_squared, starts))
     return [
         ProxyFit(
@@ -763,7 +772,9 @@ def _capsules_around_circles(
     points, _, starts, counts = _stacked(point_sets)
     local = _turned(points, rotations, counts)
     # Per-set values spread over the sets' rows by np.repeat, faster than by indexing.
-    radial_squared = np.sum((local[:, :2] - np.repeat(circle_centers, counts, axis=0)) ** 2, axis=1)
+    radial_squared = _sum_coordinates(
+        (local[:, :2] - np.repeat(circle_centers, counts, axis=0)) ** 2
+    )
     radii = np.sqrt(np.maximum.reduceat(radial_squared, starts))
     reach = np.sqrt(np.maximum(np.repeat(radii, counts) ** 2 - radial_squared, 0.0))
     top = np.maximum.reduceat(local[:, 2] - reach, starts)
@@ -867,7 +878,7 @@ def _capsule_volumes(
     """
     local = candidates @ frames_from_axes(axes)  # (k, m, 3)
     circle_centers, through = _minimal_ball_centres(local[:, :, :2], starts)
-    radial_squared = np.sum((local[:, :, :2] - circle_centers[:, None]) ** 2, axis=2)
+    radial_squared = _sum_coordinates((local[:, :, :2] - circle_centers[:, None]) ** 2)
     radius_squared = radial_squared.max(axis=1)
     reach = np.sqrt(np.maximum(radius_squared[:, None] - radial_squared, 0.0))
     top = np.max(local[:, :, 2] - reach, axis=1)

@@ -113,7 +113,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .columns import concatenate_fields, cross_rows
+from .columns import concatenate_fields, cross_rows, reduce_short_axis
 from .constants import COPY_TOLERANCE
 from .contact import CONTACT_RELATIVE
 from .fit import translated_copies
@@ -602,40 +602,6 @@ def _length(vectors: np.ndarray) -> np.ndarray:
     return np.sqrt(_dot(vectors, vectors))
 
 
-# numpy reduces over a short last axis row by row, several times slower than combining
-# its columns (a (k, 3) array's max over axis 1 four times, its all seven times); these
-# give the same values, NaN propagating as in the reductions.
-
-
-def _column_max(values: np.ndarray) -> np.ndarray:
-    """The largest of each row of `values` (k, c, ...) over axis 1: (k, ...)."""
-    return functools.reduce(np.maximum, (values[:, column] for column in range(values.shape[1])))
-
-
-def _column_min(values: np.ndarray) -> np.ndarray:
-    """The least of each row of `values` (k, c, ...) over axis 1: (k, ...)."""
-    return functools.reduce(np.minimum, (values[:, column] for column in range(values.shape[1])))
-
-
-def _column_mean(values: np.ndarray) -> np.ndarray:
-    """The mean of each row of `values` (k, c, ...) over axis 1, summed in order as numpy
-    sums a short axis: (k, ...)."""
-    return (
-        functools.reduce(np.add, (values[:, column] for column in range(values.shape[1])))
-        / (values.shape[1])
-    )
-
-
-def _every_column(flags: np.ndarray) -> np.ndarray:
-    """Whether each row of `flags` (k, c) bool is all True: (k,)."""
-    return functools.reduce(np.logical_and, (flags[:, column] for column in range(flags.shape[1])))
-
-
-def _any_column(flags: np.ndarray) -> np.ndarray:
-    """Whether each row of `flags` (k, c) bool has a True: (k,)."""
-    return functools.reduce(np.logical_or, (flags[:, column] for column in range(flags.shape[1])))
-
-
 def _epsilon(magnitude: np.ndarray) -> np.ndarray:
     """contact_epsilon from the largest |coordinate| involved: (k,)."""
     return CONTACT_RELATIVE * np.maximum(1.0, magnitude)
@@ -727,7 +693,7 @@ def _plane_distances(triangles: np.ndarray, planes_of: np.ndarray):
 def _reach(signed: np.ndarray) -> np.ndarray:
     """How far a triangle pokes through a plane on its shallower side: (m,) from signed
     corner distances (m, 3); <= 0 when it does not cross the plane."""
-    return np.minimum(_column_max(signed), -_column_min(signed))
+    return np.minimum(reduce_short_axis(np.maximum, signed), -reduce_short_axis(np.minimum, signed))
 
 
 def _cut(triangles: np.ndarray, signed: np.ndarray, direction: np.ndarray):
@@ -1111,7 +1077,7 @@ def _pose(meshes: Sequence[TriangleMesh], matrices: np.ndarray, used: np.ndarray
         + [np.zeros((0, 3), dtype=np.int64)]
     )
     corners = vertices[triangles]
-    lo, hi = _column_min(corners), _column_max(corners)
+    lo, hi = reduce_short_axis(np.minimum, corners, 1), reduce_short_axis(np.maximum, corners, 1)
     reach = max(float(np.abs(lo).max(initial=0.0)), float(np.abs(hi).max(initial=0.0)))
     vertex_part = np.concatenate(
         [mesh.vertex_parts + start for mesh, start in zip(posed, vertex_start, strict=True)]
@@ -1330,14 +1296,16 @@ def _within(points: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     """Whether each point (k, 3) lies in its box lo, hi (k, 3), or within a millionth of
     the box's size (or of the point's largest |coordinate|) of it: (k,) bool; True where
     the point is NaN."""
-    margin = 1e-6 * np.maximum(_column_max(hi - lo), _column_max(np.abs(points)))
+    margin = 1e-6 * np.maximum(
+        reduce_short_axis(np.maximum, hi - lo), reduce_short_axis(np.maximum, np.abs(points))
+    )
     outside = (points < lo - margin[:, None]) | (points > hi + margin[:, None])
-    return ~_any_column(outside)
+    return ~reduce_short_axis(np.logical_or, outside)
 
 
 def _boxes_overlap(lo_a, hi_a, lo_b, hi_b, grow) -> np.ndarray:
     """Whether boxes a and b (k, 3) overlap once a is grown by `grow` (scalar): (k,)."""
-    return _every_column((lo_a - grow <= hi_b) & (lo_b <= hi_a + grow))
+    return reduce_short_axis(np.logical_and, (lo_a - grow <= hi_b) & (lo_b <= hi_a + grow))
 
 
 def _chunks(counts: np.ndarray, limit: int):
@@ -1439,9 +1407,9 @@ def _apart_along_faces(world: _World, meshes: np.ndarray, first, second, grow: f
         rows = np.flatnonzero(world.turned_normal[meshes[:, side]])
         normal = world.face_axes[meshes[rows, side], 0]
         along = _dot(world.corners[other[rows]], normal[:, None, :])
-        apart[rows] |= (world.normal_lo[mine[rows]] - _column_max(along) > grow) | (
-            _column_min(along) - world.normal_hi[mine[rows]] > grow
-        )
+        apart[rows] |= (
+            world.normal_lo[mine[rows]] - reduce_short_axis(np.maximum, along) > grow
+        ) | (reduce_short_axis(np.minimum, along) - world.normal_hi[mine[rows]] > grow)
     return apart
 
 
@@ -1493,7 +1461,7 @@ class _Best:
 def _upper_bounds(world: _World, count: int, pair, first, second) -> np.ndarray:
     """An upper bound of each pair's distance (count,): its candidates' nearest
     centroids (+inf for a pair without candidates)."""
-    centroids = _column_mean(world.corners)
+    centroids = reduce_short_axis(np.add, world.corners, 1) / 3
     upper = np.full(count, np.inf)
     np.minimum.at(upper, pair, _length(centroids[first] - centroids[second]))
     return upper
@@ -1652,7 +1620,9 @@ def _point_candidates(world: _World, lo, hi, target, centres=None) -> tuple[np.n
         box, node = box[keep], node[keep]
         if centres is not None:
             within = np.flatnonzero(
-                _every_column((tree.lo[node] >= lo[box]) & (tree.hi[node] <= hi[box]))
+                reduce_short_axis(
+                    np.logical_and, (tree.lo[node] >= lo[box]) & (tree.hi[node] <= hi[box])
+                )
             )
             corner = world.corners[tree.triangles[tree.first[node[within]]], 0]
             np.minimum.at(bound, box[within], _length(corner - centres[box[within]]))
@@ -1764,7 +1734,9 @@ def _parity_inside(world: _World, points, target) -> tuple[np.ndarray, np.ndarra
     line, entry = expand_runs(begin, listed)
     triangle = rays.cell_triangles[entry]
     bounds = rays.across[triangle]
-    over = _every_column((across[line] >= bounds[:, 0]) & (across[line] <= bounds[:, 1]))
+    over = reduce_short_axis(
+        np.logical_and, (across[line] >= bounds[:, 0]) & (across[line] <= bounds[:, 1])
+    )
     line, triangle = line[over], triangle[over]
     hit, level = _line_crossings(turned[first[line]], rays.corners[triangle])
     # The crossings and the points, by line and by level along it, a crossing before a
@@ -1866,13 +1838,16 @@ def _inside_stage(world: _World, inner: np.ndarray, outer: np.ndarray, known, ap
     vertex_pair, vertex = expand_runs(world.vertex_start[inner], world.vertex_count[inner])
     face_pair, face = expand_runs(world.triangle_start[inner], world.triangle_count[inner])
     pair = np.concatenate([vertex_pair, face_pair])
-    points = np.concatenate([world.vertices[vertex], _column_mean(world.corners[face])])
+    centres = reduce_short_axis(np.add, world.corners[face], 1) / 3
+    points = np.concatenate([world.vertices[vertex], centres])
     part = np.concatenate([world.vertex_part[vertex], world.triangle_part[face]])
     target = outer[pair]
     # A point inside a mesh is no farther from its surface than from the faces of its
     # bounds: one within eps of them is not strictly inside (faces on the other's faces).
-    room = _column_min(np.minimum(points - world.mesh_lo[target], world.mesh_hi[target] - points))
-    keep = np.flatnonzero(room > _epsilon(_column_max(np.abs(points))))
+    room = reduce_short_axis(
+        np.minimum, np.minimum(points - world.mesh_lo[target], world.mesh_hi[target] - points)
+    )
+    keep = np.flatnonzero(room > _epsilon(reduce_short_axis(np.maximum, np.abs(points))))
     keep = keep[_in_local_bounds(world, points[keep], target[keep])]
     # In a convex mesh a point's depth is its least height below the faces' planes: no
     # ray and no search.
