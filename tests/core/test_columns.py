@@ -1,12 +1,20 @@
 """concatenate_fields: one dataclass from many, field by field; einsum_rows: each row
-the same whichever rows share the call; cross_rows: np.cross's products, broadcast."""
+the same whichever rows share the call; cross_rows: np.cross's products, broadcast;
+reduce_short_axis: numpy's reductions over a short axis, bit for bit."""
 
 from dataclasses import dataclass
 
 import numpy as np
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
-from collide_addon.core.columns import concatenate_fields, cross_rows, einsum_rows
+from collide_addon.core.columns import (
+    concatenate_fields,
+    cross_rows,
+    einsum_rows,
+    reduce_short_axis,
+)
 
 
 @dataclass
@@ -72,3 +80,30 @@ def test_cross_rows_are_numpys_cross_products_broadcast_and_row_by_row():
     broadcast = cross_rows(first[:, :1], second)
     assert broadcast.shape == (5, 4, 3)
     np.testing.assert_array_equal(broadcast[2, 3], cross_rows(first[2, 0], second[2, 3]))
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    shape=st.lists(st.integers(1, 4), min_size=1, max_size=3),
+    axis=st.integers(-3, 2),
+    seed=st.integers(0, 2**32 - 1),
+    with_nan=st.booleans(),
+)
+@pytest.mark.parametrize("ufunc", [np.add, np.maximum, np.minimum])
+def test_reduce_short_axis_is_numpys_reduction_bit_for_bit(ufunc, shape, axis, seed, with_nan):
+    assume(-len(shape) <= axis < len(shape))
+    rng = np.random.default_rng(seed)
+    values = rng.normal(size=shape) * 10.0 ** rng.integers(-8, 8, size=shape)
+    if with_nan:
+        values.flat[rng.integers(0, values.size)] = np.nan
+    np.testing.assert_array_equal(
+        reduce_short_axis(ufunc, values, axis), ufunc.reduce(values, axis)
+    )
+
+
+@given(flags=st.lists(st.lists(st.booleans(), min_size=1, max_size=4), min_size=1, max_size=20))
+def test_reduce_short_axis_all_and_any(flags):
+    width = min(len(row) for row in flags)
+    table = np.array([row[:width] for row in flags])
+    np.testing.assert_array_equal(reduce_short_axis(np.logical_and, table), table.all(axis=-1))
+    np.testing.assert_array_equal(reduce_short_axis(np.logical_or, table, 1), table.any(axis=1))
