@@ -2,6 +2,7 @@
 one thread, and no thread pool inside a worker."""
 
 import os
+import sys
 import threading
 
 import numpy as np
@@ -106,3 +107,23 @@ def test_mesh_contacts_on_threads_equal_those_on_one(monkeypatch):
     assert alone.relation[-2:].tolist() == [J_INSIDE_I, TOUCHING]
     for name in ("distance", "point_i", "point_j", "relation", "open_pair"):
         np.testing.assert_array_equal(getattr(shared, name), getattr(alone, name))
+
+
+def test_openblas_runs_on_one_thread_while_parts_run_on_threads():
+    """numpy's matrix products inside parts run on threads would each start OpenBLAS's own
+    threads, which contend: while parts run on threads every OpenBLAS loaded runs on one,
+    and gets its own count back after, also when a part fails."""
+    controls = threads._openblas_thread_controls()
+    if sys.platform.startswith("linux") and "openblas" in str(np.show_config(mode="dicts")):
+        assert controls  # numpy's wheels on Linux ship OpenBLAS: it must be found
+    before = [get() for get, _ in controls]
+    seen = list(map_in_threads(lambda _: [get() for get, _ in controls], range(4), 2))
+    assert seen == [[1] * len(controls)] * 4
+    assert [get() for get, _ in controls] == before
+
+    def fail(_):
+        raise RuntimeError("part failed")
+
+    with pytest.raises(RuntimeError):
+        list(map_in_threads(fail, range(4), 2))
+    assert [get() for get, _ in controls] == before
