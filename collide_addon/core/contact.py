@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .columns import reduce_short_axis
 from .shapes import ShapeBatch
 
 # 16 float32 steps (2**-23 each) relative to the coordinate: rounded matrices of a
@@ -38,7 +39,7 @@ def contact_epsilon(points) -> np.ndarray:
     returns: (k,) float64, CONTACT_RELATIVE * max(1, max |coordinate|)
     """
     points = np.asarray(points, dtype=np.float64).reshape(-1, 3)
-    return CONTACT_RELATIVE * np.maximum(1.0, np.abs(points).max(axis=1, initial=0.0))
+    return CONTACT_RELATIVE * np.maximum(1.0, reduce_short_axis(np.maximum, np.abs(points)))
 
 
 def largest_contact_epsilon(batch: ShapeBatch) -> float:

@@ -115,7 +115,7 @@ import numpy as np
 
 from .columns import concatenate_fields, cross_rows, reduce_short_axis
 from .constants import COPY_TOLERANCE
-from .contact import CONTACT_RELATIVE
+from .contact import CONTACT_RELATIVE, contact_epsilon
 from .fit import translated_copies
 from .grid import expand_runs
 from .threads import map_in_threads, worker_count
@@ -1545,7 +1545,7 @@ def _triangle_stage(world: _World, slots: np.ndarray, grow: float):
     rest, rank = rest[rank >= _CONTACT_PROBES], rank[rank >= _CONTACT_PROBES]
     limit = _CONTACT_PROBES
     while len(rest):
-        touching = nearest.value <= _epsilon(np.abs(np.nan_to_num(nearest.first)).max(axis=1))
+        touching = nearest.value <= contact_epsilon(np.nan_to_num(nearest.first))
         # A candidate whose lower bound is not below the distance found cannot beat it,
         # but for the rounding of its bound (a few units in the last place of the
         # coordinates): faces facing each other across a gap have many such candidates,
@@ -1847,13 +1847,13 @@ def _inside_stage(world: _World, inner: np.ndarray, outer: np.ndarray, known, ap
     room = reduce_short_axis(
         np.minimum, np.minimum(points - world.mesh_lo[target], world.mesh_hi[target] - points)
     )
-    keep = np.flatnonzero(room > _epsilon(reduce_short_axis(np.maximum, np.abs(points))))
+    keep = np.flatnonzero(room > contact_epsilon(points))
     keep = keep[_in_local_bounds(world, points[keep], target[keep])]
     # In a convex mesh a point's depth is its least height below the faces' planes: no
     # ray and no search.
     convex = keep[world.convex[target[keep]]]
     depth, foot = _convex_depths(world, points[convex], target[convex])
-    strictly = depth > _epsilon(np.abs(points[convex]).max(axis=1, initial=0.0))
+    strictly = depth > contact_epsilon(points[convex])
     deepest.offer(
         pair[convex][strictly], -depth[strictly], points[convex][strictly], foot[strictly]
     )
@@ -1863,7 +1863,7 @@ def _inside_stage(world: _World, inner: np.ndarray, outer: np.ndarray, known, ap
     inside, upper = _parity_inside(world, points, target)
     # A point whose line meets the surface within eps of it is no deeper than that: not
     # strictly inside, whatever its parity (a point on the other's face gets either).
-    inside &= upper > _epsilon(np.abs(points).max(axis=1, initial=0.0))
+    inside &= upper > contact_epsilon(points)
     order = np.lexsort((-upper[inside], pair[inside]))
     todo = np.flatnonzero(inside)[order]
     batch = _FIRST_DEPTH_BATCH
@@ -1875,7 +1875,7 @@ def _inside_stage(world: _World, inner: np.ndarray, outer: np.ndarray, known, ap
         nearest, exact = _nearest_on_meshes(
             world, points[now], target[now], upper[now], best[pair[now]]
         )
-        strictly = exact & (nearest.value > _epsilon(np.abs(points[now]).max(axis=1, initial=0.0)))
+        strictly = exact & (nearest.value > contact_epsilon(points[now]))
         deepest.offer(
             pair[now][strictly],
             -nearest.value[strictly],
@@ -1983,7 +1983,7 @@ def _slot_contacts(world, matrices, used, slots, max_distance, contact) -> MeshC
     # separates is shorter than theirs.
     inside = -np.minimum(i_in_j.value, j_in_i.value)
     # The pairs' contact epsilon, at their nearest points.
-    epsilon = _epsilon(np.abs(np.nan_to_num(nearest.first)).max(axis=1, initial=0.0))
+    epsilon = contact_epsilon(np.nan_to_num(nearest.first))
     deep = np.flatnonzero(
         (np.minimum(-crossing.value, bound) > np.maximum(inside, epsilon)) & (bound > inside)
     )
