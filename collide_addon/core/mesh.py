@@ -283,7 +283,8 @@ def prepare_mesh(vertices, triangles, leaf_size: int = _LEAF_SIZE) -> TriangleMe
     bounds.setflags(write=False)
     tree_order, tree_depth = _build_tree(corners.mean(axis=1), leaf_size)
     tree_order.setflags(write=False)
-    welded = _weld(vertices)
+    # Coincident vertices share one index.
+    _, welded = _distinct_rows(*vertices.T)
     vertex_parts = _vertex_parts(welded, triangles)
     vertex_parts.setflags(write=False)
     unit = normals / np.maximum(areas, np.finfo(float).tiny)[:, None]
@@ -541,18 +542,6 @@ def _smooth_edges(normal: np.ndarray, welded: np.ndarray, count: int) -> np.ndar
     going_on[order[shared + 1][smooth]] = True
     going_on[order[crowded]] = True
     return going_on.reshape(-1, 3)
-
-
-def _weld(vertices: np.ndarray) -> np.ndarray:
-    """Each vertex's index (v,) int64 among the distinct vertices (v, 3) sorted by x,
-    then y, then z: coincident vertices share one."""
-    order = np.lexsort(vertices.T[::-1])
-    placed = vertices[order]
-    new = np.ones(len(placed), dtype=bool)
-    new[1:] = (placed[1:] != placed[:-1]).any(axis=1)
-    welded = np.empty(len(placed), dtype=np.int64)
-    welded[order] = np.cumsum(new) - 1
-    return welded
 
 
 def _is_closed(welded: np.ndarray, count: int) -> bool:
