@@ -1466,15 +1466,12 @@ def _seed_distances(world: _World, count: int, pair, first, second, lower, rows)
     lead = np.ones(len(order), dtype=bool)
     lead[1:] = pair[order[1:]] != pair[order[:-1]]
     seeds = order[lead]
-    bound = np.full(count, np.inf)
-    for part in _chunks(np.ones(len(seeds), dtype=np.int64), _CHUNK_ROWS):
-        distance, _, _ = _triangle_distance(
-            world.corners[first[seeds[part]]], world.corners[second[seeds[part]]]
-        )
-        bound[pair[seeds[part]]] = distance
+    # One seed a pair: the least distance offered is the seed's.
+    measured = _Best(count, np.inf)
+    _offer_distances(world, measured, pair, first, second, seeds)
     seed = np.full(count, -1)
     seed[pair[seeds]] = seeds
-    return bound, seed
+    return measured.value, seed
 
 
 def _triangle_stage(world: _World, slots: np.ndarray, grow: float):
