@@ -303,13 +303,6 @@ class CollideObjectSettings(bpy.types.PropertyGroup):
     fitted_kind: EnumProperty(
         name="Fitted", items=KIND_ITEMS, default="NONE", description="The shape last fitted"
     )
-    looseness: FloatProperty(
-        name="Looseness",
-        description="Proxy volume divided by the mesh's own volume (0: the mesh encloses "
-        "no volume)",
-        default=0.0,
-        min=0.0,
-    )
     # Set while collide shows the clash colour in `Object.color`; `original_color` then
     # holds the object's own colour (kept on the object, so undo restores both together).
     tinted: BoolProperty(name="Tinted", default=False, options={"HIDDEN"})

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..clash.evaluate import FrameMeshes
 from ..core import ShapeBatch
-from ..core.faces import split_faces
+from ..core.faces import split_faces, splits_faces
 from ..core.fit import ProxyFit, fit_shapes, stack_fits
 from ..core.mesh import PreparedMeshes, TriangleMesh
 from ..core.place import (
@@ -48,8 +48,8 @@ class Proxies:
     names: n display names ("Object", or "Owner/Source[k]" for instances)
     objects: n original objects owning the proxies (the instancer for instances)
     owner_rows: (n,) int64, the first proxy index with the same owning object
-    fits: n ProxyFit in each proxy's stretched object space
-    looseness: (n,) proxy volume / mesh volume (0 where the mesh encloses no volume)
+    fits: n ProxyFit in each proxy's stretched object space (their looseness:
+        `ProxyReader.looseness`)
     instances: (n,) bool, whether proxy k is an instance (objects[k] is its instancer)
     refitted: (r,) int64 proxies whose fit was (re)made in this read, ascending
     matrices: (n, 4, 4) float64 world matrices of the proxies' geometry (object space to
@@ -62,7 +62,6 @@ class Proxies:
     objects: list
     owner_rows: np.ndarray
     fits: list[ProxyFit]
-    looseness: np.ndarray
     instances: np.ndarray
     refitted: np.ndarray
     matrices: np.ndarray
@@ -71,12 +70,29 @@ class Proxies:
 
 @dataclass
 class _Geometry:
-    """Evaluated vertices (v, 3) float64 in object space, triangles (t, 3) int32 indices
-    into them, and the mesh's volume once measured (`_measure_volumes`)."""
+    """Evaluated vertices (v, 3) float64 in object space, their triangles and the mesh's
+    volume once measured (`_measure_volumes`).
+
+    The triangles are Blender's, read with the vertices, or the arrays they are split
+    from (`split_faces`: the face of each triangle (t,) and the vertex of each face
+    corner (c,), int32), split when first needed: fitting proxies needs only the
+    vertices, and splitting took a quarter of a second of `bench_fit.py`'s first Detect
+    of 1,000 meshes.
+    """
 
     points: np.ndarray
-    triangles: np.ndarray
+    _triangles: np.ndarray | None = None
+    _faces: tuple[np.ndarray, np.ndarray] | None = None
     volume: float | None = None
+
+    @property
+    def triangles(self) -> np.ndarray:
+        """(t, 3) int32 indices into `points`."""
+        if self._triangles is None:
+            # The stored float32 vertices, as `split_faces` tests the quads' diagonals.
+            self._triangles = split_faces(*self._faces, self.points).reshape(-1, 3)
+            self._faces = None
+        return self._triangles
 
 
 def _measure_volumes(geometries: list[_Geometry]) -> None:
@@ -119,7 +135,6 @@ class _Structure:
     changing_geometry: bool
     fit_arrays: ShapeBatch | None = None  # the fits in their stretched object spaces
     stretch: np.ndarray | None = None  # (n, 3, 3) normalised stretch of the current fits
-    looseness: np.ndarray | None = None
     matrices: np.ndarray | None = None  # (n, 4, 4) of the last read
     world: ShapeBatch | None = None  # the fits placed by `matrices`
 
@@ -165,8 +180,10 @@ def read_geometry(evaluated, name: str) -> _Geometry | None:
         points = stored.astype(np.float64)
         if not np.isfinite(points).all():
             raise SceneReadError(f"{name!r} has NaN or infinite vertex coordinates")
-        triangles = _triangles(mesh, stored).reshape(-1, 3)
-        return _Geometry(points, triangles)
+        triangles = _triangles(mesh)
+        if isinstance(triangles, tuple):
+            return _Geometry(points, _faces=triangles)
+        return _Geometry(points, triangles.reshape(-1, 3))
     finally:
         if temporary:
             evaluated.to_mesh_clear()
@@ -195,17 +212,19 @@ def _positions(mesh) -> np.ndarray:
 _SPLIT_FROM_TRIANGLES = 1024
 
 
-def _triangles(mesh, positions: np.ndarray) -> np.ndarray:
+def _triangles(mesh) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
     """Blender's triangulation of the mesh (its loop triangles) as vertex indices, flat
-    (3 t,) int32; positions: its vertices (v, 3) float32.
+    (3 t,) int32, or the arrays `split_faces` makes them from.
 
     Where each triangle's face is an array (4.1 and later) and the mesh has faces of
-    three and four corners only and `_SPLIT_FROM_TRIANGLES` triangles or more, the
-    triangles are made from the faces' corners (`core.faces.split_faces`): no triangle
-    is read one at a time, about 0.55 s for 1,000 meshes of a few thousand vertices in
-    bpy 5.0.1. Otherwise, where the corners' vertices are an attribute (3.6 and
-    later), each triangle's corners are read and looked up in it: about a fifth faster
-    than `loop_triangles`' own vertices, which Blender looks up one triangle at a time.
+    three and four corners only (`splits_faces`) and `_SPLIT_FROM_TRIANGLES` triangles
+    or more, the triangles are to be made from the faces' corners: the face of each
+    triangle (t,) and the vertex of each corner (c,) are returned instead, and no
+    triangle is read one at a time (about 0.55 s for 1,000 meshes of a few thousand
+    vertices in bpy 5.0.1). Otherwise, where the corners' vertices are an attribute
+    (3.6 and later), each triangle's corners are read and looked up in it: about a fifth
+    faster than `loop_triangles`' own vertices, which Blender looks up one triangle at a
+    time.
     """
     if hasattr(mesh, "calc_loop_triangles"):
         mesh.calc_loop_triangles()
@@ -220,9 +239,8 @@ def _triangles(mesh, positions: np.ndarray) -> np.ndarray:
     if faces_of_triangles is not None and len(triangles) >= 3 * _SPLIT_FROM_TRIANGLES:
         faces = np.empty(len(triangles) // 3, np.int32)
         faces_of_triangles.foreach_get("value", faces)
-        split = split_faces(faces, vertex_of_corner, positions)
-        if split is not None:
-            return split.reshape(-1)
+        if splits_faces(faces, len(vertex_of_corner)):
+            return faces, vertex_of_corner
     mesh.loop_triangles.foreach_get("loops", triangles)
     return vertex_of_corner[triangles]
 
@@ -343,6 +361,27 @@ class ProxyReader:
             )
         return self._meshes[geometry_key]
 
+    def looseness(self, proxies: Proxies, rows) -> np.ndarray:
+        """How much larger the proxies `rows` (r,) of `proxies` (a read of this reader)
+        are than the meshes they enclose (`core.place.fit_looseness`): (r,) float64, 0
+        where a mesh encloses no volume, NaN where its geometry changed since.
+
+        The meshes' volumes are measured here, those not measured yet all at once, and
+        kept with their geometry: the first Detect of many meshes does not wait for
+        them, the panel asks for the active object's."""
+        rows = np.asarray(rows, dtype=np.int64).reshape(-1)
+        geometries = [self._geometry.get(proxies.geometry_keys[row]) for row in rows.tolist()]
+        known = np.array([geometry is not None for geometry in geometries], dtype=bool)
+        _measure_volumes([geometry for geometry in geometries if geometry is not None])
+        _, stretch = polar_decompose(proxies.matrices[rows[known], :3, :3])
+        looseness = np.full(len(rows), np.nan)
+        looseness[known] = fit_looseness(
+            [proxies.fits[row].volume for row in rows[known].tolist()],
+            [geometry.volume for geometry in geometries if geometry is not None],
+            normalised_stretch(stretch)[0],
+        )
+        return looseness
+
     def frame_meshes(self, proxies: Proxies) -> FrameMeshes:
         """The triangles of `proxies` (this reader's last read) for deciding on meshes,
         each prepared when a candidate pair first needs it (`triangle_mesh`)."""
@@ -409,7 +448,6 @@ class ProxyReader:
             structure.fits = previous.fits
             structure.fitted = previous.fitted.copy()
             structure.stretch = previous.stretch
-            structure.looseness = previous.looseness
             structure.fit_arrays = previous.fit_arrays
             structure.matrices = previous.matrices
             structure.world = previous.world
@@ -437,7 +475,6 @@ class ProxyReader:
             objects=structure.owners,
             owner_rows=structure.owner_rows,
             fits=list(structure.fits),
-            looseness=structure.looseness,
             instances=structure.instances,
             refitted=refitted,
             matrices=structure.matrices,
@@ -574,8 +611,6 @@ class ProxyReader:
         return changed
 
     def _refit(self, structure, changed, normalised, progress) -> None:
-        if structure.looseness is None or len(structure.looseness) != len(structure.entries):
-            structure.looseness = np.zeros(len(structure.entries))
         keys = []
         for k in changed:
             entry = structure.entries[k]
@@ -585,14 +620,6 @@ class ProxyReader:
         for k, key in zip(changed, keys, strict=True):
             structure.fits[k] = self._fits[key]
             structure.fitted[k] = True
-        if len(changed):
-            geometries = [self._geometry[structure.entries[k].geometry_key] for k in changed]
-            _measure_volumes(geometries)
-            structure.looseness[changed] = fit_looseness(
-                [structure.fits[k].volume for k in changed],
-                [geometry.volume for geometry in geometries],
-                normalised[changed],
-            )
         arrays = structure.fit_arrays
         if arrays is None or len(arrays) != len(structure.fits):
             structure.fit_arrays = stack_fits(structure.fits)

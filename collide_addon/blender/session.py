@@ -98,6 +98,10 @@ class Session:
     # Whether the last check's tint waits for the frames to stop (drawn by the overlay
     # meanwhile) rather than being in the objects' colours.
     tint_waiting: bool = False
+    # The row of each object's own proxy (by as_pointer()) in `own_rows_of`, the
+    # proxies it was listed from, for the panel's looseness.
+    own_rows: dict[int, int] = field(default_factory=dict)
+    own_rows_of: Proxies | None = None
 
 
 _sessions: dict[int, Session] = {}
@@ -332,23 +336,44 @@ def settle_all() -> None:
 
 
 def store_fit_info(proxies: Proxies) -> None:
-    """Show the fits made in the read of `proxies` on their objects' settings (instances
-    have no settings of their own), writing only values that change, as ID properties
-    (no RNA update, a fifth of the cost; a deforming object is refitted on every frame)."""
+    """Show the kinds of the fits made in the read of `proxies` on their objects'
+    settings (instances have no settings of their own), writing only values that change,
+    as ID properties (no RNA update, a fifth of the cost; a deforming object is refitted
+    on every frame). Their looseness is measured when the panel shows it
+    (`looseness_of`)."""
     written = False
     for row in proxies.refitted[~proxies.instances[proxies.refitted]].tolist():
         settings = proxies.objects[row].collide
         kind = int(proxies.batch.kinds[row])
-        looseness = float(proxies.looseness[row])
         if settings.fitted_kind != KIND_NAMES[kind].upper():
             # The enum's value: its item's place in `props.KIND_ITEMS`, after "NONE".
             settings["fitted_kind"] = kind + 1
             written = True
-        if abs(settings.looseness - looseness) > 1e-6 * max(1.0, looseness):
-            settings["looseness"] = looseness
-            written = True
     if written:
         _redraw_panels()
+
+
+def looseness_of(scene, obj) -> float | None:
+    """How much larger `obj`'s own proxy in `scene`'s last check is than its mesh
+    (`ProxyReader.looseness`, 0 for a mesh that encloses no volume); None where that is
+    not known: no check yet in this session, `obj` has no proxy of its own there, or its
+    geometry changed since."""
+    session = _sessions.get(scene.as_pointer())
+    if session is None or session.proxies is None:
+        return None
+    proxies = session.proxies
+    if session.own_rows_of is not proxies:
+        session.own_rows = {
+            owner.as_pointer(): row
+            for row, owner in reversed(list(enumerate(proxies.objects)))
+            if not proxies.instances[row]
+        }
+        session.own_rows_of = proxies
+    row = session.own_rows.get(obj.as_pointer())
+    if row is None:
+        return None
+    looseness = float(session.reader.looseness(proxies, [row])[0])
+    return None if np.isnan(looseness) else looseness
 
 
 def check(

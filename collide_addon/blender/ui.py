@@ -112,9 +112,13 @@ class COLLIDE_PT_main(bpy.types.Panel):
             box.prop(obj.collide, "shape")
             fitted = obj.collide.fitted_kind
             if fitted != "NONE":
-                looseness = obj.collide.looseness
-                text = f"{looseness:.2f}\u00d7 volume" if looseness > 0 else "open mesh"
-                box.label(text=f"{fitted.title()}, {text}")
+                looseness = session.looseness_of(context.scene, obj)
+                if looseness is None:
+                    box.label(text=fitted.title())
+                elif looseness > 0:
+                    box.label(text=f"{fitted.title()}, {looseness:.2f}\u00d7 volume")
+                else:
+                    box.label(text=f"{fitted.title()}, open mesh")
 
 
 class COLLIDE_UL_clash_tests(bpy.types.UIList):

@@ -44,17 +44,37 @@ def quads_flipped(corners: tuple) -> np.ndarray:
     return across[0] * back[0] + across[1] * back[1] + across[2] * back[2] > 0
 
 
+def splits_faces(triangle_faces: np.ndarray, corner_count: int) -> bool:
+    """Whether `split_faces` makes the triangles of a mesh whose triangles' faces are
+    `triangle_faces` (t,) int32 and whose faces have `corner_count` corners in all:
+    faces of three and four corners only, in ascending order.
+
+    A cheap look at the faces alone, so that a reader can keep the arrays and split them
+    when the triangles are first needed."""
+    triangle_faces = np.asarray(triangle_faces, dtype=np.int32)
+    count = len(triangle_faces)
+    if count == 0:
+        return corner_count == 0
+    if triangle_faces[0] != 0 or (triangle_faces[1:] < triangle_faces[:-1]).any():
+        return False
+    per_face = np.bincount(triangle_faces)
+    return bool(
+        per_face.max() <= 2 and per_face.min() >= 1 and corner_count == count + 2 * len(per_face)
+    )
+
+
 def split_faces(
     triangle_faces: np.ndarray, corner_vertices: np.ndarray, positions: np.ndarray
 ) -> np.ndarray | None:
     """The triangles (t, 3) int32, vertex indices, of a mesh whose faces have three or
     four corners, in Blender's order and winding (`Mesh.loop_triangles`); None where a
-    face has more corners or the arrays do not describe such a mesh.
+    face has more corners or the arrays do not describe such a mesh (`splits_faces`).
 
     triangle_faces: (t,) int32, the face of each triangle, ascending (a face of n
         corners has n - 2 triangles)
     corner_vertices: (c,) int32, the vertex of each face corner, face after face
-    positions: (v, 3) float32, the vertices as Blender stores them
+    positions: (v, 3) float32, the vertices as Blender stores them (float64 holding
+        such values gives the same triangles)
 
     A triangle face is its own triangle; a quad's triangles are corners 0-1-2 and 0-2-3,
     or 0-1-3 and 1-2-3 where `quads_flipped`.
@@ -62,18 +82,11 @@ def split_faces(
     triangle_faces = np.asarray(triangle_faces, dtype=np.int32)
     corner_vertices = np.asarray(corner_vertices, dtype=np.int32)
     positions = np.asarray(positions, dtype=np.float32)
+    if not splits_faces(triangle_faces, len(corner_vertices)):
+        return None
     count = len(triangle_faces)
     if count == 0:
-        return np.zeros((0, 3), dtype=np.int32) if len(corner_vertices) == 0 else None
-    if triangle_faces[0] != 0 or (triangle_faces[1:] < triangle_faces[:-1]).any():
-        return None
-    per_face = np.bincount(triangle_faces)
-    if (
-        per_face.max() > 2
-        or per_face.min() < 1
-        or len(corner_vertices) != count + 2 * len(per_face)
-    ):
-        return None
+        return np.zeros((0, 3), dtype=np.int32)
     # Each face has two corners more than triangles, so face f starts at corner
     # s = k - r + 2 f, k its triangle of rank r (0 or 1) in the face, and that triangle
     # is corners s, s + 1 + r, s + 2 + r.

@@ -2,6 +2,7 @@
 
 import math
 import sys
+from types import SimpleNamespace
 
 import addon_utils
 import bpy
@@ -9,6 +10,7 @@ import numpy as np
 import pytest
 
 from . import scenes
+from .layouts import RecordingLayout
 
 ORIGINAL_COLOR = (0.25, 0.5, 0.75, 0.625)  # exactly representable in float32
 
@@ -57,8 +59,45 @@ def test_detect_cube_and_moving_sphere(addon):
     assert record.distance == pytest.approx(-1.5, abs=0.01)
     assert record.object_a == cube and record.object_b == sphere
     assert cube.collide.fitted_kind == "BOX" and sphere.collide.fitted_kind == "SPHERE"
-    assert cube.collide.looseness == pytest.approx(1.0, rel=1e-5)
-    assert 1.0 < sphere.collide.looseness < 1.1
+    # The panel's looseness, measured when asked for.
+    looseness_of = blender_module(addon, "session").looseness_of
+    assert looseness_of(scene, cube) == pytest.approx(1.0, rel=1e-5)
+    assert 1.0 < looseness_of(scene, sphere) < 1.1
+
+
+def test_the_panel_measures_the_active_objects_looseness(addon):
+    """Detect leaves the meshes' volumes unmeasured; the panel measures the active
+    object's looseness when it shows it. Unknown before a check, for an object not
+    taking part and once its geometry changed; 0 for a mesh enclosing no volume."""
+    session = blender_module(addon, "session")
+    scene = bpy.context.scene
+    cube = scenes.add_object("Cube", scenes.mesh("cube"))
+    sheet_data = bpy.data.meshes.new("Sheet")
+    sheet_data.from_pydata([(0, 0, 0), (1, 0, 0), (1, 1, 0.2), (0, 1, 0)], [], [(0, 1, 2, 3)])
+    sheet = scenes.add_object("Sheet", sheet_data, location=(5, 0, 0))
+    hidden = scenes.add_object("Hidden", scenes.mesh("sphere"), location=(10, 0, 0))
+    hidden.hide_set(True)
+    assert session.looseness_of(scene, cube) is None
+    assert bpy.ops.collide.detect() == {"FINISHED"}
+    reader, proxies = session.session_for(scene).reader, session.session_for(scene).proxies
+    assert all(reader.geometry(key).volume is None for key in proxies.geometry_keys), (
+        "Detect measured volumes"
+    )
+    assert session.looseness_of(scene, cube) == pytest.approx(1.0, rel=1e-5)
+    assert session.looseness_of(scene, sheet) == 0.0
+    assert session.looseness_of(scene, hidden) is None
+
+    def panel_labels(active) -> list[str]:
+        bpy.context.view_layer.objects.active = active
+        drawn: list[str] = []
+        bpy.types.COLLIDE_PT_main.draw(SimpleNamespace(layout=RecordingLayout(drawn)), bpy.context)
+        return [text for text in drawn if text.startswith("label: ")]
+
+    assert "label: Box, 1.00\u00d7 volume" in panel_labels(cube)
+    assert "label: Box, open mesh" in panel_labels(sheet)
+    reader.geometry_changed({(cube.data.name_full, "data")})
+    assert session.looseness_of(scene, cube) is None
+    assert "label: Box" in panel_labels(cube)
 
 
 def test_tolerance_reports_near_misses(addon):
@@ -131,7 +170,7 @@ def test_shape_override_and_capsule(addon):
         "box",
     )
     assert rod.collide.fitted_kind == "CAPSULE" and ball.collide.fitted_kind == "BOX"
-    assert rod.collide.looseness > 1.0
+    assert blender_module(addon, "session").looseness_of(bpy.context.scene, rod) > 1.0
 
 
 def test_parented_scaled_and_sheared_objects_are_enclosed(addon):

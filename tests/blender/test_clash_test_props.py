@@ -9,6 +9,7 @@ import bpy
 import pytest
 
 from . import scenes
+from .layouts import RecordingLayout
 
 LONG_NAME = "a clash test with a long name, longer than an ID name (63 bytes in Blender 3.4) " * 2
 TESTS_DOCUMENT = {
@@ -250,57 +251,6 @@ def test_unregister_removes_the_clash_test_classes(addon):
         assert not any(cls.is_registered for cls in property_groups)
     finally:
         addon_utils.enable(addon.__name__, default_set=True)
-
-
-ICONS = bpy.types.UILayout.bl_rna.functions["prop"].parameters["icon"].enum_items.keys()
-
-
-class RecordingLayout:
-    """Stands in for a UILayout, which does not exist without a window: checks that every
-    property drawn exists, every operator button is registered with the properties it is
-    given and every icon exists, and records what was drawn."""
-
-    def __init__(self, drawn: list[str]):
-        self.drawn = drawn
-
-    def row(self, **_):
-        return self
-
-    column = box = grid_flow = row
-
-    def separator(self, **_):
-        pass
-
-    def label(self, icon="NONE", **_):
-        assert icon in ICONS, icon
-
-    def prop(self, data, name, icon="NONE", **_):
-        assert name in data.bl_rna.properties, name
-        assert icon in ICONS, icon
-        self.drawn.append(name)
-
-    def prop_search(self, data, name, search_data, search_name, **_):
-        assert search_name in search_data.bl_rna.properties, search_name
-        self.prop(data, name)
-
-    def template_list(self, list_type, list_id, data, name, active_data, active_name, **_):
-        assert hasattr(bpy.types, list_type), list_type
-        self.prop(data, name)
-        self.prop(active_data, active_name)
-
-    def operator(self, idname, icon="NONE", **_):
-        assert icon in ICONS, icon
-        category, name = idname.split(".")
-        self.drawn.append(idname)
-        return OperatorButton(getattr(getattr(bpy.ops, category), name).get_rna_type())
-
-
-class OperatorButton:
-    def __init__(self, operator_type):
-        object.__setattr__(self, "properties", operator_type.properties)
-
-    def __setattr__(self, name, value):
-        assert name in self.properties, name
 
 
 def test_panel_draws_every_field_of_the_active_test(addon, tmp_path):

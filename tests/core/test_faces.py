@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from collide_addon.core.faces import quads_flipped, split_faces
+from collide_addon.core.faces import quads_flipped, split_faces, splits_faces
 
 DART = np.array([[0, 0, 0], [2, 0, 0], [0.5, 0.5, 0], [0, 2, 0]], dtype=np.float32)
 
@@ -83,10 +83,28 @@ def test_a_simple_planar_quad_is_cut_inside_itself(corners):
 
 def test_faces_of_five_corners_and_broken_arrays_are_left_to_blender():
     positions = np.zeros((6, 3), dtype=np.float32)
-    assert split_faces(*mesh_arrays([(0, 1, 2, 3, 4)]), positions) is None
+    pentagon = mesh_arrays([(0, 1, 2, 3, 4)])
+    assert split_faces(*pentagon, positions) is None
+    assert not splits_faces(pentagon[0], len(pentagon[1]))
     triangle_faces, corner_vertices = mesh_arrays([(0, 1, 2), (2, 3, 4, 5)])
-    assert split_faces(triangle_faces[::-1], corner_vertices, positions) is None
-    assert split_faces(triangle_faces, corner_vertices[:-1], positions) is None
-    assert split_faces(triangle_faces + 1, corner_vertices, positions) is None
+    assert splits_faces(triangle_faces, len(corner_vertices))
+    for faces, corners in (
+        (triangle_faces[::-1], corner_vertices),
+        (triangle_faces, corner_vertices[:-1]),
+        (triangle_faces + 1, corner_vertices),
+    ):
+        assert not splits_faces(faces, len(corners))
+        assert split_faces(faces, corners, positions) is None
+    assert splits_faces(np.zeros(0, np.int32), 0)
+    assert not splits_faces(np.zeros(0, np.int32), 3)
     empty = split_faces(np.zeros(0, np.int32), np.zeros(0, np.int32), positions)
     assert empty.shape == (0, 3)
+
+
+def test_float64_positions_holding_float32_values_split_alike():
+    """The add-on keeps the vertices as float64 and splits from them later."""
+    rough = np.random.default_rng(3).normal(size=(400, 4, 3)).astype(np.float32)
+    faces = [tuple(range(4 * k, 4 * k + 4)) for k in range(400)]
+    stored = split_faces(*mesh_arrays(faces), rough.reshape(-1, 3))
+    widened = split_faces(*mesh_arrays(faces), rough.reshape(-1, 3).astype(np.float64))
+    np.testing.assert_array_equal(stored, widened)
