@@ -640,3 +640,69 @@ def test_distinct_rows_group_as_numpy_unique(rows):
     )
     np.testing.assert_array_equal(first, expected_first)
     np.testing.assert_array_equal(group, expected_group.reshape(-1))
+
+
+def _length_of_normals(triangles: np.ndarray) -> np.ndarray:
+    """Twice the area of each triangle (k, 3, 3)."""
+    return np.linalg.norm(
+        np.cross(triangles[:, 1] - triangles[:, 0], triangles[:, 2] - triangles[:, 0]), axis=1
+    )
+
+
+def random_triangle_pairs(rng: np.random.Generator, count: int) -> tuple[np.ndarray, np.ndarray]:
+    """Triangle pairs (count, 3, 3) each: random ones, slivers (a corner near the
+    opposite edge, down to float rounding), halves of one face split along a diagonal,
+    and pairs far from the origin."""
+    first = rng.normal(size=(count, 3, 3))
+    second = first + rng.normal(size=(count, 3, 3)) * rng.choice([0.1, 1.0, 3.0], (count, 1, 1))
+    sliver = rng.random(count) < 0.3
+    along = rng.uniform(0.0, 1.0, int(sliver.sum()))[:, None]
+    thickness = rng.choice([0.0, 1e-15, 1e-9, 1e-4], (int(sliver.sum()), 1))
+    first[sliver, 2] = (
+        first[sliver, 0] + along * (first[sliver, 1] - first[sliver, 0])
+    ) + thickness * rng.normal(size=(int(sliver.sum()), 3))
+    split = rng.random(count) < 0.3
+    corners = rng.normal(size=(int(split.sum()), 4, 3)) * [10.0, 10.0, 0.0]
+    first[split] = corners[:, [0, 1, 2]]
+    second[split] = corners[:, [0, 2, 3]] + rng.normal(size=(int(split.sum()), 1, 3)) * 0.01
+    far = rng.random(count) < 0.3
+    offset = rng.uniform(-1e3, 1e3, (int(far.sum()), 1, 3))
+    first[far] += offset
+    second[far] += offset
+    return first, second
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_the_gap_beyond_an_edge_is_a_lower_bound_of_the_distance(seed):
+    """`_beyond_edges` never exceeds the triangles' distance by more than the
+    coordinates' rounding, slivers included: not the distance of their nearest corners
+    and edges (`_triangle_distance`, which points on both realise), and not 0 where two
+    triangles of some area cross (a sliver's plane is rounding: the plane tests may
+    call a sliver 4 cm away crossing)."""
+    rng = np.random.default_rng(seed)
+    first, second = random_triangle_pairs(rng, 400)
+    distance, _, _ = mesh_module._triangle_distance(first, second)
+    areas = [_length_of_normals(triangles) for triangles in (first, second)]
+    crossing = mesh_module._plane_tests(first, second).crossing
+    distance[crossing & (areas[0] > 1e-6) & (areas[1] > 1e-6)] = 0.0
+    rounding = 1e-12 * np.maximum(1.0, np.abs(np.concatenate((first, second), axis=1)).max((1, 2)))
+    for bound in (
+        mesh_module._beyond_edges(first, second),
+        mesh_module._beyond_edges(second, first),
+    ):
+        assert not (bound > distance + rounding).any()
+
+
+def test_a_small_triangle_over_the_far_half_of_a_split_face_is_beyond_its_diagonal():
+    """A 10 m square face split along its diagonal, and a small triangle 2 cm above the
+    middle of the second half: the first half's bounds are the whole square, but along
+    the diagonal's normal the small triangle lies 2.8 m beyond it."""
+    face = np.array([[0.0, 0.0, 0.0], [10.0, 0.0, 0.0], [10.0, 10.0, 0.0], [0.0, 10.0, 0.0]])
+    half = face[[0, 1, 2]]
+    small = np.array([[2.0, 6.0, 0.02], [3.0, 6.0, 0.02], [2.0, 7.0, 0.02]])
+    beyond = mesh_module._beyond_edges(half[None], small[None])[0]
+    distance, _, _ = mesh_module._triangle_distance(half[None], small[None])
+    assert beyond == pytest.approx((6.0 - 3.0) / np.sqrt(2.0))
+    assert beyond <= distance[0]
+    assert np.isnan(mesh_module._beyond_edges(np.zeros((1, 3, 3)), small[None])[0])
