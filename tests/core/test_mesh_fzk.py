@@ -122,27 +122,35 @@ def test_the_house_turned_on_its_site_clashes_as_it_stands(fzk, degrees):
         assert turned[clash_set] == ours[clash_set], clash_set
 
 
-def test_touching_elements_settled_by_a_few_candidates_decide_as_by_all(monkeypatch):
-    """Touching elements have hundreds of candidate triangle pairs, most within the
-    contact epsilon: `mesh_contacts` measures a few of each pair's first and stops where
-    they put the surfaces within it. Against measuring every candidate: the same
-    relations, the same distances above the epsilon, within it at most the epsilon with
-    witnesses that realise it, and fewer triangle pairs measured."""
+def contacts_before_and_after(monkeypatch, change) -> tuple:
+    """`mesh_contacts` of the house's candidates and the number of triangle pairs it
+    measured exactly, then the same after `change(monkeypatch)`: (contacts, measured,
+    contacts after, measured after)."""
     meshes, pairs, grow, _ = fzk_candidates()
     matrices = np.tile(np.eye(4), (len(meshes), 1, 1))
     measure = mesh_module._triangle_distance
-    measured = []
+    measured: list[int] = []
 
     def counted(first, second):
         measured.append(len(first))
         return measure(first, second)
 
     monkeypatch.setattr(mesh_module, "_triangle_distance", counted)
-    probed = mesh_contacts(meshes, matrices, pairs, grow)
-    probed_rows = sum(measured)
+    results = [mesh_contacts(meshes, matrices, pairs, grow), sum(measured)]
+    change(monkeypatch)
     measured.clear()
-    monkeypatch.setattr(mesh_module, "_CONTACT_PROBES", 1 << 40)
-    every = mesh_contacts(meshes, matrices, pairs, grow)
+    return (*results, mesh_contacts(meshes, matrices, pairs, grow), sum(measured))
+
+
+def test_touching_elements_settled_by_a_few_candidates_decide_as_by_all(monkeypatch):
+    """Touching elements have hundreds of candidate triangle pairs, most within the
+    contact epsilon: `mesh_contacts` measures a few of each pair's first and stops where
+    they put the surfaces within it. Against measuring every candidate: the same
+    relations, the same distances above the epsilon, within it at most the epsilon with
+    witnesses that realise it, and fewer triangle pairs measured."""
+    probed, probed_rows, every, every_rows = contacts_before_and_after(
+        monkeypatch, lambda patch: patch.setattr(mesh_module, "_CONTACT_PROBES", 1 << 40)
+    )
     within = np.abs(every.distance) <= contact_epsilon(np.nan_to_num(every.point_i))
     assert within.sum() > 100  # the house's touching elements
     np.testing.assert_array_equal(probed.relation, every.relation)
@@ -152,7 +160,7 @@ def test_touching_elements_settled_by_a_few_candidates_decide_as_by_all(monkeypa
     apart = np.isfinite(probed.distance) & (probed.distance > 0)
     gaps = np.linalg.norm(probed.point_i[apart] - probed.point_j[apart], axis=1)
     np.testing.assert_allclose(gaps, probed.distance[apart], rtol=1e-9, atol=1e-12)
-    assert probed_rows < 0.75 * sum(measured)
+    assert probed_rows < 0.75 * every_rows
 
 
 def test_candidates_beyond_an_edge_of_a_split_face_are_not_measured(monkeypatch):
@@ -161,23 +169,12 @@ def test_candidates_beyond_an_edge_of_a_split_face_are_not_measured(monkeypatch)
     half too. Against measuring those (`_beyond_edges` giving no bound): the same
     contacts bit for bit, and far fewer triangle pairs measured (most of them were over
     a metre apart)."""
-    meshes, pairs, grow, _ = fzk_candidates()
-    matrices = np.tile(np.eye(4), (len(meshes), 1, 1))
-    measure = mesh_module._triangle_distance
-    measured = []
-
-    def counted(first, second):
-        measured.append(len(first))
-        return measure(first, second)
-
-    monkeypatch.setattr(mesh_module, "_triangle_distance", counted)
-    pruned = mesh_contacts(meshes, matrices, pairs, grow)
-    pruned_rows = sum(measured)
-    measured.clear()
-    monkeypatch.setattr(
-        mesh_module, "_beyond_edges", lambda first, second: np.full(len(first), np.nan)
+    pruned, pruned_rows, every, every_rows = contacts_before_and_after(
+        monkeypatch,
+        lambda patch: patch.setattr(
+            mesh_module, "_beyond_edges", lambda first, second: np.full(len(first), np.nan)
+        ),
     )
-    every = mesh_contacts(meshes, matrices, pairs, grow)
     for field in ("distance", "point_i", "point_j", "relation", "open_pair"):
         np.testing.assert_array_equal(getattr(pruned, field), getattr(every, field))
-    assert pruned_rows < 0.25 * sum(measured)
+    assert pruned_rows < 0.25 * every_rows
