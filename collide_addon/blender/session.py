@@ -98,10 +98,10 @@ class Session:
     # Whether the last check's tint waits for the frames to stop (drawn by the overlay
     # meanwhile) rather than being in the objects' colours.
     tint_waiting: bool = False
-    # The row of each object's own proxy (by as_pointer()) in `own_rows_of`, the
-    # proxies it was listed from, for the panel's looseness.
+    # The row of each object's own proxy (by as_pointer()) among `own_rows_of`, the
+    # proxies' owners it was listed from, for the panel's looseness.
     own_rows: dict[int, int] = field(default_factory=dict)
-    own_rows_of: Proxies | None = None
+    own_rows_of: list | None = None
 
 
 _sessions: dict[int, Session] = {}
@@ -362,13 +362,15 @@ def looseness_of(scene, obj) -> float | None:
     if session is None or session.proxies is None:
         return None
     proxies = session.proxies
-    if session.own_rows_of is not proxies:
+    # Reads that keep who takes part hand over the same list of owners: the rows are
+    # listed again only when it changes, not on every frame of live playback.
+    if session.own_rows_of is not proxies.objects:
         session.own_rows = {
             owner.as_pointer(): row
             for row, owner in reversed(list(enumerate(proxies.objects)))
             if not proxies.instances[row]
         }
-        session.own_rows_of = proxies
+        session.own_rows_of = proxies.objects
     row = session.own_rows.get(obj.as_pointer())
     if row is None:
         return None
