@@ -1808,30 +1808,38 @@ def _convex_depths(world: _World, points, target) -> tuple[np.ndarray, np.ndarra
     point is inside and <= 0 where it is not (k,), and the point's foot on the nearest
     plane, its closest point on the surface when inside (k, 3). Ties go to the mesh's
     earlier triangle."""
-    point, triangle = expand_runs(world.triangle_start[target], world.triangle_count[target])
+    # Each face's plane once, not once per point measured against it.
+    meshes, mesh_of_point = np.unique(target, return_inverse=True)
+    owner, triangle = expand_runs(world.triangle_start[meshes], world.triangle_count[meshes])
     corners = world.corners[triangle]
     normals = cross_rows(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
     # Inwards: towards the mesh's vertex centroid, strictly inside a convex mesh with a
     # volume (a mirroring matrix turns the triangles' winding over).
-    meshes = np.unique(target)
-    owner, vertex = expand_runs(world.vertex_start[meshes], world.vertex_count[meshes])
+    vertex_owner, vertex = expand_runs(world.vertex_start[meshes], world.vertex_count[meshes])
     centroids = (
         np.stack(
-            [np.bincount(owner, world.vertices[vertex, axis], len(meshes)) for axis in range(3)], 1
+            [
+                np.bincount(vertex_owner, world.vertices[vertex, axis], len(meshes))
+                for axis in range(3)
+            ],
+            1,
         )
         / world.vertex_count[meshes, None]
     )
-    inwards = centroids[np.searchsorted(meshes, target)][point] - corners[:, 0]
+    inwards = centroids[owner] - corners[:, 0]
     normals *= np.where(_dot(normals, inwards) < 0, -1.0, 1.0)[:, None]
     normals /= _length(normals)[:, None]
-    heights = _dot(normals, points[point] - corners[:, 0])
+    # Row r measures point `point[r]` against face `face[r]` (a row of `normals`).
+    first_face = np.concatenate(([0], np.cumsum(world.triangle_count[meshes])[:-1]))
+    point, face = expand_runs(first_face[mesh_of_point], world.triangle_count[target])
+    heights = _dot(normals[face], points[point] - corners[face, 0])
     depth = np.full(len(points), np.inf)
     np.minimum.at(depth, point, heights)
     nearest = np.flatnonzero(heights == depth[point])
     _, first = np.unique(point[nearest], return_index=True)
-    face = np.zeros(len(points), dtype=np.int64)
-    face[point[nearest[first]]] = nearest[first]
-    return depth, points - depth[:, None] * normals[face]
+    foot_face = np.zeros(len(points), dtype=np.int64)
+    foot_face[point[nearest[first]]] = face[nearest[first]]
+    return depth, points - depth[:, None] * normals[foot_face]
 
 
 def _outside_parts(world: _World, pair, points, target, part, apart) -> np.ndarray:
