@@ -169,10 +169,12 @@ _SMOOTH_COSINE = 0.5
 _TRIANGLES_PER_WORKER = 32_768
 # Meshes of up to this many triangles are tested for convexity when prepared; larger ones
 # count as not convex. A point's depth from the planes costs a row per face, and beyond
-# a few dozen faces the rays and depth searches cost less: with Blender's 224-triangle
-# UV sphere counted convex, bench_live_mesh's 200-object update took 29-35 ms against
-# 24-25 ms (boxes and 60-triangle cylinders are convex either way).
-_CONVEX_TEST_TRIANGLES = 64
+# a few hundred faces the rays and depth searches cost less. With each face's normal
+# made once (`_convex_depths`), Blender's 224-triangle UV sphere counted convex makes
+# bench_live_mesh's frames faster (handler 13.4 ms against 16.0-16.4 ms at 200 objects,
+# 34.6-38.0 ms against 39.7-42.7 ms at 1,000); when a face's normal was made per point,
+# 64 was the better limit.
+_CONVEX_TEST_TRIANGLES = 256
 # A vertex within this fraction of the largest |coordinate| outside a triangle's plane
 # still leaves the mesh convex: float32 rounding puts a flat face's fourth corner off
 # the plane of its first three (1.004e-7 on Blender's 16 x 8 UV sphere of radius 0.5).

@@ -202,8 +202,9 @@ def test_boxes_and_coarse_spheres_are_convex_and_rings_open_shells_and_l_shapes_
         "sphere": sphere,
         "sphere, float32": (sphere[0].astype(np.float32).astype(np.float64), sphere[1]),
         "ring": torus(1.0, 0.3, 6, 4),
-        # 224 triangles: more than are tested, left to the rays.
-        "fine sphere": uv_sphere(0.5, 8, 16),
+        "fine sphere": uv_sphere(0.5, 8, 16),  # 224 triangles
+        # 960 triangles: more than are tested, left to the rays.
+        "finer sphere": uv_sphere(0.5, 16, 32),
         "open box": open_box,
         "two boxes": l_shape,
         "flat": flat,
@@ -216,7 +217,8 @@ def test_boxes_and_coarse_spheres_are_convex_and_rings_open_shells_and_l_shapes_
         "sphere": True,
         "sphere, float32": True,
         "ring": False,
-        "fine sphere": False,
+        "fine sphere": True,
+        "finer sphere": False,
         "open box": False,
         "two boxes": False,
         "flat": False,
