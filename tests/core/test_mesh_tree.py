@@ -7,6 +7,7 @@ decides whether a part apart from the other surface lies inside it."""
 from __future__ import annotations
 
 import dataclasses
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -254,6 +255,65 @@ def test_depths_in_convex_meshes_from_their_face_planes_are_those_the_rays_find(
     np.testing.assert_array_equal(planes.relation, rays.relation)
     scale = max(1.0, float(np.abs(matrices[:, :3, 3]).max()))
     np.testing.assert_allclose(planes.distance, rays.distance, rtol=1e-9, atol=1e-12 * scale)
+
+
+def convex_contacts(meshes, matrices, pairs, every: bool):
+    """`mesh_contacts` at 0.05 and the number of points whose depths in convex meshes it
+    measured; with `every`, `_offer_convex_depths` given no bounds (every point)."""
+    offer, measure = mesh_module._offer_convex_depths, mesh_module._convex_depths
+    measured = []
+
+    def counted(world, points, target):
+        measured.append(len(points))
+        return measure(world, points, target)
+
+    def unbounded(world, deepest, pair, points, target, upper):
+        offer(world, deepest, pair, points, target, np.full(len(points), np.inf))
+
+    with (
+        mock.patch.object(mesh_module, "_convex_depths", counted),
+        mock.patch.object(mesh_module, "_offer_convex_depths", unbounded if every else offer),
+    ):
+        contacts = mesh_contacts(meshes, matrices, pairs, 0.05)
+    return contacts, sum(measured)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_points_whose_room_cannot_beat_the_depth_found_change_nothing(seed):
+    """`_offer_convex_depths` measures a convex pair's points deepest bound first and
+    leaves out those whose bound (the room to the mesh's bounds) falls below the depth
+    found: the same contacts bit for bit as measuring every point (deep crossings of
+    turned and sheared spheres and boxes)."""
+    rng = np.random.default_rng(seed)
+    convex = [
+        uv_sphere(rng.uniform(0.3, 1.5), rng.integers(3, 9), rng.integers(3, 17)),
+        box_mesh(-rng.uniform(0.1, 1.0, 3), rng.uniform(0.1, 1.0, 3)),
+    ]
+    meshes = [prepare_mesh(*convex[k % 2]) for k in range(8)]
+    matrices = np.array([sheared_matrix(rng) for _ in meshes])
+    matrices[:, :3, 3] = rng.normal(scale=0.5, size=(len(meshes), 3))
+    pairs = np.array([(i, j) for i in range(len(meshes)) for j in range(i + 1, len(meshes))])
+    pruned, _ = convex_contacts(meshes, matrices, pairs, every=False)
+    every, _ = convex_contacts(meshes, matrices, pairs, every=True)
+    for field in ("distance", "point_i", "point_j", "relation"):
+        np.testing.assert_array_equal(getattr(pruned, field), getattr(every, field))
+    assert (every.distance < 0).any()
+
+
+def test_a_spheres_points_near_its_partners_bounds_are_not_measured():
+    """Two 224-triangle spheres of radius 1, 1.2 apart: of the points of each inside the
+    other, those near the other's bounds cannot be as deep as the deepest, and are left
+    out; the same depth."""
+    sphere = prepare_mesh(*uv_sphere(1.0, 8, 16))
+    assert sphere.convex
+    matrices = np.tile(np.eye(4), (2, 1, 1))
+    matrices[1, 0, 3] = 1.2
+    pairs = np.array([[0, 1]])
+    pruned, pruned_points = convex_contacts([sphere, sphere], matrices, pairs, every=False)
+    every, every_points = convex_contacts([sphere, sphere], matrices, pairs, every=True)
+    assert pruned.distance[0] == every.distance[0] < -0.7
+    assert pruned_points < 0.5 * every_points
 
 
 @pytest.mark.parametrize("mirrored", [False, True])
