@@ -8,8 +8,16 @@ that the core runs without Blender.
 from . import draw, handlers, operators, props, tint, ui
 from .clash_test_props import scene_clash_tests
 from .report_run import ClashRunError, run_clash_report
+from .session import looseness_of
 
-__all__ = ["ClashRunError", "register", "run_clash_report", "scene_clash_tests", "unregister"]
+__all__ = [
+    "ClashRunError",
+    "looseness_of",
+    "register",
+    "run_clash_report",
+    "scene_clash_tests",
+    "unregister",
+]
 
 # Registration order; unregistered in reverse. Properties first (the others use them);
 # tint last, so that unregistering restores colours before anything else goes.

@@ -70,6 +70,8 @@ def test_the_panel_measures_the_active_objects_looseness(addon):
     object's looseness when it shows it. Unknown before a check, for an object not
     taking part and once its geometry changed; 0 for a mesh enclosing no volume."""
     session = blender_module(addon, "session")
+    # The function scripts use: `collide_addon.blender.looseness_of`.
+    assert sys.modules[f"{addon.__name__}.blender"].looseness_of is session.looseness_of
     scene = bpy.context.scene
     cube = scenes.add_object("Cube", scenes.mesh("cube"))
     sheet_data = bpy.data.meshes.new("Sheet")
