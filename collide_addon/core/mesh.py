@@ -96,8 +96,10 @@ cell and tests the triangles listed there whose bounds hold it, and points on on
 share them (a wall's corners above each other); where the two surfaces are apart, one
 ray per connected part of the mesh (`TriangleMesh.vertex_parts`) decides for the whole
 part, which cannot cross the other surface; a point in a convex mesh
-(`TriangleMesh.convex`: boxes, wedges, prisms) needs neither ray nor search, its depth
-being its least height below the mesh's face planes; a point's depth search (boxes of
+(`TriangleMesh.convex`: boxes, wedges, prisms, a UV sphere) needs neither ray nor
+search, its depth being its least height below the mesh's face planes, and a pair's
+points are measured there deepest room first until the rest cannot be deeper; a point's
+depth search (boxes of
 growing radius down the same tree) is bounded by its ray's first crossing and skipped
 when that bound cannot beat the depth already found, and it stops as soon as a triangle
 within that depth turns up. What stays: touching elements whose faces lie on each other
@@ -218,7 +220,7 @@ class TriangleMesh:
     vertex_parts: (v,) int64, the connected part of each vertex (after welding): the
         least welded vertex index in it
     convex: closed, with a volume, and no vertex outside the plane of any triangle (to
-        within `_CONVEX_ROUNDING`): a box, a wedge, a prism; tested on meshes of up to
+        within `_CONVEX_ROUNDING`): a box, a wedge, a prism, a UV sphere; tested on meshes of up to
         `_CONVEX_TEST_TRIANGLES` triangles only, larger ones are not convex here
     face_frame: (3, 3) float64, orthonormal axes (columns) in local coordinates along
         the mesh's own faces (`_face_frame`): a wall's, slab's or beam's box axes however
