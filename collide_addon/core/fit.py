@@ -694,20 +694,16 @@ def _minimal_ball_centres(
     axis), which then needs a round or two instead of several.
     """
     count, _, dimensions = candidates.shape
-    rows = np.arange(count)[:, None]
+    active = np.arange(count)
     if starts is None:
         through = np.zeros((count, dimensions + 1), dtype=np.int64)
         centres = candidates[:, 0].copy()
         radius_squared = np.zeros(count)
     else:
         # The ball through the start points alone: theirs among d + 2 with one repeated.
-        few = np.concatenate((starts, starts[:, :1]), axis=1)
-        centres, subset = _smallest_balls_of_few(candidates[rows, few])
-        through = few[rows, subset]
-        radius_squared = _sum_coordinates((candidates[rows, through] - centres[:, None]) ** 2).max(
-            axis=1
+        centres, through, radius_squared = _smallest_ball_of(
+            candidates, active, np.concatenate((starts, starts[:, :1]), axis=1)
         )
-    active = np.arange(count)
     for _ in range(_BALL_ROUNDS):
         distances = _sum_coordinates((candidates[active] - centres[active, None]) ** 2)
         farthest = distances.argmax(axis=1)
@@ -717,13 +713,23 @@ def _minimal_ball_centres(
         active, farthest = active[outside], farthest[outside]
         if not len(active):
             break
-        few = np.concatenate((through[active], farthest[:, None]), axis=1)
-        centres[active], subset = _smallest_balls_of_few(candidates[active[:, None], few])
-        through[active] = few[np.arange(len(active))[:, None], subset]
-        radius_squared[active] = _sum_coordinates(
-            (candidates[active[:, None], through[active]] - centres[active, None]) ** 2
-        ).max(axis=1)
+        centres[active], through[active], radius_squared[active] = _smallest_ball_of(
+            candidates, active, np.concatenate((through[active], farthest[:, None]), axis=1)
+        )
     return centres, through
+
+
+def _smallest_ball_of(
+    candidates: np.ndarray, sets: np.ndarray, few: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The smallest ball (`_smallest_balls_of_few`) around the candidates `few` (k, d + 2)
+    indices of each of the point sets `sets` (k,) of `candidates` (s, m, d): its centre
+    (k, d), the d + 1 indices it is through (k, d + 1) and its squared radius (k,)."""
+    rows = sets[:, None]
+    centres, subset = _smallest_balls_of_few(candidates[rows, few])
+    through = few[np.arange(len(sets))[:, None], subset]
+    radius_squared = _sum_coordinates((candidates[rows, through] - centres[:, None]) ** 2)
+    return centres, through, radius_squared.max(axis=1)
 
 
 def _fit_spheres(group: _Group) -> list[ProxyFit]:
@@ -865,7 +871,7 @@ def _volume(fit: ProxyFit) -> float:
 
 def _capsule_volumes(
     candidates: np.ndarray, axes: np.ndarray, starts: np.ndarray | None = None
-) -> tuple[np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Volumes (k,) of the capsules along each of `axes` (k, 3) around its `candidates`
     (k, m, 3), as `_capsules_along` makes them (minimal circle, shortest segment); lower
     bounds (k,) on the volume of any capsule along the axis around any points that
