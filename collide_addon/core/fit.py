@@ -25,6 +25,7 @@ import numpy as np
 
 from .columns import reduce_short_axis
 from .constants import COPY_TOLERANCE, CUBE_CORNER_SIGNS, KIND_BOX, KIND_CAPSULE, KIND_SPHERE
+from .grid import ranks_in_runs
 from .shapes import ShapeBatch, frames_from_axes
 from .threads import map_in_threads, worker_count
 
@@ -294,8 +295,7 @@ def _first_of_each(owners: np.ndarray, volumes: np.ndarray, count: int) -> np.nd
     """Rows (r,) of the `count` smallest `volumes` (s,) of each owner in `owners` (s,)
     (ascending), ties to the earlier row; grouped by owner, ascending."""
     order = np.lexsort((volumes, owners))
-    starts = np.searchsorted(owners[order], owners[order], side="left")
-    return order[np.arange(len(order)) - starts < count]
+    return order[ranks_in_runs(owners[order]) < count]
 
 
 def _box_from_rotation(points: np.ndarray, rotation: np.ndarray) -> ProxyFit:
@@ -406,7 +406,7 @@ def _best_face_frames(
     owners = np.repeat(sets, 3)
     best = _first_of_each(owners, volumes, _REFINED_STARTS)
     face_rows, side = np.divmod(best, 3)
-    rank = np.arange(len(best)) - np.searchsorted(owners[best], owners[best])
+    rank = ranks_in_runs(owners[best])
     frames = np.array(np.broadcast_to(fallback[:, None], (len(corners), _REFINED_STARTS, 3, 3)))
     frames[owners[best], rank] = np.stack(
         (edges[face_rows, side], crosses[face_rows, side], normals[face_rows]), axis=2

@@ -209,6 +209,12 @@ def expand_runs(starts: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np
     return run, position
 
 
+def ranks_in_runs(keys: np.ndarray) -> np.ndarray:
+    """Each entry's place (k,) int64 in its run of equal `keys` (k,), which are sorted:
+    0 for a run's first, 1 for its second, and so on."""
+    return np.arange(len(keys)) - np.searchsorted(keys, keys)
+
+
 def _pairs_sharing_cells(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Every pair of positions in sorted `keys` holding the same key: (first, second)."""
     count = len(keys)

@@ -119,7 +119,7 @@ from .columns import concatenate_fields, cross_rows, reduce_short_axis
 from .constants import COPY_TOLERANCE
 from .contact import CONTACT_RELATIVE, contact_epsilon
 from .fit import translated_copies
-from .grid import expand_runs
+from .grid import expand_runs, ranks_in_runs
 from .threads import map_in_threads, worker_count
 
 APART = 0
@@ -1554,7 +1554,7 @@ def _triangle_stage(world: _World, slots: np.ndarray, grow: float):
     # surfaces these leave apart: where they touch, every distance within the contact
     # epsilon decides alike, and most candidates of touching elements lie within it.
     rest = rest[np.lexsort((lower[rest], pair[rest]))]
-    rank = np.arange(len(rest)) - np.searchsorted(pair[rest], pair[rest])
+    rank = ranks_in_runs(pair[rest])
     _offer_beyond_edges(world, nearest, pair, first, second, rest[rank < _CONTACT_PROBES], grow)
     rest, rank = rest[rank >= _CONTACT_PROBES], rank[rank >= _CONTACT_PROBES]
     limit = _CONTACT_PROBES
@@ -1864,7 +1864,7 @@ def _offer_convex_depths(world: _World, deepest: _Best, pair, points, target, up
     todo = np.lexsort((-upper, pair))
     batch = _FIRST_DEPTH_BATCH
     while len(todo):
-        rank = np.arange(len(todo)) - np.searchsorted(pair[todo], pair[todo])
+        rank = ranks_in_runs(pair[todo])
         now, todo = todo[rank < batch], todo[rank >= batch]
         depth[now], foot[now] = _convex_depths(world, points[now], target[now])
         measured[now] = True
@@ -1935,7 +1935,7 @@ def _inside_stage(world: _World, inner: np.ndarray, outer: np.ndarray, known, ap
     todo = np.flatnonzero(inside)[order]
     batch = _FIRST_DEPTH_BATCH
     while len(todo):
-        rank = np.arange(len(todo)) - np.searchsorted(pair[todo], pair[todo])
+        rank = ranks_in_runs(pair[todo])
         now, todo = todo[rank < batch], todo[rank >= batch]
         # A point whose distance cannot beat the depth found already needs no exact one.
         best = np.maximum(known, -deepest.value)

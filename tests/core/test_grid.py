@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from collide_addon.core.grid import overlapping_among, overlapping_bounds
+from collide_addon.core.grid import overlapping_among, overlapping_bounds, ranks_in_runs
 
 
 def brute_force_bounds(lo: np.ndarray, hi: np.ndarray) -> set[tuple[int, int]]:
@@ -39,3 +39,11 @@ def test_overlapping_among_keeps_the_given_pairs_whose_boxes_overlap_in_order():
         overlapping_among(lo, hi, pairs), [[3, 0], [0, 1], [2, 1], [1, 3]]
     )
     assert overlapping_among(lo, hi, np.zeros((0, 2), np.int64)).shape == (0, 2)
+
+
+@given(st.lists(st.integers(0, 5), max_size=40))
+@settings(max_examples=60, deadline=None)
+def test_ranks_in_runs_count_from_each_runs_start(values):
+    keys = np.sort(np.array(values, dtype=np.int64))
+    expected = [sum(1 for earlier in keys[:k] if earlier == key) for k, key in enumerate(keys)]
+    np.testing.assert_array_equal(ranks_in_runs(keys), expected)
