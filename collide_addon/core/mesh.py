@@ -1846,10 +1846,12 @@ def _convex_depths(world: _World, points, target) -> tuple[np.ndarray, np.ndarra
     return depth, points - depth[:, None] * normals[foot_face]
 
 
-def _offer_convex_depths(world: _World, deepest: _Best, pair, points, target, upper) -> None:
+def _offer_convex_depths(
+    world: _World, deepest: _Best, pair, points, target, upper, epsilon
+) -> None:
     """Offer `deepest` the depths (`_convex_depths`) of points (k, 3) of pairs `pair` (k,)
-    strictly inside convex world meshes `target` (k,), given upper bounds (k,) of those
-    depths.
+    strictly inside convex world meshes `target` (k,) (deeper than their contact
+    `epsilon` (k,)), given upper bounds (k,) of those depths.
 
     Only a pair's deepest point is kept, the first of equals, so the points are measured
     deepest bound first, a few of each pair, then only those whose bound does not fall
@@ -1868,12 +1870,12 @@ def _offer_convex_depths(world: _World, deepest: _Best, pair, points, target, up
         now, todo = todo[rank < batch], todo[rank >= batch]
         depth[now], foot[now] = _convex_depths(world, points[now], target[now])
         measured[now] = True
-        strictly = now[depth[now] > contact_epsilon(points[now])]
+        strictly = now[depth[now] > epsilon[now]]
         np.maximum.at(found, pair[strictly], depth[strictly])
         todo = todo[upper[todo] >= found[pair[todo]]]
         batch *= 8
     strictly = np.flatnonzero(measured)
-    strictly = strictly[depth[strictly] > contact_epsilon(points[strictly])]
+    strictly = strictly[depth[strictly] > epsilon[strictly]]
     deepest.offer(pair[strictly], -depth[strictly], points[strictly], foot[strictly])
 
 
@@ -1918,19 +1920,22 @@ def _inside_stage(world: _World, inner: np.ndarray, outer: np.ndarray, known, ap
     room = reduce_short_axis(
         np.minimum, np.minimum(points - world.mesh_lo[target], world.mesh_hi[target] - points)
     )
-    keep = np.flatnonzero(room > contact_epsilon(points))
+    epsilon = contact_epsilon(points)
+    keep = np.flatnonzero(room > epsilon)
     keep = keep[_in_local_bounds(world, points[keep], target[keep])]
     # In a convex mesh a point's depth is its least height below the faces' planes: no
     # ray and no search.
     convex = keep[world.convex[target[keep]]]
-    _offer_convex_depths(world, deepest, pair[convex], points[convex], target[convex], room[convex])
+    _offer_convex_depths(
+        world, deepest, pair[convex], points[convex], target[convex], room[convex], epsilon[convex]
+    )
     keep = keep[~world.convex[target[keep]]]
     keep = keep[~_outside_parts(world, pair[keep], points[keep], target[keep], part[keep], apart)]
-    pair, points, target = pair[keep], points[keep], target[keep]
+    pair, points, target, epsilon = pair[keep], points[keep], target[keep], epsilon[keep]
     inside, upper = _parity_inside(world, points, target)
     # A point whose line meets the surface within eps of it is no deeper than that: not
     # strictly inside, whatever its parity (a point on the other's face gets either).
-    inside &= upper > contact_epsilon(points)
+    inside &= upper > epsilon
     order = np.lexsort((-upper[inside], pair[inside]))
     todo = np.flatnonzero(inside)[order]
     batch = _FIRST_DEPTH_BATCH
@@ -1942,7 +1947,7 @@ def _inside_stage(world: _World, inner: np.ndarray, outer: np.ndarray, known, ap
         nearest, exact = _nearest_on_meshes(
             world, points[now], target[now], upper[now], best[pair[now]]
         )
-        strictly = exact & (nearest.value > contact_epsilon(points[now]))
+        strictly = exact & (nearest.value > epsilon[now])
         deepest.offer(
             pair[now][strictly],
             -nearest.value[strictly],

@@ -267,8 +267,8 @@ def convex_contacts(meshes, matrices, pairs, every: bool):
         measured.append(len(points))
         return measure(world, points, target)
 
-    def unbounded(world, deepest, pair, points, target, upper):
-        offer(world, deepest, pair, points, target, np.full(len(points), np.inf))
+    def unbounded(world, deepest, pair, points, target, upper, epsilon):
+        offer(world, deepest, pair, points, target, np.full(len(points), np.inf), epsilon)
 
     with (
         mock.patch.object(mesh_module, "_convex_depths", counted),
