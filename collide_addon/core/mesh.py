@@ -1018,6 +1018,11 @@ class _Forest:
     lo, hi: (N, 3) node bounds in the world (+inf, -inf for a mesh without triangles)
     first, count: (N,) each node's run of `triangles`
     child: (N,) a node's first child (the second follows it), -1 for a leaf
+    leaf: (N,) a leaf's row in the three arrays below, -1 for an inner node
+    leaf_triangles: (L, w) each leaf's world triangles in tree order, -1 past its count
+        (w, the most any leaf holds)
+    leaf_lo, leaf_hi: (L, w, 3) their bounds, +inf and -inf past the leaf's count, so
+        that they meet no box
     """
 
     triangles: np.ndarray
@@ -1027,6 +1032,10 @@ class _Forest:
     first: np.ndarray
     count: np.ndarray
     child: np.ndarray
+    leaf: np.ndarray
+    leaf_triangles: np.ndarray
+    leaf_lo: np.ndarray
+    leaf_hi: np.ndarray
 
 
 def _forest(posed: Sequence[TriangleMesh], triangle_start, lo, hi) -> _Forest:
@@ -1050,18 +1059,43 @@ def _forest(posed: Sequence[TriangleMesh], triangle_start, lo, hi) -> _Forest:
     count = (((slot + 1) * size) >> level) - start
     height = depth[mesh] - level
     child = np.where(height > 0, 2 * np.arange(len(mesh)) - root[mesh] + 1, -1)
+    # Each leaf's triangles and bounds in a row of their own: a leaf is met against a box
+    # by one gather of its row, not one per triangle.
+    leaves = np.flatnonzero(height == 0)
+    leaf = np.full(len(mesh), -1, dtype=np.int64)
+    leaf[leaves] = np.arange(len(leaves))
+    row, position = expand_runs(first[leaves], count[leaves])
+    column = position - first[leaves][row]
+    width = int(count[leaves].max(initial=0))
+    placed = triangles[position]
+    leaf_triangles = np.full((len(leaves), width), -1, dtype=np.int64)
+    leaf_triangles[row, column] = placed
+    leaf_lo = np.full((len(leaves), width, 3), np.inf)
+    leaf_hi = np.full((len(leaves), width, 3), -np.inf)
+    leaf_lo[row, column] = lo[placed]
+    leaf_hi[row, column] = hi[placed]
     node_lo = np.full((len(mesh), 3), np.inf)
     node_hi = np.full((len(mesh), 3), -np.inf)
-    leaves = np.flatnonzero((height == 0) & (count > 0))
-    if len(leaves):
-        node_lo[leaves] = np.minimum.reduceat(lo[triangles], first[leaves], axis=0)
-        node_hi[leaves] = np.maximum.reduceat(hi[triangles], first[leaves], axis=0)
+    node_lo[leaves] = np.minimum.reduce(leaf_lo, axis=1, initial=np.inf)
+    node_hi[leaves] = np.maximum.reduce(leaf_hi, axis=1, initial=-np.inf)
     for up in range(1, int(depth.max(initial=0)) + 1):
         nodes = np.flatnonzero(height == up)
         left, right = child[nodes], child[nodes] + 1
         node_lo[nodes] = np.minimum(node_lo[left], node_lo[right])
         node_hi[nodes] = np.maximum(node_hi[left], node_hi[right])
-    return _Forest(triangles, root, node_lo, node_hi, first, count, child)
+    return _Forest(
+        triangles,
+        root,
+        node_lo,
+        node_hi,
+        first,
+        count,
+        child,
+        leaf,
+        leaf_triangles,
+        leaf_lo,
+        leaf_hi,
+    )
 
 
 def _starts(counts: np.ndarray) -> np.ndarray:
@@ -1321,7 +1355,8 @@ def _within(points: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
 
 
 def _boxes_overlap(lo_a, hi_a, lo_b, hi_b, grow) -> np.ndarray:
-    """Whether boxes a and b (k, 3) overlap once a is grown by `grow` (scalar): (k,)."""
+    """Whether boxes a and b (k, 3), or of shapes that broadcast, overlap once a is grown
+    by `grow` (scalar): (k,)."""
     return reduce_short_axis(np.logical_and, (lo_a - grow <= hi_b) & (lo_b <= hi_a + grow))
 
 
@@ -1360,7 +1395,8 @@ def _pair_nodes(tree: _Forest, a: np.ndarray, b: np.ndarray):
 def _candidates(world: _World, slots: np.ndarray, grow: float):
     """Candidate triangle pairs of the pairs of world meshes `slots` (m, 2): those whose
     bounds come within `grow` of each other (per axis) and within an upper bound of the
-    pair's distance: (pair (k,), triangle of i (k,), triangle of j (k,)), sorted.
+    pair's distance: (pair (k,), triangle of i (k,), triangle of j (k,), the distance of
+    their bounds (k,)), sorted.
 
     The two meshes' trees are walked together, one level at a time for the node pairs of
     every mesh pair at once. A node pair whose bounds are farther apart than `grow`, or
@@ -1374,38 +1410,40 @@ def _candidates(world: _World, slots: np.ndarray, grow: float):
     a, b = tree.root[slots[:, 0]], tree.root[slots[:, 1]]
     leaves = [(np.zeros(0, dtype=np.int64),) * 3]
     while len(pair):
-        keep = _boxes_overlap(tree.lo[a], tree.hi[a], tree.lo[b], tree.hi[b], grow)
+        lo_a, hi_a, lo_b, hi_b = tree.lo[a], tree.hi[a], tree.lo[b], tree.hi[b]
+        keep = _boxes_overlap(lo_a, hi_a, lo_b, hi_b, grow)
+        gap = _gap(lo_a[keep], hi_a[keep], lo_b[keep], hi_b[keep])
         pair, a, b = pair[keep], a[keep], b[keep]
         vertex_a = world.corners[tree.triangles[tree.first[a]], 0]
         vertex_b = world.corners[tree.triangles[tree.first[b]], 0]
         np.minimum.at(upper, pair, _length(vertex_a - vertex_b))
-        keep = _gap(tree.lo[a], tree.hi[a], tree.lo[b], tree.hi[b]) <= upper[pair] + slack
+        keep = gap <= upper[pair] + slack
         pair, a, b = pair[keep], a[keep], b[keep]
         done = (tree.child[a] < 0) & (tree.child[b] < 0)
         leaves.append((pair[done], a[done], b[done]))
         row, a, b = _pair_nodes(tree, a[~done], b[~done])
         pair = pair[~done][row]
     pair, a, b = (np.concatenate(column) for column in zip(*leaves, strict=True))
-    found = [(np.zeros(0, dtype=np.int64),) * 3]
+    found = [(np.zeros(0, dtype=np.int64),) * 3 + (np.zeros(0),)]
     # Leaf pairs are expanded a group at a time so that the triangle rows stay bounded.
     for part in _chunks(tree.count[a] * tree.count[b], _CHUNK_ROWS * 32):
         rows, first, second = _leaf_triangles(world, pair[part], a[part], b[part], grow)
         lo_a, hi_a = world.lo[first], world.hi[first]
         lo_b, hi_b = world.lo[second], world.hi[second]
-        keep = _boxes_overlap(lo_a, hi_a, lo_b, hi_b, grow)
-        keep[keep] = (
-            _gap(lo_a[keep], hi_a[keep], lo_b[keep], hi_b[keep]) <= upper[rows[keep]] + slack
-        )
+        keep = np.flatnonzero(_boxes_overlap(lo_a, hi_a, lo_b, hi_b, grow))
+        gap = _gap(lo_a[keep], hi_a[keep], lo_b[keep], hi_b[keep])
         rows, first, second = rows[keep], first[keep], second[keep]
+        keep = gap <= upper[rows] + slack
+        rows, first, second, gap = rows[keep], first[keep], second[keep], gap[keep]
         if len(rows) >= _FACE_TEST_ROWS:
             keep = ~_apart_along_faces(world, slots[rows], first, second, grow + slack)
-            rows, first, second = rows[keep], first[keep], second[keep]
-        found.append((rows, first, second))
-    pair, first, second = (np.concatenate(column) for column in zip(*found, strict=True))
+            rows, first, second, gap = rows[keep], first[keep], second[keep], gap[keep]
+        found.append((rows, first, second, gap))
+    pair, first, second, gap = (np.concatenate(column) for column in zip(*found, strict=True))
     # The order of a plain product, so that ties between equal distances are decided
     # the same way whatever the trees.
     order = np.lexsort((second, first, pair))
-    return pair[order], first[order], second[order]
+    return pair[order], first[order], second[order], gap[order]
 
 
 def _apart_along_faces(world: _World, meshes: np.ndarray, first, second, grow: float):
@@ -1430,23 +1468,21 @@ def _apart_along_faces(world: _World, meshes: np.ndarray, first, second, grow: f
     return apart
 
 
-def _near_node(world: _World, leaf: np.ndarray, other: np.ndarray, grow: float):
-    """The triangles of leaves `leaf` (k,) whose bounds come within `grow` of the bounds
-    of nodes `other` (k,): (row (p,) into leaf, triangle (p,)), sorted by row."""
-    tree = world.tree
-    row, position = expand_runs(tree.first[leaf], tree.count[leaf])
-    triangle = tree.triangles[position]
-    keep = _boxes_overlap(
-        world.lo[triangle], world.hi[triangle], tree.lo[other[row]], tree.hi[other[row]], grow
-    )
-    return row[keep], triangle[keep]
+def _near_box(tree: _Forest, leaf: np.ndarray, lo: np.ndarray, hi: np.ndarray, grow: float):
+    """The triangles of leaves `leaf` (k,) whose bounds come within `grow` of boxes lo, hi
+    (k, 3): (row (p,) into leaf, triangle (p,)), sorted by row, then in tree order."""
+    rows = tree.leaf[leaf]
+    near = _boxes_overlap(tree.leaf_lo[rows], tree.leaf_hi[rows], lo[:, None], hi[:, None], grow)
+    row, column = np.nonzero(near)
+    return row, tree.leaf_triangles[rows[row], column]
 
 
 def _leaf_triangles(world: _World, pair, a, b, grow: float):
     """The triangle pairs of leaf pairs a, b (k,) of mesh pairs `pair` (k,), each
     triangle near the other leaf's bounds: (pair (p,), triangle of a (p,), of b (p,))."""
-    row_a, triangle_a = _near_node(world, a, b, grow)
-    row_b, triangle_b = _near_node(world, b, a, grow)
+    tree = world.tree
+    row_a, triangle_a = _near_box(tree, a, tree.lo[b], tree.hi[b], grow)
+    row_b, triangle_b = _near_box(tree, b, tree.lo[a], tree.hi[a], grow)
     count_b = np.bincount(row_b, minlength=len(pair))
     entry, position = expand_runs(_starts(count_b)[row_a], count_b[row_a])
     return pair[row_a[entry]], triangle_a[entry], triangle_b[position]
@@ -1516,8 +1552,7 @@ def _triangle_stage(world: _World, slots: np.ndarray, grow: float):
     are more than the contact epsilon apart, in rounds for those whose lower bound is
     below the distance found so far."""
     nearest, deepest = _Best(len(slots), np.inf), _Best(len(slots), 0.0)
-    pair, first, second = _candidates(world, slots, grow)
-    lower = _gap(world.lo[first], world.hi[first], world.lo[second], world.hi[second])
+    pair, first, second, lower = _candidates(world, slots, grow)
     # The bounds are rounded differently from the distances: a triangle pair touching at
     # distance 0 may get a lower bound of 1e-16, and it must stay a candidate.
     slack = world.slack
@@ -1667,10 +1702,8 @@ def _point_candidates(world: _World, lo, hi, target, centres=None) -> tuple[np.n
         box = np.repeat(box[~leaf], 2)
         node = np.repeat(tree.child[node[~leaf]], 2) + np.tile([0, 1], int((~leaf).sum()))
     box, node = np.concatenate(found_boxes), np.concatenate(found_nodes)
-    run, position = expand_runs(tree.first[node], tree.count[node])
-    box, triangle = box[run], tree.triangles[position]
-    keep = _boxes_overlap(lo[box], hi[box], world.lo[triangle], world.hi[triangle], 0.0)
-    return box[keep], triangle[keep]
+    row, triangle = _near_box(tree, node, lo[box], hi[box], 0.0)
+    return box[row], triangle
 
 
 def _nearest_on_meshes(world: _World, points, target, upper, enough) -> tuple[_Best, np.ndarray]:
