@@ -674,13 +674,18 @@ def _edge_edge(first: np.ndarray, second: np.ndarray):
     return gap[rows, best], x[rows, best], y[rows, best]
 
 
-def _plane_distances(triangles: np.ndarray, planes_of: np.ndarray):
-    """Signed distances (m, 3) of the corners of `triangles` to the planes of `planes_of`
-    (both (m, 3, 3)), and those planes' unit normals (m, 3) (zero for flat triangles)."""
-    normal = cross_rows(planes_of[:, 1] - planes_of[:, 0], planes_of[:, 2] - planes_of[:, 0])
+def _unit_normals(triangles: np.ndarray) -> np.ndarray:
+    """Unit normals (m, 3) of triangles (m, 3, 3), right-handed over their corners'
+    order; zero for flat triangles."""
+    normal = cross_rows(triangles[:, 1] - triangles[:, 0], triangles[:, 2] - triangles[:, 0])
     length = _length(normal)
-    normal = normal / np.where(length > 0, length, 1.0)[:, None]
-    return _dot(triangles - planes_of[:, None, 0], normal[:, None]), normal
+    return normal / np.where(length > 0, length, 1.0)[:, None]
+
+
+def _plane_distances(triangles: np.ndarray, planes_of: np.ndarray, normal: np.ndarray):
+    """Signed distances (m, 3) of the corners of `triangles` to the planes of `planes_of`
+    (both (m, 3, 3)), whose unit normals are `normal` (m, 3) (`_unit_normals`)."""
+    return _dot(triangles - planes_of[:, None, 0], normal[:, None])
 
 
 def _reach(signed: np.ndarray) -> np.ndarray:
@@ -721,16 +726,16 @@ def _ends_a_face(edge: np.ndarray, smooth_edges: np.ndarray) -> np.ndarray:
     return on_edge & ~smooth_edges[np.arange(len(edge)), np.where(on_edge, edge, 0)]
 
 
-def _slide(first, second, signed_first, signed_second, smooth_first, smooth_second):
+def _slide(first, second, normal_first, normal_second, signed_first, signed_second, smooth):
     """The shortest move along the common line of crossing triangle pairs (m, 3, 3) that
     takes their faces' cuts of it apart: (slide (m,), from_first (m, 3), to_second (m, 3)),
     the move's ends on first's and on second's cut. A move counts only where both cuts
     end at edges that end their faces (false in `TriangleMesh.smooth_edges` smooth_first,
-    smooth_second (m, 3)); elsewhere a neighbour goes on with the cut: +inf.
+    smooth_second (m, 3), `smooth` is the pair of them); elsewhere a neighbour goes on
+    with the cut: +inf. normal_first, normal_second: (m, 3) their unit normals;
     signed_first: (m, 3) first's corners to second's plane and signed_second the other
     way round."""
-    _, normal_second = _plane_distances(first[:, :1], second)
-    _, normal_first = _plane_distances(second[:, :1], first)
+    smooth_first, smooth_second = smooth
     direction = cross_rows(normal_first, normal_second)
     direction /= np.maximum(_length(direction), np.finfo(float).tiny)[:, None]
     lo_first, hi_first, low_end_first, high_end_first, lo_edge_first, hi_edge_first = _cut(
@@ -759,7 +764,9 @@ def _slide(first, second, signed_first, signed_second, smooth_first, smooth_seco
     )
 
 
-def _crossing_depth(first, second, signed_first, signed_second, smooth_first, smooth_second):
+def _crossing_depth(
+    first, second, normal_first, normal_second, signed_first, signed_second, smooth
+):
     """Depth (a) of crossing triangle pairs (m, 3, 3) and its witnesses: (depth (m,),
     deep_first (m, 3), deep_second (m, 3)). The depth is the shortest of three moves known
     to take the two apart: first off second's plane, second off first's (each along that
@@ -770,8 +777,9 @@ def _crossing_depth(first, second, signed_first, signed_second, smooth_first, sm
     a slab's opening edge by half a millimetre pokes 0.1 m through the slab's plane,
     but beside the slab. It counts only where both faces end at sharp edges: the facets
     of two crossing pipes are narrow, but their neighbours go on crossing.
-    signed_first: (m, 3) first's corners to second's plane and signed_second the other
-    way round; smooth_first, smooth_second: (m, 3) their `TriangleMesh.smooth_edges`."""
+    normal_first, normal_second: (m, 3) their unit normals; signed_first: (m, 3) first's
+    corners to second's plane and signed_second the other way round; smooth: their
+    `TriangleMesh.smooth_edges` (m, 3) each, as a pair."""
     reach_first, reach_second = _reach(signed_first), _reach(signed_second)
     rows = np.arange(len(first))
     # The shallower side's deepest corner: the one whose signed distance is -reach or +reach.
@@ -784,7 +792,7 @@ def _crossing_depth(first, second, signed_first, signed_second, smooth_first, sm
     partner_first = closest_on_triangles(deep_second, first)
     reach = np.minimum(reach_first, reach_second)
     slide, slide_first, slide_second = _slide(
-        first, second, signed_first, signed_second, smooth_first, smooth_second
+        first, second, normal_first, normal_second, signed_first, signed_second, smooth
     )
     by_slide = (slide < reach)[:, None]
     return (
@@ -813,13 +821,17 @@ class _PlaneTests:
     signed_second: np.ndarray
 
 
-def _plane_tests(first: np.ndarray, second: np.ndarray) -> _PlaneTests:
-    """`_PlaneTests` of triangle pairs first, second (m, 3, 3); the meeting point is
-    only set where they meet."""
-    magnitude = np.maximum(np.abs(first).max(axis=(1, 2)), np.abs(second).max(axis=(1, 2)))
+def _plane_tests(first, second, normal_first, normal_second) -> _PlaneTests:
+    """`_PlaneTests` of triangle pairs first, second (m, 3, 3) with unit normals
+    normal_first, normal_second (m, 3) (`_unit_normals`); the meeting point is only set
+    where they meet."""
+    # The largest |coordinate| of each pair, over its 18 coordinates slice by slice.
+    magnitude = reduce_short_axis(
+        np.maximum, np.maximum(np.abs(first), np.abs(second)).reshape(len(first), 9)
+    )
     epsilon = _epsilon(magnitude)
-    signed_first, normal_second = _plane_distances(first, second)
-    signed_second, normal_first = _plane_distances(second, first)
+    signed_first = _plane_distances(first, second, normal_second)
+    signed_second = _plane_distances(second, first, normal_first)
     reach_first, reach_second = _reach(signed_first), _reach(signed_second)
     # Only triangles that both pierce the other's plane can meet: their cuts of the
     # common line are found for those alone.
@@ -893,7 +905,8 @@ class _World:
 
     vertices: (V, 3); vertex_start: (u,) first row of each mesh's vertices
     corners: (T, 3, 3) triangle corners; triangle_start, triangle_count: (u,) each mesh's
-    rows of them; lo, hi: (T, 3) triangle bounds; mesh_lo, mesh_hi: (u, 3) mesh bounds
+    rows of them; unit_normal: (T, 3) their `_unit_normals`; lo, hi: (T, 3) triangle
+    bounds; mesh_lo, mesh_hi: (u, 3) mesh bounds
     (+inf, -inf for a mesh without triangles); closed: (u,) bool; owner: (T,) the mesh
     of each triangle; smooth_edges: (T, 3) bool, `TriangleMesh.smooth_edges`
     vertex_part, triangle_part: (V,), (T,) the connected part of each vertex and triangle,
@@ -922,6 +935,7 @@ class _World:
     corners: np.ndarray
     triangle_start: np.ndarray
     triangle_count: np.ndarray
+    unit_normal: np.ndarray
     lo: np.ndarray
     hi: np.ndarray
     mesh_lo: np.ndarray
@@ -1155,6 +1169,7 @@ def _pose(meshes: Sequence[TriangleMesh], matrices: np.ndarray, used: np.ndarray
         corners,
         triangle_start,
         triangle_count,
+        _unit_normals(corners),
         lo,
         hi,
         mesh_lo,
@@ -1562,7 +1577,8 @@ def _triangle_stage(world: _World, slots: np.ndarray, grow: float):
     upper = _upper_bounds(world, len(slots), pair, first, second)
     for part in _chunks(np.ones(len(pair), dtype=np.int64), _CHUNK_ROWS * 4):
         a, b, rows = world.corners[first[part]], world.corners[second[part]], pair[part]
-        tests = _plane_tests(a, b)
+        normal_a, normal_b = world.unit_normal[first[part]], world.unit_normal[second[part]]
+        tests = _plane_tests(a, b, normal_a, normal_b)
         lower[part] = np.maximum(lower[part], tests.lower)
         zero = np.zeros(int(tests.meet.sum()))
         nearest.offer(
@@ -1572,10 +1588,11 @@ def _triangle_stage(world: _World, slots: np.ndarray, grow: float):
         depth, deep_a, deep_b = _crossing_depth(
             a[cross],
             b[cross],
+            normal_a[cross],
+            normal_b[cross],
             tests.signed_first[cross],
             tests.signed_second[cross],
-            world.smooth_edges[first[part][cross]],
-            world.smooth_edges[second[part][cross]],
+            (world.smooth_edges[first[part][cross]], world.smooth_edges[second[part][cross]]),
         )
         deepest.offer(rows[cross], -depth, deep_a, deep_b)
     unmet = np.flatnonzero((nearest.value[pair] > 0) & (lower <= upper[pair]))
