@@ -47,6 +47,21 @@ def reduce_short_axis(ufunc, values: np.ndarray, axis: int = -1) -> np.ndarray:
     return functools.reduce(ufunc, np.moveaxis(values, axis, 0))
 
 
+def take_rows(values: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """`values[rows]` for an integer index (k,) or a boolean mask (n,) `rows` of the first
+    axis of `values` (n, ...), a contiguous array of two or more axes.
+
+    numpy's indexing takes such rows element by element: np.take and np.compress copy
+    whole rows, four to six times faster for rows of 3 or 9 floats (1.5e5 rows, numpy
+    1.26 and 2.4), with the same values. A strided view would be copied whole first,
+    hence contiguous arrays only."""
+    if rows.dtype == bool:
+        if len(rows) != len(values):
+            raise IndexError(f"take_rows: a mask of {len(rows)} rows for {len(values)}")
+        return np.compress(rows, values, axis=0)
+    return np.take(values, rows, axis=0)
+
+
 def einsum_rows(subscripts: str, *operands) -> np.ndarray:
     """np.einsum(subscripts, *operands), each row computed as it is among any others.
 

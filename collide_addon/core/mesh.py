@@ -115,7 +115,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .columns import concatenate_fields, cross_rows, reduce_short_axis
+from .columns import concatenate_fields, cross_rows, reduce_short_axis, take_rows
 from .constants import COPY_TOLERANCE
 from .contact import CONTACT_RELATIVE, contact_epsilon
 from .fit import translated_copies
@@ -1141,7 +1141,7 @@ def _pose(meshes: Sequence[TriangleMesh], matrices: np.ndarray, used: np.ndarray
         [mesh.triangles + start for mesh, start in zip(posed, vertex_start, strict=True)]
         + [np.zeros((0, 3), dtype=np.int64)]
     )
-    corners = vertices[triangles]
+    corners = np.take(vertices, triangles, axis=0)
     lo, hi = reduce_short_axis(np.minimum, corners, 1), reduce_short_axis(np.maximum, corners, 1)
     reach = max(float(np.abs(lo).max(initial=0.0)), float(np.abs(hi).max(initial=0.0)))
     vertex_part = np.concatenate(
@@ -1340,18 +1340,20 @@ def _in_local_bounds(world: _World, points: np.ndarray, target: np.ndarray) -> n
     closely than its world bounds; the margin keeps rounding from ever leaving one out
     (True where the mesh's matrix is singular)."""
     local = _to_local(world, points, target)
-    inside = _within(local, world.local_lo[target], world.local_hi[target])
+    inside = _within(local, take_rows(world.local_lo, target), take_rows(world.local_hi, target))
     # And in the box along its own faces, which hugs a mesh turned in the coordinates it
     # is stored in (a building turned on its site, in world coordinates).
-    frames = world.face_frame[target]
+    frames = take_rows(world.face_frame, target)
     along = np.stack([_dot(local, frames[:, :, axis]) for axis in range(3)], axis=1)
-    return inside & _within(along, world.face_lo[target], world.face_hi[target])
+    return inside & _within(
+        along, take_rows(world.face_lo, target), take_rows(world.face_hi, target)
+    )
 
 
 def _to_local(world: _World, points: np.ndarray, target: np.ndarray) -> np.ndarray:
     """World points (k, 3) in the local coordinates of their world meshes `target` (k,):
     (k, 3), NaN where the mesh's matrix is singular."""
-    to_local = world.to_local[target]
+    to_local = take_rows(world.to_local, target)
     local = to_local[:, :, 3].copy()
     for axis in range(3):
         local += points[:, axis, None] * to_local[:, :, axis]
@@ -1425,12 +1427,13 @@ def _candidates(world: _World, slots: np.ndarray, grow: float):
     a, b = tree.root[slots[:, 0]], tree.root[slots[:, 1]]
     leaves = [(np.zeros(0, dtype=np.int64),) * 3]
     while len(pair):
-        lo_a, hi_a, lo_b, hi_b = tree.lo[a], tree.hi[a], tree.lo[b], tree.hi[b]
-        keep = _boxes_overlap(lo_a, hi_a, lo_b, hi_b, grow)
-        gap = _gap(lo_a[keep], hi_a[keep], lo_b[keep], hi_b[keep])
+        lo_a, hi_a = take_rows(tree.lo, a), take_rows(tree.hi, a)
+        lo_b, hi_b = take_rows(tree.lo, b), take_rows(tree.hi, b)
+        keep = np.flatnonzero(_boxes_overlap(lo_a, hi_a, lo_b, hi_b, grow))
+        gap = _gap(*(take_rows(bounds, keep) for bounds in (lo_a, hi_a, lo_b, hi_b)))
         pair, a, b = pair[keep], a[keep], b[keep]
-        vertex_a = world.corners[tree.triangles[tree.first[a]], 0]
-        vertex_b = world.corners[tree.triangles[tree.first[b]], 0]
+        vertex_a = take_rows(world.corners, tree.triangles[tree.first[a]])[:, 0]
+        vertex_b = take_rows(world.corners, tree.triangles[tree.first[b]])[:, 0]
         np.minimum.at(upper, pair, _length(vertex_a - vertex_b))
         keep = gap <= upper[pair] + slack
         pair, a, b = pair[keep], a[keep], b[keep]
@@ -1443,10 +1446,10 @@ def _candidates(world: _World, slots: np.ndarray, grow: float):
     # Leaf pairs are expanded a group at a time so that the triangle rows stay bounded.
     for part in _chunks(tree.count[a] * tree.count[b], _CHUNK_ROWS * 32):
         rows, first, second = _leaf_triangles(world, pair[part], a[part], b[part], grow)
-        lo_a, hi_a = world.lo[first], world.hi[first]
-        lo_b, hi_b = world.lo[second], world.hi[second]
+        lo_a, hi_a = take_rows(world.lo, first), take_rows(world.hi, first)
+        lo_b, hi_b = take_rows(world.lo, second), take_rows(world.hi, second)
         keep = np.flatnonzero(_boxes_overlap(lo_a, hi_a, lo_b, hi_b, grow))
-        gap = _gap(lo_a[keep], hi_a[keep], lo_b[keep], hi_b[keep])
+        gap = _gap(*(take_rows(bounds, keep) for bounds in (lo_a, hi_a, lo_b, hi_b)))
         rows, first, second = rows[keep], first[keep], second[keep]
         keep = gap <= upper[rows] + slack
         rows, first, second, gap = rows[keep], first[keep], second[keep], gap[keep]
@@ -1475,8 +1478,8 @@ def _apart_along_faces(world: _World, meshes: np.ndarray, first, second, grow: f
     apart = np.zeros(len(first), dtype=bool)
     for side, mine, other in ((0, first, second), (1, second, first)):
         rows = np.flatnonzero(world.turned_normal[meshes[:, side]])
-        normal = world.face_axes[meshes[rows, side], 0]
-        along = _dot(world.corners[other[rows]], normal[:, None, :])
+        normal = take_rows(world.face_axes, meshes[rows, side])[:, 0]
+        along = _dot(take_rows(world.corners, other[rows]), normal[:, None, :])
         apart[rows] |= (
             world.normal_lo[mine[rows]] - reduce_short_axis(np.maximum, along) > grow
         ) | (reduce_short_axis(np.minimum, along) - world.normal_hi[mine[rows]] > grow)
@@ -1487,7 +1490,9 @@ def _near_box(tree: _Forest, leaf: np.ndarray, lo: np.ndarray, hi: np.ndarray, g
     """The triangles of leaves `leaf` (k,) whose bounds come within `grow` of boxes lo, hi
     (k, 3): (row (p,) into leaf, triangle (p,)), sorted by row, then in tree order."""
     rows = tree.leaf[leaf]
-    near = _boxes_overlap(tree.leaf_lo[rows], tree.leaf_hi[rows], lo[:, None], hi[:, None], grow)
+    near = _boxes_overlap(
+        take_rows(tree.leaf_lo, rows), take_rows(tree.leaf_hi, rows), lo[:, None], hi[:, None], grow
+    )
     row, column = np.nonzero(near)
     return row, tree.leaf_triangles[rows[row], column]
 
@@ -1496,8 +1501,8 @@ def _leaf_triangles(world: _World, pair, a, b, grow: float):
     """The triangle pairs of leaf pairs a, b (k,) of mesh pairs `pair` (k,), each
     triangle near the other leaf's bounds: (pair (p,), triangle of a (p,), of b (p,))."""
     tree = world.tree
-    row_a, triangle_a = _near_box(tree, a, tree.lo[b], tree.hi[b], grow)
-    row_b, triangle_b = _near_box(tree, b, tree.lo[a], tree.hi[a], grow)
+    row_a, triangle_a = _near_box(tree, a, take_rows(tree.lo, b), take_rows(tree.hi, b), grow)
+    row_b, triangle_b = _near_box(tree, b, take_rows(tree.lo, a), take_rows(tree.hi, a), grow)
     count_b = np.bincount(row_b, minlength=len(pair))
     entry, position = expand_runs(_starts(count_b)[row_a], count_b[row_a])
     return pair[row_a[entry]], triangle_a[entry], triangle_b[position]
@@ -1522,8 +1527,8 @@ class _Best:
         better = value[rows] < self.value[pair]
         pair, rows = pair[better], rows[better]
         self.value[pair] = value[rows]
-        self.first[pair] = first[rows]
-        self.second[pair] = second[rows]
+        self.first[pair] = take_rows(first, rows)
+        self.second[pair] = take_rows(second, rows)
 
 
 def _upper_bounds(world: _World, count: int, pair, first, second) -> np.ndarray:
@@ -1531,7 +1536,7 @@ def _upper_bounds(world: _World, count: int, pair, first, second) -> np.ndarray:
     centroids (+inf for a pair without candidates)."""
     centroids = reduce_short_axis(np.add, world.corners, 1) / 3
     upper = np.full(count, np.inf)
-    np.minimum.at(upper, pair, _length(centroids[first] - centroids[second]))
+    np.minimum.at(upper, pair, _length(take_rows(centroids, first) - take_rows(centroids, second)))
     return upper
 
 
@@ -1576,23 +1581,25 @@ def _triangle_stage(world: _World, slots: np.ndarray, grow: float):
     pair, first, second, lower = pair[keep], first[keep], second[keep], lower[keep]
     upper = _upper_bounds(world, len(slots), pair, first, second)
     for part in _chunks(np.ones(len(pair), dtype=np.int64), _CHUNK_ROWS * 4):
-        a, b, rows = world.corners[first[part]], world.corners[second[part]], pair[part]
-        normal_a, normal_b = world.unit_normal[first[part]], world.unit_normal[second[part]]
+        a, b = take_rows(world.corners, first[part]), take_rows(world.corners, second[part])
+        normal_a = take_rows(world.unit_normal, first[part])
+        normal_b = take_rows(world.unit_normal, second[part])
+        rows = pair[part]
         tests = _plane_tests(a, b, normal_a, normal_b)
         lower[part] = np.maximum(lower[part], tests.lower)
         zero = np.zeros(int(tests.meet.sum()))
-        nearest.offer(
-            rows[tests.meet], zero, tests.meeting_point[tests.meet], tests.meeting_point[tests.meet]
-        )
-        cross = tests.crossing
+        meeting_point = take_rows(tests.meeting_point, tests.meet)
+        nearest.offer(rows[tests.meet], zero, meeting_point, meeting_point)
+        cross = np.flatnonzero(tests.crossing)
         depth, deep_a, deep_b = _crossing_depth(
-            a[cross],
-            b[cross],
-            normal_a[cross],
-            normal_b[cross],
-            tests.signed_first[cross],
-            tests.signed_second[cross],
-            (world.smooth_edges[first[part][cross]], world.smooth_edges[second[part][cross]]),
+            *(
+                take_rows(values, cross)
+                for values in (a, b, normal_a, normal_b, tests.signed_first, tests.signed_second)
+            ),
+            (
+                take_rows(world.smooth_edges, first[part][cross]),
+                take_rows(world.smooth_edges, second[part][cross]),
+            ),
         )
         deepest.offer(rows[cross], -depth, deep_a, deep_b)
     unmet = np.flatnonzero((nearest.value[pair] > 0) & (lower <= upper[pair]))
@@ -1634,7 +1641,8 @@ def _offer_beyond_edges(world: _World, nearest: _Best, pair, first, second, rows
     beyond an edge of this one (on the FZK-Haus, 26 k of the 27 k exact distances
     measured, most of them over a metre). Tested here, on the candidates about to be
     measured only: most candidates of touching pairs never are."""
-    first_corners, second_corners = world.corners[first[rows]], world.corners[second[rows]]
+    first_corners = take_rows(world.corners, first[rows])
+    second_corners = take_rows(world.corners, second[rows])
     beyond = np.fmax(
         _beyond_edges(first_corners, second_corners),
         _beyond_edges(second_corners, first_corners),
@@ -1649,7 +1657,7 @@ def _offer_distances(world: _World, nearest: _Best, pair, first, second, rows) -
     for part in _chunks(np.ones(len(rows), dtype=np.int64), _CHUNK_ROWS):
         chosen = rows[part]
         distance, point_a, point_b = _triangle_distance(
-            world.corners[first[chosen]], world.corners[second[chosen]]
+            take_rows(world.corners, first[chosen]), take_rows(world.corners, second[chosen])
         )
         nearest.offer(pair[chosen], distance, point_a, point_b)
 
@@ -1700,18 +1708,20 @@ def _point_candidates(world: _World, lo, hi, target, centres=None) -> tuple[np.n
     slack = world.slack
     found_boxes, found_nodes = [np.zeros(0, dtype=np.int64)], [np.zeros(0, dtype=np.int64)]
     while len(box):
-        keep = _boxes_overlap(lo[box], hi[box], tree.lo[node], tree.hi[node], 0.0)
+        box_lo, box_hi = take_rows(lo, box), take_rows(hi, box)
+        node_lo, node_hi = take_rows(tree.lo, node), take_rows(tree.hi, node)
+        keep = np.flatnonzero(_boxes_overlap(box_lo, box_hi, node_lo, node_hi, 0.0))
         box, node = box[keep], node[keep]
         if centres is not None:
+            box_lo, box_hi = take_rows(box_lo, keep), take_rows(box_hi, keep)
+            node_lo, node_hi = take_rows(node_lo, keep), take_rows(node_hi, keep)
             within = np.flatnonzero(
-                reduce_short_axis(
-                    np.logical_and, (tree.lo[node] >= lo[box]) & (tree.hi[node] <= hi[box])
-                )
+                reduce_short_axis(np.logical_and, (node_lo >= box_lo) & (node_hi <= box_hi))
             )
-            corner = world.corners[tree.triangles[tree.first[node[within]]], 0]
-            np.minimum.at(bound, box[within], _length(corner - centres[box[within]]))
-            centre = centres[box]
-            keep = _gap(tree.lo[node], tree.hi[node], centre, centre) <= bound[box] + slack
+            corner = take_rows(world.corners, tree.triangles[tree.first[node[within]]])[:, 0]
+            centre = take_rows(centres, box)
+            np.minimum.at(bound, box[within], _length(corner - take_rows(centre, within)))
+            keep = _gap(node_lo, node_hi, centre, centre) <= bound[box] + slack
             box, node = box[keep], node[keep]
         leaf = tree.child[node] < 0
         found_boxes.append(box[leaf])
@@ -1719,7 +1729,7 @@ def _point_candidates(world: _World, lo, hi, target, centres=None) -> tuple[np.n
         box = np.repeat(box[~leaf], 2)
         node = np.repeat(tree.child[node[~leaf]], 2) + np.tile([0, 1], int((~leaf).sum()))
     box, node = np.concatenate(found_boxes), np.concatenate(found_nodes)
-    row, triangle = _near_box(tree, node, lo[box], hi[box], 0.0)
+    row, triangle = _near_box(tree, node, take_rows(lo, box), take_rows(hi, box), 0.0)
     return box[row], triangle
 
 
@@ -1734,33 +1744,41 @@ def _nearest_on_meshes(world: _World, points, target, upper, enough) -> tuple[_B
     at most r away has bounds within r of the point, so a point whose nearest found
     triangle is within the radius searched is done."""
     nearest = _Best(len(points), np.inf)
-    sizes = (world.hi - world.lo).max(axis=1)[np.isin(world.owner, target)]
+    meshes = np.unique(target)
+    _, triangles = expand_runs(world.triangle_start[meshes], world.triangle_count[meshes])
+    sizes = reduce_short_axis(
+        np.maximum, take_rows(world.hi, triangles) - take_rows(world.lo, triangles)
+    )
     radius = np.minimum(upper, float(np.median(sizes)) if len(sizes) else 0.0)
     todo = np.arange(len(points))
     exact = np.zeros(len(points), dtype=bool)
     slack = world.slack
     while len(todo):
+        centres = take_rows(points, todo)
         point, triangle = _point_candidates(
             world,
-            points[todo] - radius[todo, None],
-            points[todo] + radius[todo, None],
+            centres - radius[todo, None],
+            centres + radius[todo, None],
             target[todo],
-            points[todo],
+            centres,
         )
         # A corner of a triangle found bounds the distance to the nearest one found; the
         # triangles whose bounds lie beyond it cannot be that one, nor tie with it.
-        seen_from = points[todo[point]]
+        seen_from = take_rows(centres, point)
         bound = np.full(len(todo), np.inf)
-        np.minimum.at(bound, point, _length(world.corners[triangle, 0] - seen_from))
-        lower = _gap(world.lo[triangle], world.hi[triangle], seen_from, seen_from)
+        corner = take_rows(world.corners, triangle)[:, 0]
+        np.minimum.at(bound, point, _length(corner - seen_from))
+        lower = _gap(
+            take_rows(world.lo, triangle), take_rows(world.hi, triangle), seen_from, seen_from
+        )
         keep = np.flatnonzero(lower <= bound[point] + slack)
         # The order of the triangles, so that ties are decided the same way whatever
         # the tree.
         keep = keep[np.lexsort((triangle[keep], point[keep]))]
         point, triangle = point[keep], triangle[keep]
         for part in _chunks(np.ones(len(point), dtype=np.int64), _CHUNK_ROWS * 4):
-            seen_from = points[todo[point[part]]]
-            closest = closest_on_triangles(seen_from, world.corners[triangle[part]])
+            seen_from = take_rows(centres, point[part])
+            closest = closest_on_triangles(seen_from, take_rows(world.corners, triangle[part]))
             nearest.offer(todo[point[part]], _length(seen_from - closest), seen_from, closest)
         exact[todo] = (nearest.value[todo] <= radius[todo]) | (radius[todo] >= upper[todo])
         todo = todo[~exact[todo] & (nearest.value[todo] > enough[todo])]
@@ -1800,27 +1818,26 @@ def _parity_inside(world: _World, points, target) -> tuple[np.ndarray, np.ndarra
     beyond it along the ray."""
     meshes, slot = np.unique(target, return_inverse=True)
     rays = _rays([world.meshes[k] for k in meshes], world.linear[meshes])
-    turned = (rays.frame[slot] @ _to_local(world, points, target)[:, :, None])[:, :, 0]
+    turned = (take_rows(rays.frame, slot) @ _to_local(world, points, target)[:, :, None])[:, :, 0]
     first, line_of = _distinct_rows(slot, turned[:, 0], turned[:, 1])
     line_slot = slot[first]
-    across = turned[first, :2]
+    across = take_rows(turned, first)[:, :2]
     # NaN where the target's matrix is singular: such a line meets nothing.
     finite = ~np.isnan(across).any(axis=1)
-    origin, shape = rays.origin[line_slot], rays.shape[line_slot]
+    origin, shape = take_rows(rays.origin, line_slot), take_rows(rays.shape, line_slot)
     index = _grid_index(
-        np.where(finite[:, None], across, origin), origin, rays.cell[line_slot], shape
+        np.where(finite[:, None], across, origin), origin, take_rows(rays.cell, line_slot), shape
     )
     cell = rays.cell_base[line_slot] + index[:, 1] * shape[:, 0] + index[:, 0]
     begin = rays.cell_start[cell]
     listed = np.where(finite, rays.cell_start[cell + 1] - begin, 0)
     line, entry = expand_runs(begin, listed)
     triangle = rays.cell_triangles[entry]
-    bounds = rays.across[triangle]
-    over = reduce_short_axis(
-        np.logical_and, (across[line] >= bounds[:, 0]) & (across[line] <= bounds[:, 1])
-    )
+    bounds = take_rows(rays.across, triangle)
+    at = take_rows(across, line)
+    over = reduce_short_axis(np.logical_and, (at >= bounds[:, 0]) & (at <= bounds[:, 1]))
     line, triangle = line[over], triangle[over]
-    hit, level = _line_crossings(turned[first[line]], rays.corners[triangle])
+    hit, level = _line_crossings(take_rows(turned, first[line]), take_rows(rays.corners, triangle))
     # The crossings and the points, by line and by level along it, a crossing before a
     # point at its level: the crossings before a point on its line are below it or at it.
     crossing_line, crossing_level = line[hit], level[hit]
@@ -1865,7 +1882,7 @@ def _convex_depths(world: _World, points, target) -> tuple[np.ndarray, np.ndarra
     # Each face's plane once, not once per point measured against it.
     meshes, mesh_of_point = np.unique(target, return_inverse=True)
     owner, triangle = expand_runs(world.triangle_start[meshes], world.triangle_count[meshes])
-    corners = world.corners[triangle]
+    corners = take_rows(world.corners, triangle)
     normals = cross_rows(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
     # Inwards: towards the mesh's vertex centroid, strictly inside a convex mesh with a
     # volume (a mirroring matrix turns the triangles' winding over).
@@ -1880,20 +1897,21 @@ def _convex_depths(world: _World, points, target) -> tuple[np.ndarray, np.ndarra
         )
         / world.vertex_count[meshes, None]
     )
-    inwards = centroids[owner] - corners[:, 0]
+    inwards = take_rows(centroids, owner) - corners[:, 0]
     normals *= np.where(_dot(normals, inwards) < 0, -1.0, 1.0)[:, None]
     normals /= _length(normals)[:, None]
     # Row r measures point `point[r]` against face `face[r]` (a row of `normals`).
     first_face = np.concatenate(([0], np.cumsum(world.triangle_count[meshes])[:-1]))
     point, face = expand_runs(first_face[mesh_of_point], world.triangle_count[target])
-    heights = _dot(normals[face], points[point] - corners[face, 0])
+    anchors = corners[:, 0].copy()
+    heights = _dot(take_rows(normals, face), take_rows(points, point) - take_rows(anchors, face))
     depth = np.full(len(points), np.inf)
     np.minimum.at(depth, point, heights)
     nearest = np.flatnonzero(heights == depth[point])
     _, first = np.unique(point[nearest], return_index=True)
     foot_face = np.zeros(len(points), dtype=np.int64)
     foot_face[point[nearest[first]]] = face[nearest[first]]
-    return depth, points - depth[:, None] * normals[foot_face]
+    return depth, points - depth[:, None] * take_rows(normals, foot_face)
 
 
 def _offer_convex_depths(
@@ -1918,7 +1936,7 @@ def _offer_convex_depths(
     while len(todo):
         rank = ranks_in_runs(pair[todo])
         now, todo = todo[rank < batch], todo[rank >= batch]
-        depth[now], foot[now] = _convex_depths(world, points[now], target[now])
+        depth[now], foot[now] = _convex_depths(world, take_rows(points, now), target[now])
         measured[now] = True
         strictly = now[depth[now] > epsilon[now]]
         np.maximum.at(found, pair[strictly], depth[strictly])
@@ -1926,7 +1944,9 @@ def _offer_convex_depths(
         batch *= 8
     strictly = np.flatnonzero(measured)
     strictly = strictly[depth[strictly] > epsilon[strictly]]
-    deepest.offer(pair[strictly], -depth[strictly], points[strictly], foot[strictly])
+    deepest.offer(
+        pair[strictly], -depth[strictly], take_rows(points, strictly), take_rows(foot, strictly)
+    )
 
 
 def _outside_parts(world: _World, pair, points, target, part, apart) -> np.ndarray:
@@ -1961,27 +1981,38 @@ def _inside_stage(world: _World, inner: np.ndarray, outer: np.ndarray, known, ap
     vertex_pair, vertex = expand_runs(world.vertex_start[inner], world.vertex_count[inner])
     face_pair, face = expand_runs(world.triangle_start[inner], world.triangle_count[inner])
     pair = np.concatenate([vertex_pair, face_pair])
-    centres = reduce_short_axis(np.add, world.corners[face], 1) / 3
-    points = np.concatenate([world.vertices[vertex], centres])
+    centres = reduce_short_axis(np.add, take_rows(world.corners, face), 1) / 3
+    points = np.concatenate([take_rows(world.vertices, vertex), centres])
     part = np.concatenate([world.vertex_part[vertex], world.triangle_part[face]])
     target = outer[pair]
     # A point inside a mesh is no farther from its surface than from the faces of its
     # bounds: one within eps of them is not strictly inside (faces on the other's faces).
     room = reduce_short_axis(
-        np.minimum, np.minimum(points - world.mesh_lo[target], world.mesh_hi[target] - points)
+        np.minimum,
+        np.minimum(
+            points - take_rows(world.mesh_lo, target), take_rows(world.mesh_hi, target) - points
+        ),
     )
     epsilon = contact_epsilon(points)
     keep = np.flatnonzero(room > epsilon)
-    keep = keep[_in_local_bounds(world, points[keep], target[keep])]
+    keep = keep[_in_local_bounds(world, take_rows(points, keep), target[keep])]
     # In a convex mesh a point's depth is its least height below the faces' planes: no
     # ray and no search.
     convex = keep[world.convex[target[keep]]]
     _offer_convex_depths(
-        world, deepest, pair[convex], points[convex], target[convex], room[convex], epsilon[convex]
+        world,
+        deepest,
+        pair[convex],
+        take_rows(points, convex),
+        target[convex],
+        room[convex],
+        epsilon[convex],
     )
     keep = keep[~world.convex[target[keep]]]
-    keep = keep[~_outside_parts(world, pair[keep], points[keep], target[keep], part[keep], apart)]
-    pair, points, target, epsilon = pair[keep], points[keep], target[keep], epsilon[keep]
+    points = take_rows(points, keep)
+    pair, target, epsilon, part = pair[keep], target[keep], epsilon[keep], part[keep]
+    keep = np.flatnonzero(~_outside_parts(world, pair, points, target, part, apart))
+    pair, points, target, epsilon = pair[keep], take_rows(points, keep), target[keep], epsilon[keep]
     inside, upper = _parity_inside(world, points, target)
     # A point whose line meets the surface within eps of it is no deeper than that: not
     # strictly inside, whatever its parity (a point on the other's face gets either).
@@ -1995,14 +2026,14 @@ def _inside_stage(world: _World, inner: np.ndarray, outer: np.ndarray, known, ap
         # A point whose distance cannot beat the depth found already needs no exact one.
         best = np.maximum(known, -deepest.value)
         nearest, exact = _nearest_on_meshes(
-            world, points[now], target[now], upper[now], best[pair[now]]
+            world, take_rows(points, now), target[now], upper[now], best[pair[now]]
         )
         strictly = exact & (nearest.value > epsilon[now])
         deepest.offer(
             pair[now][strictly],
             -nearest.value[strictly],
-            nearest.first[strictly],
-            nearest.second[strictly],
+            take_rows(nearest.first, strictly),
+            take_rows(nearest.second, strictly),
         )
         best = np.maximum(known, -deepest.value)
         todo = todo[upper[todo] > best[pair[todo]]]

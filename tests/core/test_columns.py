@@ -1,6 +1,7 @@
 """concatenate_fields: one dataclass from many, field by field; einsum_rows: each row
 the same whichever rows share the call; cross_rows: np.cross's products, broadcast;
-reduce_short_axis: numpy's reductions over a short axis, bit for bit."""
+reduce_short_axis: numpy's reductions over a short axis, bit for bit; take_rows: numpy's
+indexing of rows."""
 
 from dataclasses import dataclass
 
@@ -14,6 +15,7 @@ from collide_addon.core.columns import (
     cross_rows,
     einsum_rows,
     reduce_short_axis,
+    take_rows,
 )
 
 
@@ -107,3 +109,34 @@ def test_reduce_short_axis_all_and_any(flags):
     table = np.array([row[:width] for row in flags])
     np.testing.assert_array_equal(reduce_short_axis(np.logical_and, table), table.all(axis=-1))
     np.testing.assert_array_equal(reduce_short_axis(np.logical_or, table, 1), table.any(axis=1))
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    st.sampled_from([(3,), (3, 3), (2, 3)]),
+    st.integers(0, 40),
+    st.integers(0, 60),
+    st.integers(0, 2**32 - 1),
+)
+def test_take_rows_is_numpys_indexing_of_rows(row_shape, count, picked, seed):
+    """Integer indices (negative ones too, repeated, none, of two axes) and boolean
+    masks give what indexing gives."""
+    rng = np.random.default_rng(seed)
+    values = rng.normal(size=(count, *row_shape))
+    values[rng.random(values.shape) < 0.05] = np.nan
+    if count:
+        index = rng.integers(-count, count, picked)
+        np.testing.assert_array_equal(take_rows(values, index), values[index])
+        grid = index[: picked // 2 * 2].reshape(-1, 2)
+        np.testing.assert_array_equal(take_rows(values, grid), values[grid])
+    empty = np.zeros(0, dtype=np.int64)
+    np.testing.assert_array_equal(take_rows(values, empty), values[empty])
+    mask = rng.random(count) < 0.5
+    np.testing.assert_array_equal(take_rows(values, mask), values[mask])
+
+
+def test_take_rows_refuses_a_mask_of_another_length():
+    with pytest.raises(IndexError, match="a mask of 2 rows for 3"):
+        take_rows(np.zeros((3, 3)), np.array([True, False]))
+    with pytest.raises(IndexError):
+        take_rows(np.zeros((3, 3)), np.array([3]))
