@@ -2129,18 +2129,23 @@ def _slot_contacts(world, matrices, used, slots, max_distance, contact) -> MeshC
             found.first if inner == 0 else found.second,
             found.second if inner == 0 else found.first,
         )
-    bound, directions = _separating_bound(matrices, used, world, slots)
+    inside = -np.minimum(i_in_j.value, j_in_i.value)
+    # The bound caps a depth: the pairs where nothing crosses and nothing lies inside have
+    # none to cap (their depth is 0 whatever the bound).
+    bound = np.full(len(slots), np.inf)
+    capped = np.flatnonzero(np.maximum(-crossing.value, inside) > 0)
+    bound[capped], directions = _separating_bound(matrices, used, world, slots[capped])
     # Where a penetration would be reported from crossing triangles, the meshes' own
     # extents along the same directions (their vertices, not their boxes) may show that a
     # smaller move separates. Not where points inside give the depth: no move that
     # separates is shorter than theirs.
-    inside = -np.minimum(i_in_j.value, j_in_i.value)
     # The pairs' contact epsilon, at their nearest points.
     epsilon = contact_epsilon(np.nan_to_num(nearest.first))
     deep = np.flatnonzero(
         (np.minimum(-crossing.value, bound) > np.maximum(inside, epsilon)) & (bound > inside)
     )
-    bound[deep] = np.minimum(bound[deep], _projected_overlap(world, slots[deep], directions[deep]))
+    deep_directions = take_rows(directions, np.searchsorted(capped, deep))
+    bound[deep] = np.minimum(bound[deep], _projected_overlap(world, slots[deep], deep_directions))
     return _combine(
         nearest, crossing, i_in_j, j_in_i, bound, epsilon, max_distance, ~closed.all(axis=1)
     )
