@@ -38,11 +38,13 @@ def cross_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def reduce_short_axis(ufunc, values: np.ndarray, axis: int = -1) -> np.ndarray:
     """`ufunc.reduce(values, axis)` over a short axis (coordinates, a triangle's corners:
-    up to 4 entries), by combining its slices in order.
+    up to 4 entries; a tree leaf's triangles for minimum and maximum), by combining its
+    slices in order.
 
     numpy reduces such an axis row by row, four (maximum) to seven (logical and) times
-    slower than combining whole slices, and for so few entries it sums them in the same
-    order, so the values are the same bit for bit (NaN propagating as there).
+    slower than combining whole slices, and for up to 4 entries it sums them in the same
+    order, so the values are the same bit for bit (NaN propagating as there); a minimum
+    or maximum is the same in any order.
     """
     return functools.reduce(ufunc, np.moveaxis(values, axis, 0))
 

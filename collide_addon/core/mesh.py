@@ -1081,17 +1081,17 @@ def _forest(posed: Sequence[TriangleMesh], triangle_start, lo, hi) -> _Forest:
     row, position = expand_runs(first[leaves], count[leaves])
     column = position - first[leaves][row]
     width = int(count[leaves].max(initial=0))
-    placed = triangles[position]
     leaf_triangles = np.full((len(leaves), width), -1, dtype=np.int64)
-    leaf_triangles[row, column] = placed
-    leaf_lo = np.full((len(leaves), width, 3), np.inf)
-    leaf_hi = np.full((len(leaves), width, 3), -np.inf)
-    leaf_lo[row, column] = lo[placed]
-    leaf_hi[row, column] = hi[placed]
+    leaf_triangles[row, column] = triangles[position]
+    # Past a leaf's count, the row after the last: bounds that meet no box.
+    padded = np.where(leaf_triangles >= 0, leaf_triangles, len(lo))
+    leaf_lo = np.take(np.concatenate([lo, np.full((1, 3), np.inf)]), padded, axis=0)
+    leaf_hi = np.take(np.concatenate([hi, np.full((1, 3), -np.inf)]), padded, axis=0)
     node_lo = np.full((len(mesh), 3), np.inf)
     node_hi = np.full((len(mesh), 3), -np.inf)
-    node_lo[leaves] = np.minimum.reduce(leaf_lo, axis=1, initial=np.inf)
-    node_hi[leaves] = np.maximum.reduce(leaf_hi, axis=1, initial=-np.inf)
+    if width:
+        node_lo[leaves] = reduce_short_axis(np.minimum, leaf_lo, 1)
+        node_hi[leaves] = reduce_short_axis(np.maximum, leaf_hi, 1)
     for up in range(1, int(depth.max(initial=0)) + 1):
         nodes = np.flatnonzero(height == up)
         left, right = child[nodes], child[nodes] + 1

@@ -103,6 +103,24 @@ def test_reduce_short_axis_is_numpys_reduction_bit_for_bit(ufunc, shape, axis, s
     )
 
 
+@settings(max_examples=40, deadline=None)
+@given(
+    length=st.integers(1, 16),
+    seed=st.integers(0, 2**32 - 1),
+    with_nan=st.booleans(),
+)
+@pytest.mark.parametrize("ufunc", [np.maximum, np.minimum])
+def test_reduce_short_axis_extremes_over_longer_axes_bit_for_bit(ufunc, length, seed, with_nan):
+    """A minimum or maximum over up to 16 entries (a tree leaf's triangles), infinities
+    and NaN among them."""
+    rng = np.random.default_rng(seed)
+    values = rng.normal(size=(7, length, 3))
+    values[rng.random(values.shape) < 0.2] = np.inf * rng.choice([-1, 1])
+    if with_nan:
+        values.flat[rng.integers(0, values.size)] = np.nan
+    np.testing.assert_array_equal(reduce_short_axis(ufunc, values, 1), ufunc.reduce(values, 1))
+
+
 @given(flags=st.lists(st.lists(st.booleans(), min_size=1, max_size=4), min_size=1, max_size=20))
 def test_reduce_short_axis_all_and_any(flags):
     width = min(len(row) for row in flags)
