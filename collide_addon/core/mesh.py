@@ -115,7 +115,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .columns import concatenate_fields, cross_rows, reduce_short_axis, take_rows
+from .columns import concatenate_fields, cross_rows, pick_rows, reduce_short_axis, take_rows
 from .constants import COPY_TOLERANCE
 from .contact import CONTACT_RELATIVE, contact_epsilon
 from .fit import translated_copies
@@ -645,8 +645,7 @@ def _vertex_triangle(first: np.ndarray, second: np.ndarray):
     from_second = np.concatenate([on_second, second], axis=1)
     gap = _length(from_first - from_second)
     best = np.argmin(gap, axis=1)
-    rows = np.arange(len(first))
-    return gap[rows, best], from_first[rows, best], from_second[rows, best]
+    return pick_rows(gap, best), pick_rows(from_first, best), pick_rows(from_second, best)
 
 
 def _edge_edge(first: np.ndarray, second: np.ndarray):
@@ -654,9 +653,9 @@ def _edge_edge(first: np.ndarray, second: np.ndarray):
     closest points interior to both edges (the others are vertex-triangle cases):
     returns (distance (m,), +inf where none, point on first (m, 3), on second (m, 3))."""
     p1 = np.repeat(first, 3, axis=1)  # edge k of first against edge l of second
-    d1 = np.repeat(first[:, [1, 2, 0]] - first, 3, axis=1)
+    d1 = np.repeat(np.roll(first, -1, axis=1) - first, 3, axis=1)
     p2 = np.tile(second, (1, 3, 1))
-    d2 = np.tile(second[:, [1, 2, 0]] - second, (1, 3, 1))
+    d2 = np.tile(np.roll(second, -1, axis=1) - second, (1, 3, 1))
     r = p1 - p2
     a, e, b = _dot(d1, d1), _dot(d2, d2), _dot(d1, d2)
     c, f = _dot(d1, r), _dot(d2, r)
@@ -670,8 +669,7 @@ def _edge_edge(first: np.ndarray, second: np.ndarray):
     y = p2 + t[..., None] * d2
     gap = np.where(valid, _length(x - y), np.inf)
     best = np.argmin(gap, axis=1)
-    rows = np.arange(len(first))
-    return gap[rows, best], x[rows, best], y[rows, best]
+    return pick_rows(gap, best), pick_rows(x, best), pick_rows(y, best)
 
 
 def _unit_normals(triangles: np.ndarray) -> np.ndarray:
@@ -699,7 +697,7 @@ def _cut(triangles: np.ndarray, signed: np.ndarray, direction: np.ndarray):
     (m, 3) (crossing it: some > 0, some < 0): the cut's ends as parameters along
     `direction` (m, 3) (lo, hi (m,)), as points (m, 3) each, and the edges they lie on
     (lo_edge, hi_edge (m,): k for the edge from corner k to k + 1, -1 at a corner)."""
-    ends = triangles[:, [1, 2, 0]]
+    ends = np.roll(triangles, -1, axis=1)
     signed_ends = signed[:, [1, 2, 0]]
     crosses = (signed * signed_ends <= 0) & (signed != signed_ends)
     fraction = signed / np.where(crosses, signed - signed_ends, 1.0)
@@ -707,15 +705,14 @@ def _cut(triangles: np.ndarray, signed: np.ndarray, direction: np.ndarray):
     along = _dot(points, direction[:, None])
     lo_index = np.argmin(np.where(crosses, along, np.inf), axis=1)
     hi_index = np.argmax(np.where(crosses, along, -np.inf), axis=1)
-    rows = np.arange(len(triangles))
     inner = (fraction > 0) & (fraction < 1)
     return (
-        along[rows, lo_index],
-        along[rows, hi_index],
-        points[rows, lo_index],
-        points[rows, hi_index],
-        np.where(inner[rows, lo_index], lo_index, -1),
-        np.where(inner[rows, hi_index], hi_index, -1),
+        pick_rows(along, lo_index),
+        pick_rows(along, hi_index),
+        pick_rows(points, lo_index),
+        pick_rows(points, hi_index),
+        np.where(pick_rows(inner, lo_index), lo_index, -1),
+        np.where(pick_rows(inner, hi_index), hi_index, -1),
     )
 
 
@@ -723,7 +720,7 @@ def _ends_a_face(edge: np.ndarray, smooth_edges: np.ndarray) -> np.ndarray:
     """Whether cut ends on triangles' edges `edge` (m,) (-1 at a corner) end the face:
     on an edge where the surface ends or turns sharply (not `smooth_edges` (m, 3))."""
     on_edge = edge >= 0
-    return on_edge & ~smooth_edges[np.arange(len(edge)), np.where(on_edge, edge, 0)]
+    return on_edge & ~pick_rows(smooth_edges, np.where(on_edge, edge, 0))
 
 
 def _slide(first, second, normal_first, normal_second, signed_first, signed_second, smooth):
@@ -781,12 +778,11 @@ def _crossing_depth(
     corners to second's plane and signed_second the other way round; smooth: their
     `TriangleMesh.smooth_edges` (m, 3) each, as a pair."""
     reach_first, reach_second = _reach(signed_first), _reach(signed_second)
-    rows = np.arange(len(first))
     # The shallower side's deepest corner: the one whose signed distance is -reach or +reach.
     corner_first = np.argmin(np.abs(np.abs(signed_first) - reach_first[:, None]), axis=1)
     corner_second = np.argmin(np.abs(np.abs(signed_second) - reach_second[:, None]), axis=1)
-    deep_first = first[rows, corner_first]
-    deep_second = second[rows, corner_second]
+    deep_first = pick_rows(first, corner_first)
+    deep_second = pick_rows(second, corner_second)
     first_shallower = (reach_first <= reach_second)[:, None]
     partner_second = closest_on_triangles(deep_first, second)
     partner_first = closest_on_triangles(deep_second, first)

@@ -1,7 +1,7 @@
 """concatenate_fields: one dataclass from many, field by field; einsum_rows: each row
 the same whichever rows share the call; cross_rows: np.cross's products, broadcast;
-reduce_short_axis: numpy's reductions over a short axis, bit for bit; take_rows: numpy's
-indexing of rows."""
+reduce_short_axis: numpy's reductions over a short axis, bit for bit; take_rows and
+pick_rows: numpy's indexing of rows and of an entry in each row."""
 
 from dataclasses import dataclass
 
@@ -14,6 +14,7 @@ from collide_addon.core.columns import (
     concatenate_fields,
     cross_rows,
     einsum_rows,
+    pick_rows,
     reduce_short_axis,
     take_rows,
 )
@@ -158,3 +159,29 @@ def test_take_rows_refuses_a_mask_of_another_length():
         take_rows(np.zeros((3, 3)), np.array([True, False]))
     with pytest.raises(IndexError):
         take_rows(np.zeros((3, 3)), np.array([3]))
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    st.sampled_from([(), (3,), (2, 3)]),
+    st.integers(0, 30),
+    st.integers(1, 6),
+    st.integers(0, 2**32 - 1),
+)
+def test_pick_rows_is_numpys_indexing_of_an_entry_in_each_row(tail, count, width, seed):
+    rng = np.random.default_rng(seed)
+    values = rng.normal(size=(count, width, *tail))
+    index = rng.integers(0, width, count)
+    expected = values[np.arange(count), index]
+    np.testing.assert_array_equal(pick_rows(values, index), expected)
+    # A strided view too (a slice of a larger array).
+    wider = np.concatenate([values, values], axis=1)[:, ::2]
+    np.testing.assert_array_equal(pick_rows(wider, index), wider[np.arange(count), index])
+    flags = values > 0
+    np.testing.assert_array_equal(pick_rows(flags, index), flags[np.arange(count), index])
+
+
+def test_pick_rows_refuses_an_index_outside_the_rows():
+    for index in ([0, 3], [-1, 0]):
+        with pytest.raises(IndexError, match="outside 0..2"):
+            pick_rows(np.zeros((2, 3)), np.array(index))
