@@ -119,7 +119,7 @@ from .columns import concatenate_fields, cross_rows, pick_rows, reduce_short_axi
 from .constants import COPY_TOLERANCE
 from .contact import CONTACT_RELATIVE, contact_epsilon
 from .fit import translated_copies
-from .grid import expand_runs, ranks_in_runs
+from .grid import expand_runs, lexicographic_order, ranks_in_runs
 from .threads import map_in_threads, worker_count
 
 APART = 0
@@ -1456,7 +1456,8 @@ def _candidates(world: _World, slots: np.ndarray, grow: float):
     pair, first, second, gap = (np.concatenate(column) for column in zip(*found, strict=True))
     # The order of a plain product, so that ties between equal distances are decided
     # the same way whatever the trees.
-    order = np.lexsort((second, first, pair))
+    triangles = len(world.corners)
+    order = lexicographic_order((pair, first, second), (len(slots), triangles, triangles))
     return pair[order], first[order], second[order], gap[order]
 
 
@@ -1770,7 +1771,9 @@ def _nearest_on_meshes(world: _World, points, target, upper, enough) -> tuple[_B
         keep = np.flatnonzero(lower <= bound[point] + slack)
         # The order of the triangles, so that ties are decided the same way whatever
         # the tree.
-        keep = keep[np.lexsort((triangle[keep], point[keep]))]
+        keep = keep[
+            lexicographic_order((point[keep], triangle[keep]), (len(todo), len(world.corners)))
+        ]
         point, triangle = point[keep], triangle[keep]
         for part in _chunks(np.ones(len(point), dtype=np.int64), _CHUNK_ROWS * 4):
             seen_from = take_rows(centres, point[part])

@@ -183,5 +183,5 @@ def test_pick_rows_is_numpys_indexing_of_an_entry_in_each_row(tail, count, width
 
 def test_pick_rows_refuses_an_index_outside_the_rows():
     for index in ([0, 3], [-1, 0]):
-        with pytest.raises(IndexError, match="outside 0..2"):
+        with pytest.raises(IndexError, match=r"outside 0\.\.2"):
             pick_rows(np.zeros((2, 3)), np.array(index))

@@ -1,4 +1,5 @@
-"""The box grid: overlapping_bounds equals the brute-force all-pairs answer."""
+"""The box grid: overlapping_bounds equals the brute-force all-pairs answer; the sorting
+helpers (ranks_in_runs, lexicographic_order) against their definitions."""
 
 from __future__ import annotations
 
@@ -6,7 +7,12 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from collide_addon.core.grid import overlapping_among, overlapping_bounds, ranks_in_runs
+from collide_addon.core.grid import (
+    lexicographic_order,
+    overlapping_among,
+    overlapping_bounds,
+    ranks_in_runs,
+)
 
 
 def brute_force_bounds(lo: np.ndarray, hi: np.ndarray) -> set[tuple[int, int]]:
@@ -47,3 +53,20 @@ def test_ranks_in_runs_count_from_each_runs_start(values):
     keys = np.sort(np.array(values, dtype=np.int64))
     expected = [sum(1 for earlier in keys[:k] if earlier == key) for k, key in enumerate(keys)]
     np.testing.assert_array_equal(ranks_in_runs(keys), expected)
+
+
+@given(
+    st.lists(st.integers(1, 2**21), min_size=1, max_size=4),
+    st.integers(0, 200),
+    st.integers(0, 2**32 - 1),
+)
+@settings(max_examples=60, deadline=None)
+def test_lexicographic_order_is_lexsorts_equal_rows_in_their_order(sizes, count, seed):
+    """One combined key where the sizes' product fits in 63 bits, lexsort beyond (four
+    columns of up to 2**21 entries); repeated rows keep their order."""
+    rng = np.random.default_rng(seed)
+    # Few distinct entries (repeated rows), spread over each column's whole range.
+    columns = tuple(rng.integers(0, min(size, 4), count) * (size // 4 or 1) for size in sizes)
+    np.testing.assert_array_equal(
+        lexicographic_order(columns, tuple(sizes)), np.lexsort(columns[::-1])
+    )
