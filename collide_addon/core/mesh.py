@@ -1881,8 +1881,7 @@ def _convex_depths(world: _World, points, target) -> tuple[np.ndarray, np.ndarra
     # Each face's plane once, not once per point measured against it.
     meshes, mesh_of_point = np.unique(target, return_inverse=True)
     owner, triangle = expand_runs(world.triangle_start[meshes], world.triangle_count[meshes])
-    corners = take_rows(world.corners, triangle)
-    normals = cross_rows(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
+    anchors = take_rows(world.corners, triangle)[:, 0]
     # Inwards: towards the mesh's vertex centroid, strictly inside a convex mesh with a
     # volume (a mirroring matrix turns the triangles' winding over).
     vertex_owner, vertex = expand_runs(world.vertex_start[meshes], world.vertex_count[meshes])
@@ -1896,20 +1895,25 @@ def _convex_depths(world: _World, points, target) -> tuple[np.ndarray, np.ndarra
         )
         / world.vertex_count[meshes, None]
     )
-    inwards = take_rows(centroids, owner) - corners[:, 0]
+    normals = take_rows(world.unit_normal, triangle)
+    inwards = take_rows(centroids, owner) - anchors
     normals *= np.where(_dot(normals, inwards) < 0, -1.0, 1.0)[:, None]
-    normals /= _length(normals)[:, None]
-    # Row r measures point `point[r]` against face `face[r]` (a row of `normals`).
+    # Row r measures point `point[r]` against face `face[r]` (a row of `normals`): each
+    # point's rows in a run, its faces in order.
+    counts = world.triangle_count[target]
     first_face = np.concatenate(([0], np.cumsum(world.triangle_count[meshes])[:-1]))
-    point, face = expand_runs(first_face[mesh_of_point], world.triangle_count[target])
-    anchors = corners[:, 0].copy()
+    point, face = expand_runs(first_face[mesh_of_point], counts)
     heights = _dot(take_rows(normals, face), take_rows(points, point) - take_rows(anchors, face))
     depth = np.full(len(points), np.inf)
-    np.minimum.at(depth, point, heights)
+    runs = counts > 0
+    if runs.any():
+        depth[runs] = np.minimum.reduceat(heights, _starts(counts)[runs])
     nearest = np.flatnonzero(heights == depth[point])
-    _, first = np.unique(point[nearest], return_index=True)
+    # The first face of each point's nearest.
+    lead = np.ones(len(nearest), dtype=bool)
+    lead[1:] = point[nearest[1:]] != point[nearest[:-1]]
     foot_face = np.zeros(len(points), dtype=np.int64)
-    foot_face[point[nearest[first]]] = face[nearest[first]]
+    foot_face[point[nearest[lead]]] = face[nearest[lead]]
     return depth, points - depth[:, None] * take_rows(normals, foot_face)
 
 
