@@ -1121,9 +1121,11 @@ def posed_vertices(
     vertex_count = np.array([len(mesh.vertices) for mesh in posed], dtype=np.int64)
     local = np.concatenate([mesh.vertices for mesh in posed] + [np.zeros((0, 3))])
     owner = np.repeat(np.arange(len(which)), vertex_count)
-    vertices = matrices[which, :3, 3][owner]
+    # Each vertex's columns of its matrix (V, 3, 4), by one gather of whole rows.
+    columns = take_rows(np.ascontiguousarray(matrices[which, :3]), owner)
+    vertices = columns[:, :, 3].copy()
     for axis in range(3):
-        vertices += local[:, axis, None] * matrices[which, :3, axis][owner]
+        vertices += local[:, axis, None] * columns[:, :, axis]
     return vertices, vertex_count
 
 
@@ -1960,7 +1962,7 @@ def _outside_parts(world: _World, pair, points, target, part, apart) -> np.ndarr
     among = np.flatnonzero(apart[pair])
     key = pair[among] * len(world.vertex_part) + part[among]
     _, first, group = np.unique(key, return_index=True, return_inverse=True)
-    inside, _ = _parity_inside(world, points[among[first]], target[among[first]])
+    inside, _ = _parity_inside(world, take_rows(points, among[first]), target[among[first]])
     outside = np.zeros(len(pair), dtype=bool)
     outside[among] = ~inside[group]
     return outside
@@ -2195,8 +2197,8 @@ def _separating_bound(matrices, used, world: _World, slots: np.ndarray) -> np.nd
         directions += [axes[first], axes[second], crosses]
     directions = np.concatenate(directions, axis=1)  # (m, 30, 3)
     with np.errstate(invalid="ignore"):
-        lo_a, hi_a = _box_extents(posed[first], directions)
-        lo_b, hi_b = _box_extents(posed[second], directions)
+        lo_a, hi_a = _box_extents(take_rows(posed, first), directions)
+        lo_b, hi_b = _box_extents(take_rows(posed, second), directions)
         overlap = np.minimum(hi_a - lo_b, hi_b - lo_a).min(axis=1)
     empty = (world.triangle_count[first] == 0) | (world.triangle_count[second] == 0)
     bound = np.where(empty, np.inf, np.maximum(np.nan_to_num(overlap, nan=np.inf), 0.0))
@@ -2222,7 +2224,9 @@ def _projected_overlap(world: _World, slots: np.ndarray, directions: np.ndarray)
         for side in (0, 1):
             meshes = slots[rows, side]
             pair, vertex = expand_runs(world.vertex_start[meshes], world.vertex_count[meshes])
-            along = (directions[rows][pair] @ world.vertices[vertex][:, :, None])[:, :, 0]
+            along = (
+                take_rows(directions, rows[pair]) @ take_rows(world.vertices, vertex)[:, :, None]
+            )[:, :, 0]
             starts = _starts(world.vertex_count[meshes])
             reach.append((np.minimum.reduceat(along, starts), np.maximum.reduceat(along, starts)))
         (low_a, high_a), (low_b, high_b) = reach
