@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .columns import concatenate_fields, einsum_rows
+from .columns import concatenate_fields, einsum_rows, take_rows
 from .constants import KIND_BOX, KIND_CAPSULE, KIND_SPHERE, ORTHONORMAL_TOLERANCE
 
 
@@ -283,9 +283,9 @@ class ShapeBatch:
         indices = np.asarray(indices, dtype=np.int64)
         return ShapeBatch._of_batch_rows(
             kinds=self.kinds[indices],
-            centers=self.centers[indices],
-            rotations=self.rotations[indices],
-            half_extents=self.half_extents[indices],
+            centers=take_rows(self.centers, indices),
+            rotations=take_rows(self.rotations, indices),
+            half_extents=take_rows(self.half_extents, indices),
             radii=self.radii[indices],
         )
 
