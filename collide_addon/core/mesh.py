@@ -1031,8 +1031,8 @@ class _Forest:
     leaf: (N,) a leaf's row in the three arrays below, -1 for an inner node
     leaf_triangles: (L, w) each leaf's world triangles in tree order, -1 past its count
         (w, the most any leaf holds)
-    leaf_lo, leaf_hi: (L, w, 3) their bounds, +inf and -inf past the leaf's count, so
-        that they meet no box
+    leaf_lo, leaf_hi: (L, 3, w) their bounds, axis by axis (each axis's w bounds
+        contiguous), +inf and -inf past the leaf's count, so that they meet no box
     """
 
     triangles: np.ndarray
@@ -1088,6 +1088,8 @@ def _forest(posed: Sequence[TriangleMesh], triangle_start, lo, hi) -> _Forest:
     if width:
         node_lo[leaves] = reduce_short_axis(np.minimum, leaf_lo, 1)
         node_hi[leaves] = reduce_short_axis(np.maximum, leaf_hi, 1)
+    leaf_lo = np.ascontiguousarray(leaf_lo.transpose(0, 2, 1))
+    leaf_hi = np.ascontiguousarray(leaf_hi.transpose(0, 2, 1))
     for up in range(1, int(depth.max(initial=0)) + 1):
         nodes = np.flatnonzero(height == up)
         left, right = child[nodes], child[nodes] + 1
@@ -1441,9 +1443,10 @@ def _candidates(world: _World, slots: np.ndarray, grow: float):
         pair = pair[~done][row]
     pair, a, b = (np.concatenate(column) for column in zip(*leaves, strict=True))
     found = [(np.zeros(0, dtype=np.int64),) * 3 + (np.zeros(0),)]
+    grown = _grown_leaves(tree, grow)
     # Leaf pairs are expanded a group at a time so that the triangle rows stay bounded.
     for part in _chunks(tree.count[a] * tree.count[b], _CHUNK_ROWS * 32):
-        rows, first, second = _leaf_triangles(world, pair[part], a[part], b[part], grow)
+        rows, first, second = _leaf_triangles(world, grown, pair[part], a[part], b[part])
         lo_a, hi_a = take_rows(world.lo, first), take_rows(world.hi, first)
         lo_b, hi_b = take_rows(world.lo, second), take_rows(world.hi, second)
         keep = np.flatnonzero(_boxes_overlap(lo_a, hi_a, lo_b, hi_b, grow))
@@ -1485,23 +1488,30 @@ def _apart_along_faces(world: _World, meshes: np.ndarray, first, second, grow: f
     return apart
 
 
-def _near_box(tree: _Forest, leaf: np.ndarray, lo: np.ndarray, hi: np.ndarray, grow: float):
-    """The triangles of leaves `leaf` (k,) whose bounds come within `grow` of boxes lo, hi
-    (k, 3): (row (p,) into leaf, triangle (p,)), sorted by row, then in tree order."""
+def _grown_leaves(tree: _Forest, grow: float) -> tuple[np.ndarray, np.ndarray]:
+    """The bounds of the leaves' triangles (`_Forest.leaf_lo`, `leaf_hi`) grown by `grow`,
+    once for all leaves rather than once for each leaf pair a leaf is in."""
+    return tree.leaf_lo - grow, tree.leaf_hi + grow
+
+
+def _near_box(tree: _Forest, grown, leaf: np.ndarray, lo: np.ndarray, hi: np.ndarray):
+    """The triangles of leaves `leaf` (k,) whose bounds, as `grown` (`_grown_leaves`),
+    meet boxes lo, hi (k, 3): (row (p,) into leaf, triangle (p,)), sorted by row, then in
+    tree order."""
     rows = tree.leaf[leaf]
-    near = _boxes_overlap(
-        take_rows(tree.leaf_lo, rows), take_rows(tree.leaf_hi, rows), lo[:, None], hi[:, None], grow
-    )
-    row, column = np.nonzero(near)
+    near = take_rows(grown[0], rows) <= hi[:, :, None]
+    near &= lo[:, :, None] <= take_rows(grown[1], rows)
+    row, column = np.nonzero(reduce_short_axis(np.logical_and, near, 1))
     return row, tree.leaf_triangles[rows[row], column]
 
 
-def _leaf_triangles(world: _World, pair, a, b, grow: float):
+def _leaf_triangles(world: _World, grown, pair, a, b):
     """The triangle pairs of leaf pairs a, b (k,) of mesh pairs `pair` (k,), each
-    triangle near the other leaf's bounds: (pair (p,), triangle of a (p,), of b (p,))."""
+    triangle's bounds, as `grown` (`_grown_leaves`), meeting the other leaf's bounds:
+    (pair (p,), triangle of a (p,), of b (p,))."""
     tree = world.tree
-    row_a, triangle_a = _near_box(tree, a, take_rows(tree.lo, b), take_rows(tree.hi, b), grow)
-    row_b, triangle_b = _near_box(tree, b, take_rows(tree.lo, a), take_rows(tree.hi, a), grow)
+    row_a, triangle_a = _near_box(tree, grown, a, take_rows(tree.lo, b), take_rows(tree.hi, b))
+    row_b, triangle_b = _near_box(tree, grown, b, take_rows(tree.lo, a), take_rows(tree.hi, a))
     count_b = np.bincount(row_b, minlength=len(pair))
     entry, position = expand_runs(_starts(count_b)[row_a], count_b[row_a])
     return pair[row_a[entry]], triangle_a[entry], triangle_b[position]
@@ -1728,7 +1738,9 @@ def _point_candidates(world: _World, lo, hi, target, centres=None) -> tuple[np.n
         box = np.repeat(box[~leaf], 2)
         node = np.repeat(tree.child[node[~leaf]], 2) + np.tile([0, 1], int((~leaf).sum()))
     box, node = np.concatenate(found_boxes), np.concatenate(found_nodes)
-    row, triangle = _near_box(tree, node, take_rows(lo, box), take_rows(hi, box), 0.0)
+    # Grown by 0: the bounds as they are.
+    bounds = (tree.leaf_lo, tree.leaf_hi)
+    row, triangle = _near_box(tree, bounds, node, take_rows(lo, box), take_rows(hi, box))
     return box[row], triangle
 
 
