@@ -1549,16 +1549,27 @@ def _upper_bounds(world: _World, count: int, pair, first, second) -> np.ndarray:
     return upper
 
 
+def _first_least(groups: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """For each run of equal entries of sorted `groups` (k,), the position of its first
+    entry with the run's least of `values` (k,), runs in order: as the first of each
+    group after `np.lexsort((values, groups))`, without the sort."""
+    if not len(groups):
+        return np.zeros(0, dtype=np.int64)
+    starts = np.flatnonzero(np.concatenate(([True], groups[1:] != groups[:-1])))
+    least = np.fmin.reduceat(values, starts)
+    at_least = np.flatnonzero(values == np.repeat(least, np.diff(np.append(starts, len(groups)))))
+    lead = np.ones(len(at_least), dtype=bool)
+    lead[1:] = groups[at_least[1:]] != groups[at_least[:-1]]
+    return at_least[lead]
+
+
 def _seed_distances(world: _World, count: int, pair, first, second, lower, rows):
     """Each pair's distance bound (count,): the exact distance of its candidate among
     `rows` (k,) with the least lower bound `lower` (the first in order among equals),
     mostly the nearest one (+inf for a pair without one), so that the candidates (pair,
     first, second) whose lower bound exceeds it can be left out; and that candidate
     (count,) (-1 where none)."""
-    order = rows[np.lexsort((lower[rows], pair[rows]))]
-    lead = np.ones(len(order), dtype=bool)
-    lead[1:] = pair[order[1:]] != pair[order[:-1]]
-    seeds = order[lead]
+    seeds = rows[_first_least(pair[rows], lower[rows])]
     # One seed a pair: the least distance offered is the seed's.
     measured = _Best(count, np.inf)
     _offer_distances(world, measured, pair, first, second, seeds)

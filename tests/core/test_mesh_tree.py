@@ -775,3 +775,16 @@ def test_a_small_triangle_over_the_far_half_of_a_split_face_is_beyond_its_diagon
     assert beyond == pytest.approx((6.0 - 3.0) / np.sqrt(2.0))
     assert beyond <= distance[0]
     assert np.isnan(mesh_module._beyond_edges(np.zeros((1, 3, 3)), small[None])[0])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(0, 60))
+def test_first_least_of_each_group_is_the_first_after_a_lexsort(seed, count):
+    """Ties (few distinct values) go to the earliest, as after a stable sort."""
+    rng = np.random.default_rng(seed)
+    groups = np.sort(rng.integers(0, 8, count))
+    values = rng.integers(0, 3, count).astype(float)
+    order = np.lexsort((values, groups))
+    lead = np.ones(count, dtype=bool)
+    lead[1:] = groups[order[1:]] != groups[order[:-1]]
+    np.testing.assert_array_equal(mesh_module._first_least(groups, values), order[lead])
