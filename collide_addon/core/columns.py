@@ -51,12 +51,12 @@ def reduce_short_axis(ufunc, values: np.ndarray, axis: int = -1) -> np.ndarray:
 
 def take_rows(values: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """`values[rows]` for an integer index (k,) or a boolean mask (n,) `rows` of the first
-    axis of `values` (n, ...), a contiguous array of two or more axes.
+    axis of `values` (n, ...), a contiguous array.
 
-    numpy's indexing takes such rows element by element: np.take and np.compress copy
-    whole rows, four to six times faster for rows of 3 or 9 floats (1.5e5 rows, numpy
-    1.26 and 2.4), with the same values. A strided view would be copied whole first,
-    hence contiguous arrays only."""
+    numpy's indexing takes rows of two or more axes element by element: np.take and
+    np.compress copy whole rows, four to six times faster for rows of 3 or 9 floats
+    (1.5e5 rows, numpy 1.26 and 2.4), with the same values. A strided view would be
+    copied whole first, hence contiguous arrays only."""
     if rows.dtype == bool:
         if len(rows) != len(values):
             raise IndexError(f"take_rows: a mask of {len(rows)} rows for {len(values)}")

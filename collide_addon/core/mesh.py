@@ -1372,8 +1372,7 @@ def _within(points: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
 
 
 def _boxes_overlap(lo_a, hi_a, lo_b, hi_b, grow) -> np.ndarray:
-    """Whether boxes a and b (k, 3), or of shapes that broadcast, overlap once a is grown
-    by `grow` (scalar): (k,)."""
+    """Whether boxes a and b (k, 3) overlap once a is grown by `grow` (scalar): (k,)."""
     return reduce_short_axis(np.logical_and, (lo_a - grow <= hi_b) & (lo_b <= hi_a + grow))
 
 
@@ -1845,7 +1844,7 @@ def _parity_inside(world: _World, points, target) -> tuple[np.ndarray, np.ndarra
     turned = (take_rows(rays.frame, slot) @ _to_local(world, points, target)[:, :, None])[:, :, 0]
     first, line_of = _distinct_rows(slot, turned[:, 0], turned[:, 1])
     line_slot = slot[first]
-    across = take_rows(turned, first)[:, :2]
+    across = np.ascontiguousarray(take_rows(turned, first)[:, :2])
     # NaN where the target's matrix is singular: such a line meets nothing.
     finite = ~np.isnan(across).any(axis=1)
     origin, shape = take_rows(rays.origin, line_slot), take_rows(rays.shape, line_slot)
@@ -1906,7 +1905,7 @@ def _convex_depths(world: _World, points, target) -> tuple[np.ndarray, np.ndarra
     # Each face's plane once, not once per point measured against it.
     meshes, mesh_of_point = np.unique(target, return_inverse=True)
     owner, triangle = expand_runs(world.triangle_start[meshes], world.triangle_count[meshes])
-    anchors = take_rows(world.corners, triangle)[:, 0]
+    anchors = np.ascontiguousarray(take_rows(world.corners, triangle)[:, 0])
     # Inwards: towards the mesh's vertex centroid, strictly inside a convex mesh with a
     # volume (a mirroring matrix turns the triangles' winding over).
     vertex_owner, vertex = expand_runs(world.vertex_start[meshes], world.vertex_count[meshes])
