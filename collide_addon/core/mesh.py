@@ -2199,14 +2199,17 @@ def _separating_bound(matrices, used, world: _World, slots: np.ndarray) -> np.nd
     """
     signs = np.array([(x, y, z) for x in (0, 1) for y in (0, 1) for z in (0, 1)])
     local_corners = np.where(signs, world.local_hi[:, None], world.local_lo[:, None])
-    face_corners = np.where(signs, world.face_hi[:, None], world.face_lo[:, None]) @ (
-        world.face_frame.transpose(0, 2, 1)
-    )
-    # (u, 16, 3): each mesh's local box corners, then its face box corners, posed.
-    posed = (
-        np.concatenate([local_corners, face_corners], axis=1) @ world.linear.transpose(0, 2, 1)
-        + matrices[used, None, :3, 3]
-    )
+    # A mesh without triangles has infinite bounds and NaN corners: its pairs' bound is
+    # +inf below, so the NaN is no error.
+    with np.errstate(invalid="ignore"):
+        face_corners = np.where(signs, world.face_hi[:, None], world.face_lo[:, None]) @ (
+            world.face_frame.transpose(0, 2, 1)
+        )
+        # (u, 16, 3): each mesh's local box corners, then its face box corners, posed.
+        posed = (
+            np.concatenate([local_corners, face_corners], axis=1) @ world.linear.transpose(0, 2, 1)
+            + matrices[used, None, :3, 3]
+        )
     first, second = slots[:, 0], slots[:, 1]
     directions = []
     for axes in (_unit_rows(world.linear.transpose(0, 2, 1)), world.face_axes):

@@ -3,6 +3,8 @@ with coal's BVH meshes, and invariants under swaps, rigid motions and float32 ro
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from hypothesis import assume, given, settings
@@ -312,6 +314,22 @@ def test_no_pairs_give_empty_arrays():
     result = mesh_contacts([FLOOR], [np.eye(4)], np.zeros((0, 2), dtype=np.int64), 0.0)
     assert result.distance.shape == (0,) and result.point_i.shape == (0, 3)
     assert result.relation.dtype == np.int8 and result.open_pair.shape == (0,)
+
+
+def test_a_mesh_without_triangles_is_apart_from_all_and_warns_of_nothing():
+    """A pair with an empty mesh (an object whose faces were all deleted) beside crossing
+    and singular ones: apart, with no numpy warning (its bounds are infinite)."""
+    empty = prepare_mesh(np.zeros((0, 3)), np.zeros((0, 3), dtype=np.int64))
+    flattened = affine(np.diag([1.0, 1.0, 0.0]), [0.5, 0.5, 0.5])
+    meshes = [box([0, 0, 0], [1, 1, 1]), empty, box([0.5, 0.5, 0.5], [2, 2, 2])]
+    matrices = [np.eye(4), np.eye(4), flattened]
+    pairs = [[0, 1], [1, 2], [0, 2], [2, 0]]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        result = mesh_contacts(meshes, matrices, pairs, 0.5)
+    np.testing.assert_array_equal(result.distance[:2], [np.inf, np.inf])
+    np.testing.assert_array_equal(result.relation[:2], [APART, APART])
+    assert (result.distance[2:] <= 0).all()
 
 
 def test_pairs_beyond_max_distance_may_be_infinite():
