@@ -23,7 +23,7 @@ from itertools import combinations
 
 import numpy as np
 
-from .columns import reduce_short_axis
+from .columns import pick_rows, reduce_short_axis
 from .constants import COPY_TOLERANCE, CUBE_CORNER_SIGNS, KIND_BOX, KIND_CAPSULE, KIND_SPHERE
 from .grid import ranks_in_runs
 from .shapes import ShapeBatch, frames_from_axes
@@ -282,7 +282,7 @@ def _refine_rotations(
             trial_extents[:, np.arange(6), _KEPT_AXES] = extents[active][:, _KEPT_AXES]
             trial_volumes = _floored_volumes(trial_extents)  # (a, 6)
             best = trial_volumes.argmin(axis=1)
-            best_volumes = trial_volumes[np.arange(len(active)), best]
+            best_volumes = pick_rows(trial_volumes, best)
             better = best_volumes < volumes[active] * (1.0 - 1e-12)
             active, best = active[better], best[better]
             rotations[active] = trials[better, best]
@@ -677,7 +677,7 @@ def _smallest_balls_of_few(points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     )
     reach[~np.concatenate(usable, axis=1)] = np.inf
     best = reach.argmin(axis=1)
-    return centres[np.arange(len(points)), best], _PADDED_BALL_SUBSETS[dimensions][best]
+    return pick_rows(centres, best), _PADDED_BALL_SUBSETS[dimensions][best]
 
 
 def _minimal_ball_centres(
@@ -707,9 +707,7 @@ def _minimal_ball_centres(
     for _ in range(_BALL_ROUNDS):
         distances = _sum_coordinates((candidates[active] - centres[active, None]) ** 2)
         farthest = distances.argmax(axis=1)
-        outside = distances[np.arange(len(active)), farthest] > radius_squared[active] * (
-            1.0 + 1e-12
-        )
+        outside = pick_rows(distances, farthest) > radius_squared[active] * (1.0 + 1e-12)
         active, farthest = active[outside], farthest[outside]
         if not len(active):
             break
@@ -926,7 +924,7 @@ def _refined_capsule_axes(
             )
             volumes, tilted_through = volumes.reshape(-1, 4), tilted_through.reshape(-1, 4, 3)
             k = volumes.argmin(axis=1)
-            smallest = volumes[np.arange(len(active)), k]
+            smallest = pick_rows(volumes, k)
             better = smallest < best[active]
             active, k = active[better], k[better]
             best[active] = smallest[better]

@@ -337,7 +337,7 @@ def _face_frame(corners: np.ndarray, unit: np.ndarray, areas: np.ndarray) -> np.
     unit = unit.copy()
     # One sign per direction: its largest component positive.
     largest = np.abs(unit).argmax(axis=1)
-    unit *= np.sign(unit[np.arange(len(unit)), largest])[:, None]
+    unit *= np.sign(pick_rows(unit, largest))[:, None]
     # Each direction's key: its rounded components, in lexicographic order.
     steps = np.round(unit / _FACE_DIRECTION_STEP).astype(np.int64) + _FACE_DIRECTION_STEPS
     base = 2 * _FACE_DIRECTION_STEPS + 1

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import box_pairs
-from .columns import cross_rows, einsum_rows, take_rows
+from .columns import cross_rows, einsum_rows, pick_rows, take_rows
 from .constants import (
     CUBE_CORNER_SIGNS,
     KIND_BOX,
@@ -432,7 +432,7 @@ def _segment_box(sa0, sa1, centers, rotations, half_extents):
         ends_world = np.stack([sa0[rows], sa1[rows]], axis=1)
         deepest_end = np.argmax(einsum_rows("mpk,mk->mp", ends_world, normal), axis=1)
         gap[rows] = separation[deep]
-        x_core[rows] = ends_world[np.arange(len(rows)), deepest_end]
+        x_core[rows] = pick_rows(ends_world, deepest_end)
         y_core[rows] = _support_box(centers[rows], rotations[rows], half_extents[rows], -normal)
     return gap, result_normal, x_core, y_core
 
