@@ -211,6 +211,14 @@ def expand_runs(starts: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np
     return run, position
 
 
+def run_starts(keys: np.ndarray) -> np.ndarray:
+    """Whether each entry (k,) bool of sorted `keys` (k,) is the first of its run of
+    equal keys."""
+    starts = np.ones(len(keys), dtype=bool)
+    starts[1:] = keys[1:] != keys[:-1]
+    return starts
+
+
 def ranks_in_runs(keys: np.ndarray) -> np.ndarray:
     """Each entry's place (k,) int64 in its run of equal `keys` (k,), which are sorted:
     0 for a run's first, 1 for its second, and so on."""

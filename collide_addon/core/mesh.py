@@ -119,7 +119,7 @@ from .columns import concatenate_fields, cross_rows, pick_rows, reduce_short_axi
 from .constants import COPY_TOLERANCE
 from .contact import CONTACT_RELATIVE, contact_epsilon
 from .fit import translated_copies
-from .grid import expand_runs, lexicographic_order, ranks_in_runs
+from .grid import expand_runs, lexicographic_order, ranks_in_runs, run_starts
 from .threads import map_in_threads, worker_count
 
 APART = 0
@@ -1528,8 +1528,7 @@ class _Best:
         """Rows (k,) of pairs with their values and witnesses (k, 3)."""
         order = np.lexsort((value, pair))
         pair = pair[order]
-        lead = np.ones(len(pair), dtype=bool)
-        lead[1:] = pair[1:] != pair[:-1]
+        lead = run_starts(pair)
         rows = order[lead]
         pair = pair[lead]
         better = value[rows] < self.value[pair]
@@ -1554,12 +1553,10 @@ def _first_least(groups: np.ndarray, values: np.ndarray) -> np.ndarray:
     group after `np.lexsort((values, groups))`, without the sort."""
     if not len(groups):
         return np.zeros(0, dtype=np.int64)
-    starts = np.flatnonzero(np.concatenate(([True], groups[1:] != groups[:-1])))
+    starts = np.flatnonzero(run_starts(groups))
     least = np.fmin.reduceat(values, starts)
     at_least = np.flatnonzero(values == np.repeat(least, np.diff(np.append(starts, len(groups)))))
-    lead = np.ones(len(at_least), dtype=bool)
-    lead[1:] = groups[at_least[1:]] != groups[at_least[:-1]]
-    return at_least[lead]
+    return at_least[run_starts(groups[at_least])]
 
 
 def _seed_distances(world: _World, count: int, pair, first, second, lower, rows):
@@ -1924,20 +1921,15 @@ def _convex_depths(world: _World, points, target) -> tuple[np.ndarray, np.ndarra
     normals *= np.where(_dot(normals, inwards) < 0, -1.0, 1.0)[:, None]
     # Row r measures point `point[r]` against face `face[r]` (a row of `normals`): each
     # point's rows in a run, its faces in order.
-    counts = world.triangle_count[target]
     first_face = np.concatenate(([0], np.cumsum(world.triangle_count[meshes])[:-1]))
-    point, face = expand_runs(first_face[mesh_of_point], counts)
+    point, face = expand_runs(first_face[mesh_of_point], world.triangle_count[target])
     heights = _dot(take_rows(normals, face), take_rows(points, point) - take_rows(anchors, face))
+    # Each point's least height, at its first nearest face.
+    nearest = _first_least(point, heights)
     depth = np.full(len(points), np.inf)
-    runs = counts > 0
-    if runs.any():
-        depth[runs] = np.minimum.reduceat(heights, _starts(counts)[runs])
-    nearest = np.flatnonzero(heights == depth[point])
-    # The first face of each point's nearest.
-    lead = np.ones(len(nearest), dtype=bool)
-    lead[1:] = point[nearest[1:]] != point[nearest[:-1]]
+    depth[point[nearest]] = heights[nearest]
     foot_face = np.zeros(len(points), dtype=np.int64)
-    foot_face[point[nearest[lead]]] = face[nearest[lead]]
+    foot_face[point[nearest]] = face[nearest]
     return depth, points - depth[:, None] * take_rows(normals, foot_face)
 
 

@@ -1,5 +1,5 @@
 """The box grid: overlapping_bounds equals the brute-force all-pairs answer; the sorting
-helpers (ranks_in_runs, lexicographic_order) against their definitions."""
+helpers (run_starts, ranks_in_runs, lexicographic_order) against their definitions."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from collide_addon.core.grid import (
     overlapping_among,
     overlapping_bounds,
     ranks_in_runs,
+    run_starts,
 )
 
 
@@ -53,6 +54,14 @@ def test_ranks_in_runs_count_from_each_runs_start(values):
     keys = np.sort(np.array(values, dtype=np.int64))
     expected = [sum(1 for earlier in keys[:k] if earlier == key) for k, key in enumerate(keys)]
     np.testing.assert_array_equal(ranks_in_runs(keys), expected)
+
+
+@given(st.lists(st.integers(0, 5), max_size=40))
+@settings(max_examples=60, deadline=None)
+def test_run_starts_mark_each_runs_first_entry(values):
+    keys = np.sort(np.array(values, dtype=np.int64))
+    np.testing.assert_array_equal(run_starts(keys), ranks_in_runs(keys) == 0)
+    assert run_starts(keys).sum() == len(set(values))
 
 
 @given(
