@@ -368,6 +368,81 @@ def test_pairs_decided_in_shares_report_progress_and_match_one_share(monkeypatch
     assert len(calls) >= len(pairs) // 5 and done == sorted(done)
 
 
+def world_mesh(shape, matrix):
+    """A `TriangleMesh` of `shape` with its vertices posed by `matrix`, as an IFC import
+    stores its elements (in world coordinates, under an identity matrix)."""
+    vertices, triangles = shape
+    return prepare_mesh(vertices @ matrix[:3, :3].T + matrix[:3, 3], triangles)
+
+
+def without_face_axis_test(monkeypatch):
+    monkeypatch.setattr(
+        mesh_module,
+        "_apart_along_face_axes",
+        lambda matrices, used, world, slots, gap: np.zeros(len(slots), dtype=bool),
+    )
+
+
+def test_a_railing_below_a_sloped_rafter_is_decided_without_its_triangles(monkeypatch):
+    """The FZK-Haus's railing under a rafter: within the rafter's world box, and within
+    the world bounds of its long sloped triangles, but 8 cm below the rafter along their
+    normal. Beside it, a beam sunk 1.8 cm into the rafter's top, either way round."""
+    slope = turn([1, 0, 0], 30.0)
+    rafter = world_mesh(box_mesh([-0.04, -3.0, -0.1], [0.04, 3.0, 0.1]), affine(slope))
+    normal = slope @ [0.0, 0.0, 1.0]
+    beam = box_mesh([-0.5, -0.05, -0.05], [0.5, 0.05, 0.05])  # 6.8 cm deep along normal
+    railing = world_mesh(beam, affine(offset=-0.25 * normal))
+    sunk = world_mesh(beam, affine(offset=0.15 * normal))
+    meshes, matrices = [railing, rafter, sunk], [np.eye(4)] * 3
+    pairs = np.array([[1, 2], [0, 1], [2, 1]])
+    walked = []
+    stage = mesh_module._triangle_stage
+    monkeypatch.setattr(
+        mesh_module,
+        "_triangle_stage",
+        lambda world, slots, grow: walked.append(len(slots)) or stage(world, slots, grow),
+    )
+    found = mesh_contacts(meshes, matrices, pairs, 0.05)
+    assert walked == [2]
+    assert found.distance[1] == np.inf and found.relation[1] == APART
+    assert np.isnan(found.point_i[1]).all() and np.isnan(found.point_j[1]).all()
+    # The beam's lower edge reaches 0.05 * (sin 30 + cos 30) below its centre.
+    assert found.distance[[0, 2]] == pytest.approx(0.15 - 0.05 * (0.5 + np.sqrt(0.75)) - 0.1)
+    without_face_axis_test(monkeypatch)
+    every = mesh_contacts(meshes, matrices, pairs, 0.05)
+    for field in ("distance", "point_i", "point_j", "relation", "open_pair"):
+        np.testing.assert_array_equal(getattr(found, field), getattr(every, field))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.floats(0.0, 0.5))
+def test_pairs_apart_along_face_axes_are_apart_and_decide_as_walked(seed, max_distance):
+    rng = np.random.default_rng(seed)
+    choice = rng.integers(0, len(SHAPES), 6)
+    poses = [random_pose(rng) for _ in choice]
+    # Every other mesh stored in world coordinates, its face box turned off the world axes.
+    meshes = [
+        world_mesh(SHAPES[k], pose) if row % 2 else MESHES[k]
+        for row, (k, pose) in enumerate(zip(choice, poses, strict=True))
+    ]
+    matrices = np.array([np.eye(4) if row % 2 else pose for row, pose in enumerate(poses)])
+    pairs = np.array([(i, j) for i in range(6) for j in range(i + 1, 6)])
+    found = mesh_contacts(meshes, matrices, pairs, max_distance)
+    world = mesh_module._pose(meshes, matrices, np.arange(6))
+    apart = mesh_module._apart_along_face_axes(matrices, np.arange(6), world, pairs, max_distance)
+    for i, j in pairs[apart]:
+        first, second = (
+            coal_mesh(*SHAPES[choice[i]], poses[i]),
+            coal_mesh(*SHAPES[choice[j]], poses[j]),
+        )
+        assert coal_mesh_distance(first, second)[0] > max_distance
+    with pytest.MonkeyPatch.context() as patch:
+        without_face_axis_test(patch)
+        walked = mesh_contacts(meshes, matrices, pairs, max_distance)
+    for field in ("distance", "point_i", "point_j", "relation", "open_pair"):
+        np.testing.assert_array_equal(getattr(found, field), getattr(walked, field))
+
+
 def test_shared_mesh_objects_and_many_pairs_match_single_pair_calls():
     rng = np.random.default_rng(7)
     choice = rng.integers(0, len(MESHES), 40)
