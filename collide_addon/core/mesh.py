@@ -1395,6 +1395,14 @@ def _gap(lo_a, hi_a, lo_b, hi_b) -> np.ndarray:
     return _length(np.maximum(np.maximum(lo_a - hi_b, lo_b - hi_a), 0.0))
 
 
+def _near_boxes(lo_a, hi_a, lo_b, hi_b, grow: float) -> tuple[np.ndarray, np.ndarray]:
+    """The boxes a and b (k, 3 bounds each) no farther apart than `grow` along any axis,
+    and their distance: (rows (p,), distance (p,), 0 where they meet)."""
+    apart = np.maximum(lo_a - hi_b, lo_b - hi_a)
+    keep = np.flatnonzero(reduce_short_axis(np.logical_and, apart <= grow))
+    return keep, _length(np.maximum(take_rows(apart, keep), 0.0))
+
+
 def _pair_nodes(tree: _Forest, a: np.ndarray, b: np.ndarray):
     """The node pairs one level down from node pairs a, b (k,) of which at least one is
     not a leaf: each inner node replaced by its two children, a leaf kept as it is
@@ -1430,8 +1438,7 @@ def _candidates(world: _World, slots: np.ndarray, grow: float):
     while len(pair):
         lo_a, hi_a = take_rows(tree.lo, a), take_rows(tree.hi, a)
         lo_b, hi_b = take_rows(tree.lo, b), take_rows(tree.hi, b)
-        keep = np.flatnonzero(_boxes_overlap(lo_a, hi_a, lo_b, hi_b, grow))
-        gap = _gap(*(take_rows(bounds, keep) for bounds in (lo_a, hi_a, lo_b, hi_b)))
+        keep, gap = _near_boxes(lo_a, hi_a, lo_b, hi_b, grow)
         pair, a, b = pair[keep], a[keep], b[keep]
         vertex_a = take_rows(world.corners, tree.triangles[tree.first[a]])[:, 0]
         vertex_b = take_rows(world.corners, tree.triangles[tree.first[b]])[:, 0]
@@ -1450,8 +1457,7 @@ def _candidates(world: _World, slots: np.ndarray, grow: float):
         rows, first, second = _leaf_triangles(world, grown, pair[part], a[part], b[part])
         lo_a, hi_a = take_rows(world.lo, first), take_rows(world.hi, first)
         lo_b, hi_b = take_rows(world.lo, second), take_rows(world.hi, second)
-        keep = np.flatnonzero(_boxes_overlap(lo_a, hi_a, lo_b, hi_b, grow))
-        gap = _gap(*(take_rows(bounds, keep) for bounds in (lo_a, hi_a, lo_b, hi_b)))
+        keep, gap = _near_boxes(lo_a, hi_a, lo_b, hi_b, grow)
         rows, first, second = rows[keep], first[keep], second[keep]
         keep = gap <= upper[rows] + slack
         rows, first, second, gap = rows[keep], first[keep], second[keep], gap[keep]
@@ -1658,8 +1664,8 @@ def _offer_beyond_edges(world: _World, nearest: _Best, pair, first, second, rows
     mesh's triangles near the face's other half pass every test before, though they lie
     beyond an edge of this one (on the FZK-Haus, 26 k of the 27 k exact distances
     measured, most of them over a metre, most of those between railings and the rafters
-    above them, which `_apart_along_face_axes` now sets aside). Tested here, on the candidates about to be
-    measured only: most candidates of touching pairs never are."""
+    above them, which `_apart_along_face_axes` now sets aside). Tested here, on the
+    candidates about to be measured only: most candidates of touching pairs never are."""
     first_corners = take_rows(world.corners, first[rows])
     second_corners = take_rows(world.corners, second[rows])
     beyond = np.fmax(

@@ -788,3 +788,24 @@ def test_first_least_of_each_group_is_the_first_after_a_lexsort(seed, count):
     lead = np.ones(count, dtype=bool)
     lead[1:] = groups[order[1:]] != groups[order[:-1]]
     np.testing.assert_array_equal(mesh_module._first_least(groups, values), order[lead])
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.floats(0.0, 0.5))
+def test_near_boxes_are_those_within_grow_on_every_axis_with_their_distance(seed, grow):
+    rng = np.random.default_rng(seed)
+    lo_a, lo_b = rng.uniform(-2.0, 2.0, (2, 200, 3))
+    hi_a, hi_b = lo_a + rng.uniform(0.0, 1.0, (200, 3)), lo_b + rng.uniform(0.0, 1.0, (200, 3))
+    # Some boxes exactly `grow` apart along an axis, and some meeting at a face.
+    hi_a[:20, 0] = lo_b[:20, 0] - grow
+    hi_a[20:40, 1] = lo_b[20:40, 1]
+    keep, gap = mesh_module._near_boxes(lo_a, hi_a, lo_b, hi_b, grow)
+    near = [
+        k
+        for k in range(200)
+        if all(max(lo_a[k, x] - hi_b[k, x], lo_b[k, x] - hi_a[k, x]) <= grow for x in range(3))
+    ]
+    np.testing.assert_array_equal(keep, near)
+    apart = np.maximum(np.maximum(lo_a - hi_b, lo_b - hi_a), 0.0)[keep]
+    np.testing.assert_allclose(gap, np.linalg.norm(apart, axis=1), rtol=1e-15, atol=0)
+    assert (gap <= np.sqrt(3) * grow + 1e-12).all()
