@@ -903,7 +903,8 @@ class _World:
 
     vertices: (V, 3); vertex_start: (u,) first row of each mesh's vertices
     corners: (T, 3, 3) triangle corners; triangle_start, triangle_count: (u,) each mesh's
-    rows of them; unit_normal: (T, 3) their `_unit_normals`; lo, hi: (T, 3) triangle
+    rows of them; unit_normal: (T, 3) their `_unit_normals`; centroid: (T, 3) their
+    centroids; lo, hi: (T, 3) triangle
     bounds; mesh_lo, mesh_hi: (u, 3) mesh bounds
     (+inf, -inf for a mesh without triangles); closed: (u,) bool; owner: (T,) the mesh
     of each triangle; smooth_edges: (T, 3) bool, `TriangleMesh.smooth_edges`
@@ -934,6 +935,7 @@ class _World:
     triangle_start: np.ndarray
     triangle_count: np.ndarray
     unit_normal: np.ndarray
+    centroid: np.ndarray
     lo: np.ndarray
     hi: np.ndarray
     mesh_lo: np.ndarray
@@ -1172,6 +1174,7 @@ def _pose(meshes: Sequence[TriangleMesh], matrices: np.ndarray, used: np.ndarray
         triangle_start,
         triangle_count,
         _unit_normals(corners),
+        reduce_short_axis(np.add, corners, 1) / 3,
         lo,
         hi,
         mesh_lo,
@@ -1549,9 +1552,10 @@ class _Best:
 def _upper_bounds(world: _World, count: int, pair, first, second) -> np.ndarray:
     """An upper bound of each pair's distance (count,): its candidates' nearest
     centroids (+inf for a pair without candidates)."""
-    centroids = reduce_short_axis(np.add, world.corners, 1) / 3
     upper = np.full(count, np.inf)
-    np.minimum.at(upper, pair, _length(take_rows(centroids, first) - take_rows(centroids, second)))
+    np.minimum.at(
+        upper, pair, _length(take_rows(world.centroid, first) - take_rows(world.centroid, second))
+    )
     return upper
 
 
@@ -2009,7 +2013,7 @@ def _inside_stage(world: _World, inner: np.ndarray, outer: np.ndarray, known, ap
     vertex_pair, vertex = expand_runs(world.vertex_start[inner], world.vertex_count[inner])
     face_pair, face = expand_runs(world.triangle_start[inner], world.triangle_count[inner])
     pair = np.concatenate([vertex_pair, face_pair])
-    centres = reduce_short_axis(np.add, take_rows(world.corners, face), 1) / 3
+    centres = take_rows(world.centroid, face)
     points = np.concatenate([take_rows(world.vertices, vertex), centres])
     part = np.concatenate([world.vertex_part[vertex], world.triangle_part[face]])
     target = outer[pair]
