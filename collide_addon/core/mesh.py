@@ -1764,23 +1764,29 @@ def _point_candidates(world: _World, lo, hi, target, centres=None) -> tuple[np.n
     return box[row], triangle
 
 
-def _nearest_on_meshes(world: _World, points, target, upper, enough) -> tuple[_Best, np.ndarray]:
+def _nearest_on_meshes(
+    world: _World, points, target, upper, enough, close
+) -> tuple[_Best, np.ndarray]:
     """Closest point of world meshes `target` (k,) to points (k, 3), each known to be
     at most `upper` (k,) away: (`_Best` per point (distance, the point, the closest
     point), exact (k,) bool). A point for which a triangle within `enough` (k,) turns up
     is left there: its distance is then at most `enough` but maybe not exact.
 
-    Searched within a radius growing from the meshes' typical triangle size, so that a
-    deep point does not meet every triangle within its (loose) upper bound: a triangle
-    at most r away has bounds within r of the point, so a point whose nearest found
-    triangle is within the radius searched is done."""
+    Searched first within `close` (k,) of each point, then within a radius growing from
+    the meshes' typical triangle size, so that a deep point does not meet every triangle
+    within its (loose) upper bound: a triangle at most r away has bounds within r of the
+    point, so a point whose nearest found triangle is within the radius searched is
+    done. Most points found inside by their rays lie on the surface (a window frame's
+    corners on its opening's reveals, along which the wall's rays run): the few
+    triangles within `close` of them settle them."""
     nearest = _Best(len(points), np.inf)
     meshes = np.unique(target)
     _, triangles = expand_runs(world.triangle_start[meshes], world.triangle_count[meshes])
     sizes = reduce_short_axis(
         np.maximum, take_rows(world.hi, triangles) - take_rows(world.lo, triangles)
     )
-    radius = np.minimum(upper, float(np.median(sizes)) if len(sizes) else 0.0)
+    typical = float(np.median(sizes)) if len(sizes) else 0.0
+    radius = np.minimum(upper, close)
     todo = np.arange(len(points))
     exact = np.zeros(len(points), dtype=bool)
     slack = world.slack
@@ -1814,8 +1820,11 @@ def _nearest_on_meshes(world: _World, points, target, upper, enough) -> tuple[_B
             closest = closest_on_triangles(seen_from, take_rows(world.corners, triangle[part]))
             nearest.offer(todo[point[part]], _length(seen_from - closest), seen_from, closest)
         exact[todo] = (nearest.value[todo] <= radius[todo]) | (radius[todo] >= upper[todo])
-        todo = todo[~exact[todo] & (nearest.value[todo] > enough[todo])]
-        radius[todo] = np.minimum(4.0 * radius[todo], upper[todo])
+        # Past `close`, as from the typical radius: the first round leaves none for `enough`.
+        todo = todo[
+            ~exact[todo] & ((nearest.value[todo] > enough[todo]) | (radius[todo] <= close[todo]))
+        ]
+        radius[todo] = np.minimum(np.maximum(4.0 * radius[todo], typical), upper[todo])
     return nearest, exact
 
 
@@ -2058,7 +2067,7 @@ def _inside_stage(world: _World, inner: np.ndarray, outer: np.ndarray, known, ap
         # A point whose distance cannot beat the depth found already needs no exact one.
         best = np.maximum(known, -deepest.value)
         nearest, exact = _nearest_on_meshes(
-            world, take_rows(points, now), target[now], upper[now], best[pair[now]]
+            world, take_rows(points, now), target[now], upper[now], best[pair[now]], epsilon[now]
         )
         strictly = exact & (nearest.value > epsilon[now])
         deepest.offer(
