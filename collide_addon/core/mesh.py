@@ -819,15 +819,11 @@ class _PlaneTests:
     signed_second: np.ndarray
 
 
-def _plane_tests(first, second, normal_first, normal_second) -> _PlaneTests:
+def _plane_tests(first, second, normal_first, normal_second, epsilon) -> _PlaneTests:
     """`_PlaneTests` of triangle pairs first, second (m, 3, 3) with unit normals
-    normal_first, normal_second (m, 3) (`_unit_normals`); the meeting point is only set
-    where they meet."""
-    # The largest |coordinate| of each pair, over its 18 coordinates slice by slice.
-    magnitude = reduce_short_axis(
-        np.maximum, np.maximum(np.abs(first), np.abs(second)).reshape(len(first), 9)
-    )
-    epsilon = _epsilon(magnitude)
+    normal_first, normal_second (m, 3) (`_unit_normals`) and contact epsilons `epsilon`
+    (m,) (`_epsilon` of the largest |coordinate| of each pair); the meeting point is only
+    set where they meet."""
     signed_first = _plane_distances(first, second, normal_second)
     signed_second = _plane_distances(second, first, normal_first)
     reach_first, reach_second = _reach(signed_first), _reach(signed_second)
@@ -904,7 +900,7 @@ class _World:
     vertices: (V, 3); vertex_start: (u,) first row of each mesh's vertices
     corners: (T, 3, 3) triangle corners; triangle_start, triangle_count: (u,) each mesh's
     rows of them; unit_normal: (T, 3) their `_unit_normals`; centroid: (T, 3) their
-    centroids; lo, hi: (T, 3) triangle
+    centroids; magnitude: (T,) their largest |coordinate|; lo, hi: (T, 3) triangle
     bounds; mesh_lo, mesh_hi: (u, 3) mesh bounds
     (+inf, -inf for a mesh without triangles); closed: (u,) bool; owner: (T,) the mesh
     of each triangle; smooth_edges: (T, 3) bool, `TriangleMesh.smooth_edges`
@@ -936,6 +932,7 @@ class _World:
     triangle_count: np.ndarray
     unit_normal: np.ndarray
     centroid: np.ndarray
+    magnitude: np.ndarray
     lo: np.ndarray
     hi: np.ndarray
     mesh_lo: np.ndarray
@@ -1175,6 +1172,7 @@ def _pose(meshes: Sequence[TriangleMesh], matrices: np.ndarray, used: np.ndarray
         triangle_count,
         _unit_normals(corners),
         reduce_short_axis(np.add, corners, 1) / 3,
+        reduce_short_axis(np.maximum, np.abs(corners).reshape(-1, 9)),
         lo,
         hi,
         mesh_lo,
@@ -1613,7 +1611,8 @@ def _triangle_stage(world: _World, slots: np.ndarray, grow: float):
         normal_a = take_rows(world.unit_normal, first[part])
         normal_b = take_rows(world.unit_normal, second[part])
         rows = pair[part]
-        tests = _plane_tests(a, b, normal_a, normal_b)
+        magnitude = np.maximum(world.magnitude[first[part]], world.magnitude[second[part]])
+        tests = _plane_tests(a, b, normal_a, normal_b, _epsilon(magnitude))
         lower[part] = np.maximum(lower[part], tests.lower)
         zero = np.zeros(int(tests.meet.sum()))
         meeting_point = take_rows(tests.meeting_point, tests.meet)

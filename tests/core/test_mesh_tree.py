@@ -753,7 +753,10 @@ def test_the_gap_beyond_an_edge_is_a_lower_bound_of_the_distance(seed):
     distance, _, _ = mesh_module._triangle_distance(first, second)
     areas = [_length_of_normals(triangles) for triangles in (first, second)]
     normals = [mesh_module._unit_normals(triangles) for triangles in (first, second)]
-    crossing = mesh_module._plane_tests(first, second, *normals).crossing
+    magnitude = np.abs(np.concatenate((first, second), axis=1)).max(axis=(1, 2))
+    crossing = mesh_module._plane_tests(
+        first, second, *normals, mesh_module._epsilon(magnitude)
+    ).crossing
     distance[crossing & (areas[0] > 1e-6) & (areas[1] > 1e-6)] = 0.0
     rounding = 1e-12 * np.maximum(1.0, np.abs(np.concatenate((first, second), axis=1)).max((1, 2)))
     for bound in (
