@@ -101,8 +101,9 @@ part, which cannot cross the other surface; a point in a convex mesh
 (`TriangleMesh.convex`: boxes, wedges, prisms, a UV sphere) needs neither ray nor
 search, its depth being its least height below the mesh's face planes, and a pair's
 points are measured there deepest room first until the rest cannot be deeper; a point's
-depth search (boxes of
-growing radius down the same tree) is bounded by its ray's first crossing and skipped
+depth search (a box within `eps` of it, then boxes of growing radius down the same tree:
+most points found inside lie on the other's surface) is bounded by its ray's first
+crossing and skipped
 when that bound cannot beat the depth already found, and it stops as soon as a triangle
 within that depth turns up. What stays: touching elements whose faces lie on each other
 have many triangle pairs with a lower bound of 0, and each gets the plane tests.
