@@ -73,7 +73,8 @@ by `prepare_mesh` (median splits, at most `_LEAF_SIZE` triangles per leaf; once 
 shape for translated copies, `PreparedMeshes`); a call poses the meshes of all pairs
 once, refits the trees' node boxes to the posed triangles (linear in the triangles, like
 the posing), sets aside as apart the pairs whose posed boxes lie farther apart than
-`max_distance` along one of the two meshes' face axes (`_apart_along_face_axes`), and
+`max_distance` along one of the two meshes' face axes (`_face_axes_overlap`; where they
+overlap by at most half the least contact epsilon, nothing is looked for inside), and
 walks both trees of all pairs together, one level at a time over arrays
 of node pairs, keeping node pairs whose boxes come within `max_distance` and within an
 upper bound of the pair's distance (two vertices' distance); triangle pairs are also
@@ -193,6 +194,10 @@ _TURNED_NORMAL = 1.0 - 1e-6
 # Candidate triangle pairs are tested along the face normals only in groups of at least
 # this many: on fewer (a live update's) the plane tests cost less than the test's calls.
 _FACE_TEST_ROWS = 16_384
+# A pair whose meshes' boxes overlap by at most this along a face axis is never deeper:
+# half the least contact epsilon (at coordinates within 1), so that no point's rounded
+# depth comes up to its epsilon.
+_SHALLOW = 0.5 * CONTACT_RELATIVE
 # `PreparedMeshes` keeps this many shapes for one list of triangles.
 _SHAPES_PER_TRIANGLES = 8
 # `mesh_contacts` decides its pairs in shares of at most about this many, so that a call
@@ -1668,7 +1673,7 @@ def _offer_beyond_edges(world: _World, nearest: _Best, pair, first, second, rows
     mesh's triangles near the face's other half pass every test before, though they lie
     beyond an edge of this one (on the FZK-Haus, 26 k of the 27 k exact distances
     measured, most of them over a metre, most of those between railings and the rafters
-    above them, which `_apart_along_face_axes` now sets aside). Tested here, on the
+    above them, which `_face_axes_overlap` now sets aside). Tested here, on the
     candidates about to be measured only: most candidates of touching pairs never are."""
     first_corners = take_rows(world.corners, first[rows])
     second_corners = take_rows(world.corners, second[rows])
@@ -2114,9 +2119,10 @@ def mesh_contacts(
     slots = slots.reshape(-1, 2)
     world = _pose(meshes, matrices, used)
     contact = float(_epsilon(np.array([world.reach]))[0])
-    boxes_apart = _apart_along_face_axes(
-        matrices, used, world, slots, max_distance + contact + world.slack
-    )
+    overlap = _face_axes_overlap(matrices, used, world, slots)
+    # Pairs whose boxes lie apart by more than max_distance along a face axis are apart
+    # whatever their triangles (a railing below a sloped rafter, within its world box).
+    boxes_apart = overlap < -(max_distance + contact + world.slack)
     apart, decided = np.flatnonzero(boxes_apart), np.flatnonzero(~boxes_apart)
     workers = worker_count(int(world.triangle_count[slots[decided]].sum()) // _TRIANGLES_PER_WORKER)
     # Interleaved shares, a multiple of the threads, so that each thread gets some of the
@@ -2131,7 +2137,9 @@ def mesh_contacts(
     for rows, contacts in zip(
         shares,
         map_in_threads(
-            lambda rows: _slot_contacts(world, matrices, used, slots[rows], max_distance, contact),
+            lambda rows: _slot_contacts(
+                world, matrices, used, slots[rows], overlap[rows], max_distance, contact
+            ),
             shares,
             workers,
         ),
@@ -2151,16 +2159,19 @@ def mesh_contacts(
     )
 
 
-def _apart_along_face_axes(matrices, used, world: _World, slots: np.ndarray, gap: float):
-    """Whether the two meshes of each pair of world meshes `slots` (m, 2) (rows of `used`
-    (u,)) lie farther apart than `gap` along one of their posed face axes
-    (`_World.face_axes`), each mesh held by both its posed boxes, local and face: (m,)
-    bool (False for a pair with a mesh without triangles).
+def _face_axes_overlap(matrices, used, world: _World, slots: np.ndarray) -> np.ndarray:
+    """The least overlap of the two meshes of each pair of world meshes `slots` (m, 2)
+    (rows of `used` (u,)) along one of their posed face axes (`_World.face_axes`), each
+    mesh held by both its posed boxes, local and face: (m,), negative for a gap, NaN for
+    a pair with a mesh without triangles.
 
-    Such a pair is apart whatever its triangles, and its trees need no walk. A railing
-    below a sloped rafter lies within the rafter's world box, and their triangles' world
-    bounds meet, but not the rafter's face box (FZK-Haus: 18 such pairs held 80 k of the
-    204 k candidate triangle pairs of its near pairs)."""
+    A pair farther apart than max_distance is apart whatever its triangles, and its
+    trees need no walk: a railing below a sloped rafter lies within the rafter's world
+    box, and their triangles' world bounds meet, but not the rafter's face box (FZK-Haus:
+    18 such pairs held 80 k of the 204 k candidate triangle pairs of its near pairs). A
+    pair that overlaps by less than `_SHALLOW` is never deeper than that (moving one mesh
+    by the overlap separates the boxes), so no point of one lies strictly inside the other:
+    walls and slabs meeting face to face (AC11: 1,054 of its 1,463 near pairs)."""
     face_local = world.linear @ world.face_frame
     translation = matrices[used, :3, 3]
     # A mesh without triangles has infinite bounds: NaN centres, and no gap below.
@@ -2195,7 +2206,7 @@ def _apart_along_face_axes(matrices, used, world: _World, slots: np.ndarray, gap
                 )
             )
         (low_a, high_a), (low_b, high_b) = reach
-        return (np.maximum(low_b - high_a, low_a - high_b) > gap).any(axis=1)
+        return np.minimum(high_a - low_b, high_b - low_a).min(axis=1)
 
 
 def _apart_contacts(world: _World, slots: np.ndarray) -> MeshContacts:
@@ -2211,18 +2222,22 @@ def _apart_contacts(world: _World, slots: np.ndarray) -> MeshContacts:
     )
 
 
-def _slot_contacts(world, matrices, used, slots, max_distance, contact) -> MeshContacts:
+def _slot_contacts(world, matrices, used, slots, overlap, max_distance, contact) -> MeshContacts:
     """`mesh_contacts` of the pairs `slots` (m, 2), rows of `used` (u,) posed in `world`,
-    with the call's contact epsilon `contact` (of all its meshes, not only these)."""
+    with their `_face_axes_overlap` (m,) and the call's contact epsilon `contact` (of all
+    its meshes, not only these)."""
     grow = max_distance + contact
     nearest, crossing = _triangle_stage(world, slots, grow)
     closed = world.closed[slots]
     i_in_j = _Best(len(slots), 0.0)
     j_in_i = _Best(len(slots), 0.0)
+    # A pair that cannot be deeper than half the least contact epsilon has no point
+    # strictly inside.
+    shallow = overlap <= _SHALLOW
     for best, inner, outer in ((i_in_j, 0, 1), (j_in_i, 1, 0)):
         # Only a closed mesh has an inside; what lies in it may be open (a window's
         # shell in a wall).
-        tested = np.flatnonzero(closed[:, outer])
+        tested = np.flatnonzero(closed[:, outer] & ~shallow)
         found = _inside_stage(
             world,
             slots[tested, inner],

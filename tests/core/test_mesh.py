@@ -376,10 +376,11 @@ def world_mesh(shape, matrix):
 
 
 def without_face_axis_test(monkeypatch):
+    """No pair set aside along its face axes, and every pair's inside stage run."""
     monkeypatch.setattr(
         mesh_module,
-        "_apart_along_face_axes",
-        lambda matrices, used, world, slots, gap: np.zeros(len(slots), dtype=bool),
+        "_face_axes_overlap",
+        lambda matrices, used, world, slots: np.full(len(slots), np.inf),
     )
 
 
@@ -414,6 +415,33 @@ def test_a_railing_below_a_sloped_rafter_is_decided_without_its_triangles(monkey
         np.testing.assert_array_equal(getattr(found, field), getattr(every, field))
 
 
+def test_pairs_too_shallow_to_hold_a_point_inside_skip_the_inside_stage(monkeypatch):
+    """A box resting on a floor, one flush against the first's side, and one sunk a
+    millimetre into the floor: only the sunk pair's points are looked for inside (the
+    boxes of the others overlap by rounding at most), and the contacts are those of the
+    stage run on every pair."""
+    meshes = [FLOOR, box([0, 0, 0], [1, 1, 1]), box([1, 0, 0], [2, 1, 1])]
+    meshes.append(box([3, 0, -0.001], [4, 1, 1]))
+    pairs = np.array([[0, 1], [1, 2], [0, 3], [2, 0]])
+    inner = []
+    stage = mesh_module._inside_stage
+    monkeypatch.setattr(
+        mesh_module,
+        "_inside_stage",
+        lambda world, inner_meshes, *rest: (
+            inner.append(len(inner_meshes)) or stage(world, inner_meshes, *rest)
+        ),
+    )
+    found = mesh_contacts(meshes, [np.eye(4)] * 4, pairs, 0.05)
+    assert inner == [1, 1]
+    np.testing.assert_array_equal(found.relation, [TOUCHING, TOUCHING, CROSSING, TOUCHING])
+    assert found.distance[2] == pytest.approx(-0.001)
+    without_face_axis_test(monkeypatch)
+    every = mesh_contacts(meshes, [np.eye(4)] * 4, pairs, 0.05)
+    for field in ("distance", "point_i", "point_j", "relation", "open_pair"):
+        np.testing.assert_array_equal(getattr(found, field), getattr(every, field))
+
+
 @settings(max_examples=40, deadline=None)
 @given(st.integers(0, 2**32 - 1), st.floats(0.0, 0.5))
 def test_pairs_apart_along_face_axes_are_apart_and_decide_as_walked(seed, max_distance):
@@ -429,7 +457,8 @@ def test_pairs_apart_along_face_axes_are_apart_and_decide_as_walked(seed, max_di
     pairs = np.array([(i, j) for i in range(6) for j in range(i + 1, 6)])
     found = mesh_contacts(meshes, matrices, pairs, max_distance)
     world = mesh_module._pose(meshes, matrices, np.arange(6))
-    apart = mesh_module._apart_along_face_axes(matrices, np.arange(6), world, pairs, max_distance)
+    overlap = mesh_module._face_axes_overlap(matrices, np.arange(6), world, pairs)
+    apart = overlap < -max_distance
     for i, j in pairs[apart]:
         first, second = (
             coal_mesh(*SHAPES[choice[i]], poses[i]),

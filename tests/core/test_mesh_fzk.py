@@ -168,12 +168,12 @@ def test_candidates_beyond_an_edge_of_a_split_face_are_not_measured(monkeypatch)
     whole face's bounds: a detailed element near one half is a candidate of the other
     half too. Against measuring those (`_beyond_edges` giving no bound): the same
     contacts bit for bit, and far fewer triangle pairs measured (most of them were over
-    a metre apart). The railings below the rafters, which `_apart_along_face_axes` sets
+    a metre apart). The railings below the rafters, which `_face_axes_overlap` sets
     aside unwalked, are walked here: they held most of those triangle pairs."""
     monkeypatch.setattr(
         mesh_module,
-        "_apart_along_face_axes",
-        lambda matrices, used, world, slots, gap: np.zeros(len(slots), dtype=bool),
+        "_face_axes_overlap",
+        lambda matrices, used, world, slots: np.full(len(slots), np.inf),
     )
     pruned, pruned_rows, every, every_rows = contacts_before_and_after(
         monkeypatch,
