@@ -2119,7 +2119,8 @@ def mesh_contacts(
     slots = slots.reshape(-1, 2)
     world = _pose(meshes, matrices, used)
     contact = float(_epsilon(np.array([world.reach]))[0])
-    overlap = _face_axes_overlap(matrices, used, world, slots)
+    boxes = _posed_boxes(matrices, used, world)
+    overlap = _face_axes_overlap(world, boxes, slots)
     # Pairs whose boxes lie apart by more than max_distance along a face axis are apart
     # whatever their triangles (a railing below a sloped rafter, within its world box).
     boxes_apart = overlap < -(max_distance + contact + world.slack)
@@ -2138,7 +2139,7 @@ def mesh_contacts(
         shares,
         map_in_threads(
             lambda rows: _slot_contacts(
-                world, matrices, used, slots[rows], overlap[rows], max_distance, contact
+                world, boxes, slots[rows], overlap[rows], max_distance, contact
             ),
             shares,
             workers,
@@ -2159,11 +2160,11 @@ def mesh_contacts(
     )
 
 
-def _face_axes_overlap(matrices, used, world: _World, slots: np.ndarray) -> np.ndarray:
+def _face_axes_overlap(world: _World, boxes: np.ndarray, slots: np.ndarray) -> np.ndarray:
     """The least overlap of the two meshes of each pair of world meshes `slots` (m, 2)
-    (rows of `used` (u,)) along one of their posed face axes (`_World.face_axes`), each
-    mesh held by both its posed boxes, local and face: (m,), negative for a gap, NaN for
-    a pair with a mesh without triangles.
+    along one of their posed face axes (`_World.face_axes`), each mesh held by its
+    `_posed_boxes` `boxes`: (m,), negative for a gap, NaN for a pair with a mesh without
+    triangles (`_box_overlap`).
 
     A pair farther apart than max_distance is apart whatever its triangles, and its
     trees need no walk: a railing below a sloped rafter lies within the rafter's world
@@ -2172,41 +2173,11 @@ def _face_axes_overlap(matrices, used, world: _World, slots: np.ndarray) -> np.n
     pair that overlaps by less than `_SHALLOW` is never deeper than that (moving one mesh
     by the overlap separates the boxes), so no point of one lies strictly inside the other:
     walls and slabs meeting face to face (AC11: 1,054 of its 1,463 near pairs)."""
-    face_local = world.linear @ world.face_frame
-    translation = matrices[used, :3, 3]
-    # A mesh without triangles has infinite bounds: NaN centres, and no gap below.
-    with np.errstate(invalid="ignore"):
-        centre = (world.local_lo + world.local_hi) / 2
-        face_centre = world.face_frame @ ((world.face_lo + world.face_hi) / 2)[:, :, None]
-        # (u, 8, 3): each posed box's centre, then its half axes as rows.
-        boxes = np.concatenate(
-            [
-                (world.linear @ centre[:, :, None])[:, :, 0][:, None] + translation[:, None],
-                world.linear.transpose(0, 2, 1)
-                * ((world.local_hi - world.local_lo) / 2)[..., None],
-                (world.linear @ face_centre)[:, :, 0][:, None] + translation[:, None],
-                face_local.transpose(0, 2, 1) * ((world.face_hi - world.face_lo) / 2)[..., None],
-            ],
-            axis=1,
-        )
-        directions = np.concatenate(
-            [take_rows(world.face_axes, slots[:, 0]), take_rows(world.face_axes, slots[:, 1])],
-            axis=1,
-        )
-        reach = []
-        for side in (0, 1):
-            along = directions @ take_rows(boxes, slots[:, side]).transpose(0, 2, 1)
-            radius = np.abs(along)
-            local = radius[..., 1] + radius[..., 2] + radius[..., 3]
-            face = radius[..., 5] + radius[..., 6] + radius[..., 7]
-            reach.append(
-                (
-                    np.maximum(along[..., 0] - local, along[..., 4] - face),
-                    np.minimum(along[..., 0] + local, along[..., 4] + face),
-                )
-            )
-        (low_a, high_a), (low_b, high_b) = reach
-        return np.minimum(high_a - low_b, high_b - low_a).min(axis=1)
+    directions = np.concatenate(
+        [take_rows(world.face_axes, slots[:, 0]), take_rows(world.face_axes, slots[:, 1])],
+        axis=1,
+    )
+    return _box_overlap(boxes, slots, directions)
 
 
 def _apart_contacts(world: _World, slots: np.ndarray) -> MeshContacts:
@@ -2222,10 +2193,10 @@ def _apart_contacts(world: _World, slots: np.ndarray) -> MeshContacts:
     )
 
 
-def _slot_contacts(world, matrices, used, slots, overlap, max_distance, contact) -> MeshContacts:
-    """`mesh_contacts` of the pairs `slots` (m, 2), rows of `used` (u,) posed in `world`,
-    with their `_face_axes_overlap` (m,) and the call's contact epsilon `contact` (of all
-    its meshes, not only these)."""
+def _slot_contacts(world, boxes, slots, overlap, max_distance, contact) -> MeshContacts:
+    """`mesh_contacts` of the pairs of world meshes `slots` (m, 2), with the meshes'
+    `_posed_boxes` `boxes`, the pairs' `_face_axes_overlap` (m,) and the call's contact
+    epsilon `contact` (of all its meshes, not only these)."""
     grow = max_distance + contact
     nearest, crossing = _triangle_stage(world, slots, grow)
     closed = world.closed[slots]
@@ -2255,7 +2226,7 @@ def _slot_contacts(world, matrices, used, slots, overlap, max_distance, contact)
     # none to cap (their depth is 0 whatever the bound).
     bound = np.full(len(slots), np.inf)
     capped = np.flatnonzero(np.maximum(-crossing.value, inside) > 0)
-    bound[capped], directions = _separating_bound(matrices, used, world, slots[capped])
+    bound[capped], directions = _separating_bound(world, boxes, slots[capped])
     # Where a penetration would be reported from crossing triangles, the meshes' own
     # extents along the same directions (their vertices, not their boxes) may show that a
     # smaller move separates. Not where points inside give the depth: no move that
@@ -2272,7 +2243,36 @@ def _slot_contacts(world, matrices, used, slots, overlap, max_distance, contact)
     )
 
 
-def _separating_bound(matrices, used, world: _World, slots: np.ndarray) -> np.ndarray:
+def _posed_boxes(matrices, used, world: _World) -> np.ndarray:
+    """(u, 16, 3): each world mesh's local box corners, then its face box corners
+    (`TriangleMesh.bounds`, `face_bounds`), posed by its matrix (of `matrices`, rows
+    `used`): two boxes that hold the posed mesh. NaN for a mesh without triangles, whose
+    bounds are infinite."""
+    signs = np.array([(x, y, z) for x in (0, 1) for y in (0, 1) for z in (0, 1)])
+    local_corners = np.where(signs, world.local_hi[:, None], world.local_lo[:, None])
+    with np.errstate(invalid="ignore"):
+        face_corners = np.where(signs, world.face_hi[:, None], world.face_lo[:, None]) @ (
+            world.face_frame.transpose(0, 2, 1)
+        )
+        return (
+            np.concatenate([local_corners, face_corners], axis=1) @ world.linear.transpose(0, 2, 1)
+            + matrices[used, None, :3, 3]
+        )
+
+
+def _box_overlap(boxes: np.ndarray, slots: np.ndarray, directions: np.ndarray) -> np.ndarray:
+    """The least overlap (m,) of the two meshes of each pair of world meshes `slots`
+    (m, 2) along its `directions` (m, d, 3) unit vectors, each mesh's extent along one
+    where both its `_posed_boxes` `boxes` reach: negative for a gap, NaN for a pair with
+    a mesh without triangles. Moving one mesh by a positive overlap along its direction
+    separates the two."""
+    with np.errstate(invalid="ignore"):
+        lo_a, hi_a = _box_extents(take_rows(boxes, slots[:, 0]), directions)
+        lo_b, hi_b = _box_extents(take_rows(boxes, slots[:, 1]), directions)
+        return np.minimum(hi_a - lo_b, hi_b - lo_a).min(axis=1)
+
+
+def _separating_bound(world: _World, boxes: np.ndarray, slots: np.ndarray):
     """For each pair, a translation length that separates its two posed meshes (an upper
     bound of the penetration depth): the smallest overlap of the meshes' extents along
     30 directions, the box-box SAT's 15 axes twice: the axes of both meshes' frames (the
@@ -2280,7 +2280,7 @@ def _separating_bound(matrices, used, world: _World, slots: np.ndarray) -> np.nd
     (`TriangleMesh.face_frame`, posed) and their cross products. Any direction gives a
     valid bound: moving one mesh by the overlap of their extents along it separates
     them. A mesh's extent along a direction is where both its posed local box and its
-    posed face box reach.
+    posed face box reach (`_posed_boxes`).
 
     Frames only, so that a rigid motion of both meshes leaves it as it is. The face
     frames bound meshes stored in world coordinates (an identity matrix) along their own
@@ -2288,22 +2288,9 @@ def _separating_bound(matrices, used, world: _World, slots: np.ndarray) -> np.nd
     by rounding along the other's face normal, where the world axes give a bound as large
     as the wall's turned box.
 
-    slots: (m, 2) rows of `used` (u,) in `world`; returns the bound (m,) >= 0, +inf for
-    a pair with a mesh without triangles, and the directions (m, 30, 3) unit vectors
+    slots: (m, 2) world meshes; returns the bound (m,) >= 0, +inf for a pair with a mesh
+    without triangles, and the directions (m, 30, 3) unit vectors
     """
-    signs = np.array([(x, y, z) for x in (0, 1) for y in (0, 1) for z in (0, 1)])
-    local_corners = np.where(signs, world.local_hi[:, None], world.local_lo[:, None])
-    # A mesh without triangles has infinite bounds and NaN corners: its pairs' bound is
-    # +inf below, so the NaN is no error.
-    with np.errstate(invalid="ignore"):
-        face_corners = np.where(signs, world.face_hi[:, None], world.face_lo[:, None]) @ (
-            world.face_frame.transpose(0, 2, 1)
-        )
-        # (u, 16, 3): each mesh's local box corners, then its face box corners, posed.
-        posed = (
-            np.concatenate([local_corners, face_corners], axis=1) @ world.linear.transpose(0, 2, 1)
-            + matrices[used, None, :3, 3]
-        )
     first, second = slots[:, 0], slots[:, 1]
     directions = []
     for axes in (_unit_rows(world.linear.transpose(0, 2, 1)), world.face_axes):
@@ -2315,10 +2302,7 @@ def _separating_bound(matrices, used, world: _World, slots: np.ndarray) -> np.nd
         )
         directions += [axes[first], axes[second], crosses]
     directions = np.concatenate(directions, axis=1)  # (m, 30, 3)
-    with np.errstate(invalid="ignore"):
-        lo_a, hi_a = _box_extents(take_rows(posed, first), directions)
-        lo_b, hi_b = _box_extents(take_rows(posed, second), directions)
-        overlap = np.minimum(hi_a - lo_b, hi_b - lo_a).min(axis=1)
+    overlap = _box_overlap(boxes, slots, directions)
     empty = (world.triangle_count[first] == 0) | (world.triangle_count[second] == 0)
     bound = np.where(empty, np.inf, np.maximum(np.nan_to_num(overlap, nan=np.inf), 0.0))
     return bound, directions

@@ -380,7 +380,7 @@ def without_face_axis_test(monkeypatch):
     monkeypatch.setattr(
         mesh_module,
         "_face_axes_overlap",
-        lambda matrices, used, world, slots: np.full(len(slots), np.inf),
+        lambda world, boxes, slots: np.full(len(slots), np.inf),
     )
 
 
@@ -457,7 +457,8 @@ def test_pairs_apart_along_face_axes_are_apart_and_decide_as_walked(seed, max_di
     pairs = np.array([(i, j) for i in range(6) for j in range(i + 1, 6)])
     found = mesh_contacts(meshes, matrices, pairs, max_distance)
     world = mesh_module._pose(meshes, matrices, np.arange(6))
-    overlap = mesh_module._face_axes_overlap(matrices, np.arange(6), world, pairs)
+    boxes = mesh_module._posed_boxes(matrices, np.arange(6), world)
+    overlap = mesh_module._face_axes_overlap(world, boxes, pairs)
     apart = overlap < -max_distance
     for i, j in pairs[apart]:
         first, second = (

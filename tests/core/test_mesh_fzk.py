@@ -173,7 +173,7 @@ def test_candidates_beyond_an_edge_of_a_split_face_are_not_measured(monkeypatch)
     monkeypatch.setattr(
         mesh_module,
         "_face_axes_overlap",
-        lambda matrices, used, world, slots: np.full(len(slots), np.inf),
+        lambda world, boxes, slots: np.full(len(slots), np.inf),
     )
     pruned, pruned_rows, every, every_rows = contacts_before_and_after(
         monkeypatch,
