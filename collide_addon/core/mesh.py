@@ -1397,15 +1397,21 @@ def _chunks(counts: np.ndarray, limit: int):
         start = stop
 
 
+def _axis_gaps(lo_a, hi_a, lo_b, hi_b) -> np.ndarray:
+    """How far apart boxes a and b (k, 3 bounds each) lie along each axis: (k, 3),
+    negative where they overlap along it."""
+    return np.maximum(lo_a - hi_b, lo_b - hi_a)
+
+
 def _gap(lo_a, hi_a, lo_b, hi_b) -> np.ndarray:
     """The distance between boxes a and b (k, 3 bounds each): (k,), 0 where they meet."""
-    return _length(np.maximum(np.maximum(lo_a - hi_b, lo_b - hi_a), 0.0))
+    return _length(np.maximum(_axis_gaps(lo_a, hi_a, lo_b, hi_b), 0.0))
 
 
 def _near_boxes(lo_a, hi_a, lo_b, hi_b, grow: float) -> tuple[np.ndarray, np.ndarray]:
     """The boxes a and b (k, 3 bounds each) no farther apart than `grow` along any axis,
     and their distance: (rows (p,), distance (p,), 0 where they meet)."""
-    apart = np.maximum(lo_a - hi_b, lo_b - hi_a)
+    apart = _axis_gaps(lo_a, hi_a, lo_b, hi_b)
     keep = np.flatnonzero(reduce_short_axis(np.logical_and, apart <= grow))
     return keep, _length(np.maximum(take_rows(apart, keep), 0.0))
 
