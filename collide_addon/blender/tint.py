@@ -27,8 +27,11 @@ from . import app_handlers
 _tinted: dict[int, object] = {}
 # name_full of each tinted object -> the names of the scenes whose clashes tint it
 _holders: dict[str, set[str]] = {}
-# as_pointer() of a View3DShading -> (shading, its colour type before the tint)
-_view_color_types: dict[int, tuple] = {}
+# as_pointer() of a View3DShading -> its colour type before the tint. The shading is found
+# again by its address rather than kept: a Python reference to a screen's data outlives
+# the area it belongs to (closed, or the file unloaded), and one still held when Blender
+# exits is reported as memory not freed.
+_view_color_types: dict[int, str] = {}
 # Scene name -> the colour of its last `apply`
 _applied_colors: dict[str, tuple] = {}
 # Counts the changes to the tint, for `state`
@@ -181,17 +184,17 @@ def _show_object_colors() -> None:
     for shading in _shadings():
         if shading.type != "SOLID" or shading.color_type == "OBJECT":
             continue
-        _view_color_types.setdefault(shading.as_pointer(), (shading, shading.color_type))
+        _view_color_types.setdefault(shading.as_pointer(), shading.color_type)
         shading.color_type = "OBJECT"
 
 
 def _restore_views() -> None:
-    for shading, original in _view_color_types.values():
-        try:
-            if shading.color_type != original:
-                shading.color_type = original
-        except ReferenceError:
-            pass
+    """Give the views that `_show_object_colors` switched their colour type back; a view
+    closed since is gone."""
+    for shading in _shadings():
+        original = _view_color_types.get(shading.as_pointer())
+        if original is not None and shading.color_type != original:
+            shading.color_type = original
     _view_color_types.clear()
 
 
