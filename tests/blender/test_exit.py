@@ -4,9 +4,10 @@ Runs in a separate Python process with the bpy wheel: Blender counts its memory 
 when the process exits, after the tests of this one."""
 
 import os
-import subprocess
 import sys
 from pathlib import Path
+
+from tests.processes import run_captured
 
 SCRIPT = r"""
 import os
@@ -43,15 +44,7 @@ def test_exit_while_tinted_frees_everything(tmp_path):
     """Blender reports memory blocks still held at exit ("Not freed memory blocks"): the
     tint used to keep the 3D views' shading settings it switched to Object colour."""
     environment = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2]))
-    completed = subprocess.run(
-        [sys.executable, "-c", SCRIPT],
-        env=environment,
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    output = completed.stdout + completed.stderr
+    completed, output = run_captured([sys.executable, "-c", SCRIPT], environment, tmp_path)
     assert completed.returncode == 0, output
     assert "TINTED 1" in completed.stdout, output
     assert "Not freed memory blocks" not in output, output

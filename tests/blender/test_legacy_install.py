@@ -7,10 +7,10 @@ registry.
 
 import json
 import os
-import subprocess
 import sys
 
 from tests.addon_zip import addon_zip
+from tests.processes import run_captured
 
 SCRIPT = r"""
 import json, sys
@@ -60,15 +60,10 @@ def test_legacy_addon_install(tmp_path):
         environment[variable] = str(tmp_path / folder)
     # Only the installed copy may be found, not the checkout.
     environment.pop("PYTHONPATH", None)
-    completed = subprocess.run(
-        [sys.executable, "-c", SCRIPT, str(addon_zip())],
-        env=environment,
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=300,
+    completed, output = run_captured(
+        [sys.executable, "-c", SCRIPT, str(addon_zip())], environment, tmp_path
     )
-    assert completed.returncode == 0, completed.stderr
+    assert completed.returncode == 0, output
     line = next(line for line in completed.stdout.splitlines() if line.startswith("RESULT "))
     result = json.loads(line.removeprefix("RESULT "))
     assert result["file"].startswith(str(tmp_path / "scripts" / "addons" / "collide_addon"))

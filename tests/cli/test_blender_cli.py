@@ -1,8 +1,7 @@
 """The add-on in the real `blender` binary (Debian's Blender 3.4, legacy add-on path)."""
 
-import subprocess
-
 from tests.addon_zip import addon_zip
+from tests.processes import run_captured
 
 from .helpers import blender_binary, blender_environment, read_result
 
@@ -68,7 +67,7 @@ def test_blender_binary_installs_and_detects(tmp_path):
     blender = blender_binary()
     zip_path = addon_zip()
     environment = blender_environment(tmp_path)
-    completed = subprocess.run(
+    completed, output = run_captured(
         [
             blender,
             "-b",
@@ -80,13 +79,9 @@ def test_blender_binary_installs_and_detects(tmp_path):
             "--",
             str(zip_path),
         ],
-        env=environment,
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=300,
+        environment,
+        tmp_path,
     )
-    output = completed.stdout + completed.stderr
     assert completed.returncode == 0, output
     result = read_result(completed.stdout)
     assert result is not None, output
