@@ -101,7 +101,9 @@ class PairResult:
 
 
 def _dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return einsum_rows("...k,...k->...", a, b)
+    """Dot products along the last axis of (..., 3) arrays, broadcast: written out, each
+    row summed in the same order whatever shares the call, and without einsum's set-up."""
+    return a[..., 0] * b[..., 0] + a[..., 1] * b[..., 1] + a[..., 2] * b[..., 2]
 
 
 def _norm(vectors: np.ndarray) -> np.ndarray:
