@@ -119,7 +119,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .columns import concatenate_fields, cross_rows, pick_rows, reduce_short_axis, take_rows
+from .columns import (
+    concatenate_fields,
+    cross_rows,
+    dot_rows,
+    pick_rows,
+    reduce_short_axis,
+    take_rows,
+)
 from .constants import COPY_TOLERANCE
 from .contact import CONTACT_RELATIVE, contact_epsilon
 from .fit import translated_copies
@@ -284,7 +291,7 @@ def prepare_mesh(vertices, triangles, leaf_size: int = _LEAF_SIZE) -> TriangleMe
         raise ValueError("prepare_mesh: triangle indices out of range")
     corners = vertices[triangles]
     edges = corners[:, [1, 2, 0]] - corners
-    longest = _dot(edges, edges).max(axis=1, initial=0.0)
+    longest = dot_rows(edges, edges).max(axis=1, initial=0.0)
     normals = cross_rows(edges[:, 0], -edges[:, 2])
     areas = _length(normals)
     kept = areas > _ZERO_AREA * longest
@@ -480,7 +487,7 @@ def _is_convex(vertices: np.ndarray, triangles: np.ndarray) -> bool:
     corners = vertices[triangles]
     normals = cross_rows(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
     normals /= _length(normals)[:, None]
-    heights = normals @ vertices.T - _dot(normals, corners[:, 0])[:, None]  # (t, v)
+    heights = normals @ vertices.T - dot_rows(normals, corners[:, 0])[:, None]  # (t, v)
     rounding = _CONVEX_ROUNDING * max(1.0, float(np.abs(vertices).max()))
     # Outward normals put every vertex below every plane, inward ones above; a flat mesh
     # has every vertex on every plane, and no volume.
@@ -548,7 +555,7 @@ def _smooth_edges(normal: np.ndarray, welded: np.ndarray, count: int) -> np.ndar
         crowded[run_start + step] = True
     first, second = order[shared] // 3, order[shared + 1] // 3
     # |cosine|: a fold back onto itself is taken to go on too
-    smooth = np.abs(_dot(normal[first], normal[second])) > _SMOOTH_COSINE
+    smooth = np.abs(dot_rows(normal[first], normal[second])) > _SMOOTH_COSINE
     going_on = np.zeros(len(keys), dtype=bool)
     going_on[order[shared][smooth]] = True
     going_on[order[shared + 1][smooth]] = True
@@ -594,13 +601,8 @@ class MeshContacts:
     open_pair: np.ndarray
 
 
-def _dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Row-wise dot products of (..., 3) arrays (faster than a sum over a 3-long axis)."""
-    return a[..., 0] * b[..., 0] + a[..., 1] * b[..., 1] + a[..., 2] * b[..., 2]
-
-
 def _length(vectors: np.ndarray) -> np.ndarray:
-    return np.sqrt(_dot(vectors, vectors))
+    return np.sqrt(dot_rows(vectors, vectors))
 
 
 def _epsilon(magnitude: np.ndarray) -> np.ndarray:
@@ -611,9 +613,9 @@ def _epsilon(magnitude: np.ndarray) -> np.ndarray:
 def _closest_on_segments(points, starts, ends):
     """Closest points of segments start-end to points, all (..., 3)."""
     direction = ends - starts
-    length2 = _dot(direction, direction)
+    length2 = dot_rows(direction, direction)
     safe = np.where(length2 > 0, length2, 1.0)
-    t = np.clip(_dot(points - starts, direction) / safe, 0.0, 1.0)
+    t = np.clip(dot_rows(points - starts, direction) / safe, 0.0, 1.0)
     return starts + t[..., None] * direction
 
 
@@ -625,19 +627,19 @@ def closest_on_triangles(points: np.ndarray, triangles: np.ndarray) -> np.ndarra
     """
     a, b, c = triangles[..., 0, :], triangles[..., 1, :], triangles[..., 2, :]
     normal = cross_rows(b - a, c - a)
-    normal2 = _dot(normal, normal)
+    normal2 = dot_rows(normal, normal)
     safe = np.where(normal2 > 0, normal2, 1.0)
     offset = points - a
-    projected = points - (_dot(offset, normal) / safe)[..., None] * normal
+    projected = points - (dot_rows(offset, normal) / safe)[..., None] * normal
     # Barycentric signs by the sub-triangle normals: all >= 0 inside.
     inside = np.broadcast_to(normal2 > 0, projected.shape[:-1]).copy()
     for start, end in ((a, b), (b, c), (c, a)):
-        inside &= _dot(cross_rows(end - start, projected - start), normal) >= 0
+        inside &= dot_rows(cross_rows(end - start, projected - start), normal) >= 0
     best = projected
-    best2 = np.where(inside, _dot(points - projected, points - projected), np.inf)
+    best2 = np.where(inside, dot_rows(points - projected, points - projected), np.inf)
     for start, end in ((a, b), (b, c), (c, a)):
         candidate = _closest_on_segments(points, start, end)
-        gap2 = _dot(points - candidate, points - candidate)
+        gap2 = dot_rows(points - candidate, points - candidate)
         closer = gap2 < best2
         best = np.where(closer[..., None], candidate, best)
         best2 = np.where(closer, gap2, best2)
@@ -665,8 +667,8 @@ def _edge_edge(first: np.ndarray, second: np.ndarray):
     p2 = np.tile(second, (1, 3, 1))
     d2 = np.tile(np.roll(second, -1, axis=1) - second, (1, 3, 1))
     r = p1 - p2
-    a, e, b = _dot(d1, d1), _dot(d2, d2), _dot(d1, d2)
-    c, f = _dot(d1, r), _dot(d2, r)
+    a, e, b = dot_rows(d1, d1), dot_rows(d2, d2), dot_rows(d1, d2)
+    c, f = dot_rows(d1, r), dot_rows(d2, r)
     denominator = a * e - b * b
     skew = denominator > _PARALLEL_SIN2 * a * e
     safe = np.where(skew, denominator, 1.0)
@@ -691,7 +693,7 @@ def _unit_normals(triangles: np.ndarray) -> np.ndarray:
 def _plane_distances(triangles: np.ndarray, planes_of: np.ndarray, normal: np.ndarray):
     """Signed distances (m, 3) of the corners of `triangles` to the planes of `planes_of`
     (both (m, 3, 3)), whose unit normals are `normal` (m, 3) (`_unit_normals`)."""
-    return _dot(triangles - planes_of[:, None, 0], normal[:, None])
+    return dot_rows(triangles - planes_of[:, None, 0], normal[:, None])
 
 
 def _reach(signed: np.ndarray) -> np.ndarray:
@@ -710,7 +712,7 @@ def _cut(triangles: np.ndarray, signed: np.ndarray, direction: np.ndarray):
     crosses = (signed * signed_ends <= 0) & (signed != signed_ends)
     fraction = signed / np.where(crosses, signed - signed_ends, 1.0)
     points = triangles + fraction[..., None] * (ends - triangles)
-    along = _dot(points, direction[:, None])
+    along = dot_rows(points, direction[:, None])
     lo_index = np.argmin(np.where(crosses, along, np.inf), axis=1)
     hi_index = np.argmax(np.where(crosses, along, -np.inf), axis=1)
     inner = (fraction > 0) & (fraction < 1)
@@ -877,8 +879,8 @@ def _beyond_edges(first: np.ndarray, second: np.ndarray) -> np.ndarray:
         start = first[:, corner][:, None]
         # Outward for corners in the order that makes `normal`: edge x normal.
         outward = cross_rows(first[:, (corner + 1) % 3] - start[:, 0], normal)[:, None]
-        beyond = reduce_short_axis(np.minimum, _dot(second - start, outward)) - (
-            reduce_short_axis(np.maximum, _dot(first - start, outward))
+        beyond = reduce_short_axis(np.minimum, dot_rows(second - start, outward)) - (
+            reduce_short_axis(np.maximum, dot_rows(first - start, outward))
         )
         with np.errstate(divide="ignore", invalid="ignore"):
             gap = np.fmax(gap, beyond / _length(outward[:, 0]))
@@ -1168,7 +1170,7 @@ def _pose(meshes: Sequence[TriangleMesh], matrices: np.ndarray, used: np.ndarray
     to_local = _inverse_affine(matrices[used])
     face_axes = _unit_rows((matrices[used, :3, :3] @ face_frame).transpose(0, 2, 1))
     owner = np.repeat(np.arange(len(used)), triangle_count)
-    along_normal = _dot(corners, face_axes[owner, None, 0])
+    along_normal = dot_rows(corners, face_axes[owner, None, 0])
     return _World(
         vertices,
         vertex_start,
@@ -1353,7 +1355,7 @@ def _in_local_bounds(world: _World, points: np.ndarray, target: np.ndarray) -> n
     # And in the box along its own faces, which hugs a mesh turned in the coordinates it
     # is stored in (a building turned on its site, in world coordinates).
     frames = take_rows(world.face_frame, target)
-    along = np.stack([_dot(local, frames[:, :, axis]) for axis in range(3)], axis=1)
+    along = np.stack([dot_rows(local, frames[:, :, axis]) for axis in range(3)], axis=1)
     return inside & _within(
         along, take_rows(world.face_lo, target), take_rows(world.face_hi, target)
     )
@@ -1501,7 +1503,7 @@ def _apart_along_faces(world: _World, meshes: np.ndarray, first, second, grow: f
     for side, mine, other in ((0, first, second), (1, second, first)):
         rows = np.flatnonzero(world.turned_normal[meshes[:, side]])
         normal = take_rows(world.face_axes, meshes[rows, side])[:, 0]
-        along = _dot(take_rows(world.corners, other[rows]), normal[:, None, :])
+        along = dot_rows(take_rows(world.corners, other[rows]), normal[:, None, :])
         apart[rows] |= (
             world.normal_lo[mine[rows]] - reduce_short_axis(np.maximum, along) > grow
         ) | (reduce_short_axis(np.minimum, along) - world.normal_hi[mine[rows]] > grow)
@@ -1951,12 +1953,14 @@ def _convex_depths(world: _World, points, target) -> tuple[np.ndarray, np.ndarra
     )
     normals = take_rows(world.unit_normal, triangle)
     inwards = take_rows(centroids, owner) - anchors
-    normals *= np.where(_dot(normals, inwards) < 0, -1.0, 1.0)[:, None]
+    normals *= np.where(dot_rows(normals, inwards) < 0, -1.0, 1.0)[:, None]
     # Row r measures point `point[r]` against face `face[r]` (a row of `normals`): each
     # point's rows in a run, its faces in order.
     first_face = np.concatenate(([0], np.cumsum(world.triangle_count[meshes])[:-1]))
     point, face = expand_runs(first_face[mesh_of_point], world.triangle_count[target])
-    heights = _dot(take_rows(normals, face), take_rows(points, point) - take_rows(anchors, face))
+    heights = dot_rows(
+        take_rows(normals, face), take_rows(points, point) - take_rows(anchors, face)
+    )
     # Each point's least height, at its first nearest face.
     nearest = _first_least(point, heights)
     depth = np.full(len(points), np.inf)

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import box_pairs
-from .columns import cross_rows, einsum_rows, pick_rows, take_rows
+from .columns import cross_rows, dot_rows, einsum_rows, pick_rows, take_rows
 from .constants import (
     CUBE_CORNER_SIGNS,
     KIND_BOX,
@@ -100,15 +100,9 @@ class PairResult:
         )
 
 
-def _dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Dot products along the last axis of (..., 3) arrays, broadcast: written out, each
-    row summed in the same order whatever shares the call, and without einsum's set-up."""
-    return a[..., 0] * b[..., 0] + a[..., 1] * b[..., 1] + a[..., 2] * b[..., 2]
-
-
 def _norm(vectors: np.ndarray) -> np.ndarray:
     """Lengths of vectors along the last axis: (...)."""
-    return np.sqrt(_dot(vectors, vectors))
+    return np.sqrt(dot_rows(vectors, vectors))
 
 
 def _to_local(rotations: np.ndarray, vectors: np.ndarray) -> np.ndarray:
@@ -198,8 +192,8 @@ def _closest_segment_segment(p1, q1, p2, q2):
     of the closest pairs.
     """
     d1, d2, r = q1 - p1, q2 - p2, p1 - p2
-    a, e, f = _dot(d1, d1), _dot(d2, d2), _dot(d2, r)
-    c, b = _dot(d1, r), _dot(d1, d2)
+    a, e, f = dot_rows(d1, d1), dot_rows(d2, d2), dot_rows(d2, r)
+    c, b = dot_rows(d1, r), dot_rows(d1, d2)
     denominator = a * e - b * b
     # Nearly parallel: any s works as a start; t and then s are re-clamped below.
     skew = denominator > 1e-14 * a * e
@@ -237,7 +231,7 @@ def _closest_segment_segment(p1, q1, p2, q2):
     )
     x = p1[:, None, :] + s_candidates[..., None] * d1[:, None, :]
     y = p2[:, None, :] + t_candidates[..., None] * d2[:, None, :]
-    best = np.argmin(_dot(y - x, y - x), axis=1)
+    best = np.argmin(dot_rows(y - x, y - x), axis=1)
     rows = np.arange(len(best))
     return x[rows, best], y[rows, best], s_candidates[rows, best], t_candidates[rows, best]
 
@@ -250,9 +244,9 @@ def _touching_segments_normal(sa0, sa1, sb0, sb1) -> np.ndarray:
     other side would add that much to the depth."""
     d1, d2 = sa1 - sa0, sb1 - sb0
     cross = cross_rows(d1, d2)
-    fallback = _perpendicular(np.where(_dot(d1, d1)[:, None] > 0, d1, d2))
-    a0, a1 = _dot(sa0, fallback), _dot(sa1, fallback)
-    b0, b1 = _dot(sb0, fallback), _dot(sb1, fallback)
+    fallback = _perpendicular(np.where(dot_rows(d1, d1)[:, None] > 0, d1, d2))
+    a0, a1 = dot_rows(sa0, fallback), dot_rows(sa1, fallback)
+    b0, b1 = dot_rows(sb0, fallback), dot_rows(sb1, fallback)
     push_forward = np.maximum(a0, a1) - np.minimum(b0, b1)
     push_backward = np.maximum(b0, b1) - np.minimum(a0, a1)
     fallback *= np.where(push_backward < push_forward, -1.0, 1.0)[:, None]
@@ -289,7 +283,7 @@ def _segment_segment(sa0, sa1, sb0, sb1):
     both = np.flatnonzero(inside_first & inside_second & skew)
     if len(both):
         perpendicular = cross[both] / lengths[both, None]
-        offset = _dot(sb0[both] - sa0[both], perpendicular)
+        offset = dot_rows(sb0[both] - sa0[both], perpendicular)
         perpendicular *= np.where(offset < 0, -1.0, 1.0)[:, None]
         distance[both] = np.abs(offset)
         normal[both] = perpendicular
@@ -300,7 +294,7 @@ def _segment_segment(sa0, sa1, sb0, sb1):
         along = np.where(inside_first[one, None], first[one], second[one])
         along /= _norm(along)[:, None]
         gap = y_core[one] - x_core[one]
-        gap -= _dot(gap, along)[:, None] * along
+        gap -= dot_rows(gap, along)[:, None] * along
         gap_lengths = _norm(gap)
         usable = gap_lengths > 0
         normal[one[usable]] = gap[usable] / gap_lengths[usable, None]

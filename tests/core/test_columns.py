@@ -1,6 +1,7 @@
 """concatenate_fields: one dataclass from many, field by field; einsum_rows: each row
 the same whichever rows share the call; cross_rows: np.cross's products, broadcast;
-reduce_short_axis: numpy's reductions over a short axis, bit for bit; take_rows and
+dot_rows: each row's products summed in order, alone or among others; reduce_short_axis:
+numpy's reductions over a short axis, bit for bit; take_rows and
 pick_rows: numpy's indexing of rows and of an entry in each row."""
 
 from dataclasses import dataclass
@@ -13,6 +14,7 @@ from hypothesis import strategies as st
 from collide_addon.core.columns import (
     concatenate_fields,
     cross_rows,
+    dot_rows,
     einsum_rows,
     pick_rows,
     reduce_short_axis,
@@ -83,6 +85,24 @@ def test_cross_rows_are_numpys_cross_products_broadcast_and_row_by_row():
     broadcast = cross_rows(first[:, :1], second)
     assert broadcast.shape == (5, 4, 3)
     np.testing.assert_array_equal(broadcast[2, 3], cross_rows(first[2, 0], second[2, 3]))
+
+
+@settings(max_examples=60, deadline=None)
+@given(rows=st.integers(1, 6), seed=st.integers(0, 2**32 - 1))
+def test_dot_rows_sums_each_rows_products_in_order_alone_or_among_others(rows, seed):
+    rng = np.random.default_rng(seed)
+    first, second = rng.normal(size=(2, rows, 3)) * 10.0 ** rng.integers(-8, 8, (2, rows, 3))
+    together = dot_rows(first, second)
+    for row in range(rows):
+        x, y = first[row].tolist(), second[row].tolist()
+        # Python floats: the products summed left to right, as written.
+        expected = x[0] * y[0] + x[1] * y[1] + x[2] * y[2]
+        assert together[row] == expected
+        assert dot_rows(first[row], second[row]) == expected
+    broadcast = dot_rows(first[:, None], second[None, :])
+    assert broadcast.shape == (rows, rows)
+    for row, column in np.ndindex(rows, rows):
+        assert broadcast[row, column] == dot_rows(first[row], second[column])
 
 
 @settings(max_examples=80, deadline=None)
