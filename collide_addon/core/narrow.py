@@ -107,14 +107,13 @@ def _norm(vectors: np.ndarray) -> np.ndarray:
 
 def _to_local(rotations: np.ndarray, vectors: np.ndarray) -> np.ndarray:
     """R^T v for rotations (m, 3, 3) and vectors (m, 3) or (m, p, 3)."""
-    if vectors.ndim == 2:
-        # Written out: numpy's einsum and matmul are several times slower on 3x3 stacks.
-        return (
-            rotations[:, 0, :] * vectors[:, 0:1]
-            + rotations[:, 1, :] * vectors[:, 1:2]
-            + rotations[:, 2, :] * vectors[:, 2:3]
-        )
-    return einsum_rows("mji,mpj->mpi", rotations, vectors)
+    # Written out: numpy's einsum and matmul are several times slower on 3x3 stacks.
+    rows = rotations if vectors.ndim == 2 else rotations[:, None]
+    return (
+        rows[..., 0, :] * vectors[..., 0:1]
+        + rows[..., 1, :] * vectors[..., 1:2]
+        + rows[..., 2, :] * vectors[..., 2:3]
+    )
 
 
 def _to_world(rotations: np.ndarray, vectors: np.ndarray) -> np.ndarray:
@@ -349,7 +348,7 @@ def _segment_box_local(starts, directions, half_extents):
     candidates = np.concatenate([kinks, np.zeros((*shape, 1)), np.ones((*shape, 1))], axis=-1)
     q = starts[..., None, :] + candidates[..., :, None] * directions[..., None, :]
     extents = half_extents[..., None, :]
-    slope = einsum_rows("...ck,...k->...c", q - np.clip(q, -extents, extents), directions)
+    slope = dot_rows(q - np.clip(q, -extents, extents), directions[..., None, :])
     rising = slope > 0
     low_index = np.argmax(np.where(rising, -np.inf, candidates), axis=-1)[..., None]
     high_index = np.argmin(np.where(rising, candidates, np.inf), axis=-1)[..., None]
@@ -378,7 +377,7 @@ def _sat_depth(axes, axis_valid, radii_a, radii_b, center_offsets):
     returns: (separation (m,), oriented axis (m, 3)); separation > 0 is a gap along
     the axis, <= 0 is minus the overlap, the smallest push over the candidates.
     """
-    projected = einsum_rows("mpk,mk->mp", axes, center_offsets)
+    projected = dot_rows(axes, center_offsets[:, None, :])
     separation = np.where(axis_valid, np.abs(projected) - radii_a - radii_b, -np.inf)
     best = np.argmax(separation, axis=1)
     rows = np.arange(len(axes))
@@ -415,9 +414,9 @@ def _segment_box(sa0, sa1, centers, rotations, half_extents):
         )
         # Segment (shape a) half-width on an axis: |axis . direction| / 2, centre at its midpoint.
         radii_segment = (
-            0.5 * length[:, None] * np.abs(einsum_rows("mpk,mk->mp", axes, unit_direction))
+            0.5 * length[:, None] * np.abs(dot_rows(axes, unit_direction[:, None, :]))
         )
-        radii_box = einsum_rows("mpk,mk->mp", np.abs(axes), half_extents[rows])
+        radii_box = dot_rows(np.abs(axes), half_extents[rows][:, None, :])
         midpoints = starts[rows] + 0.5 * directions[rows]
         separation, axis_local = _sat_depth(axes, valid, radii_segment, radii_box, -midpoints)
         normal = _to_world(rotations[rows], axis_local)
@@ -426,7 +425,7 @@ def _segment_box(sa0, sa1, centers, rotations, half_extents):
         deep = separation <= 0
         rows, normal = rows[deep], normal[deep]
         ends_world = np.stack([sa0[rows], sa1[rows]], axis=1)
-        deepest_end = np.argmax(einsum_rows("mpk,mk->mp", ends_world, normal), axis=1)
+        deepest_end = np.argmax(dot_rows(ends_world, normal[:, None, :]), axis=1)
         gap[rows] = separation[deep]
         x_core[rows] = pick_rows(ends_world, deepest_end)
         y_core[rows] = _support_box(centers[rows], rotations[rows], half_extents[rows], -normal)
