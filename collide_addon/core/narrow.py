@@ -413,9 +413,7 @@ def _segment_box(sa0, sa1, centers, rotations, half_extents):
             [np.ones((m, 3), dtype=bool), cross_lengths > PARALLEL_CROSS_NORM], axis=1
         )
         # Segment (shape a) half-width on an axis: |axis . direction| / 2, centre at its midpoint.
-        radii_segment = (
-            0.5 * length[:, None] * np.abs(dot_rows(axes, unit_direction[:, None, :]))
-        )
+        radii_segment = 0.5 * length[:, None] * np.abs(dot_rows(axes, unit_direction[:, None, :]))
         radii_box = dot_rows(np.abs(axes), half_extents[rows][:, None, :])
         midpoints = starts[rows] + 0.5 * directions[rows]
         separation, axis_local = _sat_depth(axes, valid, radii_segment, radii_box, -midpoints)
