@@ -1,4 +1,4 @@
-"""A Blender session that ends with clashes tinted ends cleanly.
+"""A Blender session that ends with clashes tinted and live mode on ends cleanly.
 
 Runs in a separate Python process with the bpy wheel: Blender counts its memory blocks
 when the process exits, after the tests of this one."""
@@ -28,6 +28,10 @@ views = [
 ]
 assert views and all(shading.color_type == "OBJECT" for shading in views)
 print("TINTED", len(bpy.context.scene.collide.clashes))
+# Live mode's state too: its session, the broad phase's boxes kept between checks.
+bpy.context.scene.collide.live = True
+bpy.context.scene.frame_set(2)
+print("LIVE", len(bpy.context.scene.collide.clashes))
 if bpy.app.version < (5, 0, 0):
     # The bpy modules of 4.2 and 4.5 hang or crash at exit while anything is registered
     # (a bare handler will do): there the add-on is disabled first.
@@ -47,4 +51,5 @@ def test_exit_while_tinted_frees_everything(tmp_path):
     completed, output = run_captured([sys.executable, "-c", SCRIPT], environment, tmp_path)
     assert completed.returncode == 0, output
     assert "TINTED 1" in completed.stdout, output
+    assert "LIVE 1" in completed.stdout, output
     assert "Not freed memory blocks" not in output, output
