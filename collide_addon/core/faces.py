@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .grid import run_starts
+
 
 def _cross(first: tuple, second: tuple) -> tuple:
     """Cross products of vectors given as three component columns each: contiguous
@@ -91,8 +93,7 @@ def split_faces(
     # s = k - r + 2 f, k its triangle of rank r (0 or 1) in the face, and that triangle
     # is corners s, s + 1 + r, s + 2 + r.
     second = np.arange(1, count + 1, dtype=np.int32) + 2 * triangle_faces
-    is_second = np.zeros(count, dtype=bool)
-    is_second[1:] = triangle_faces[1:] == triangle_faces[:-1]
+    is_second = ~run_starts(triangle_faces)
     corners = np.empty((count, 3), dtype=np.int32)
     corners[:, 0] = second - 1 - is_second
     corners[:, 1] = second
