@@ -231,8 +231,12 @@ def _closest_segment_segment(p1, q1, p2, q2):
     x = p1[:, None, :] + s_candidates[..., None] * d1[:, None, :]
     y = p2[:, None, :] + t_candidates[..., None] * d2[:, None, :]
     best = np.argmin(dot_rows(y - x, y - x), axis=1)
-    rows = np.arange(len(best))
-    return x[rows, best], y[rows, best], s_candidates[rows, best], t_candidates[rows, best]
+    return (
+        pick_rows(x, best),
+        pick_rows(y, best),
+        pick_rows(s_candidates, best),
+        pick_rows(t_candidates, best),
+    )
 
 
 def _touching_segments_normal(sa0, sa1, sb0, sb1) -> np.ndarray:
@@ -380,9 +384,8 @@ def _sat_depth(axes, axis_valid, radii_a, radii_b, center_offsets):
     projected = dot_rows(axes, center_offsets[:, None, :])
     separation = np.where(axis_valid, np.abs(projected) - radii_a - radii_b, -np.inf)
     best = np.argmax(separation, axis=1)
-    rows = np.arange(len(axes))
-    sign = np.where(projected[rows, best] < 0, -1.0, 1.0)
-    return separation[rows, best], axes[rows, best] * sign[:, None]
+    sign = np.where(pick_rows(projected, best) < 0, -1.0, 1.0)
+    return pick_rows(separation, best), pick_rows(axes, best) * sign[:, None]
 
 
 def _segment_box(sa0, sa1, centers, rotations, half_extents):
@@ -450,9 +453,9 @@ def _box_box_closest(ca, ra, ea, cb, rb, eb):
     )
     edge_gaps = _norm(box_points - edge_points)
     best_edge = np.argmin(edge_gaps, axis=1)
-    rows = np.arange(m)
-    edge_x = cb + _to_world(rb, edge_points[rows, best_edge])
-    edge_y = cb + _to_world(rb, box_points[rows, best_edge])
+    edge_gap = pick_rows(edge_gaps, best_edge)
+    edge_x = cb + _to_world(rb, pick_rows(edge_points, best_edge))
+    edge_y = cb + _to_world(rb, pick_rows(box_points, best_edge))
     # Vertices of b, in a's frame.
     offset_ba = _to_local(ra, cb - ca)
     vertices = offset_ba[:, None, :] + einsum_rows(
@@ -461,10 +464,11 @@ def _box_box_closest(ca, ra, ea, cb, rb, eb):
     clamped = np.clip(vertices, -ea[:, None, :], ea[:, None, :])
     vertex_gaps = _norm(vertices - clamped)
     best_vertex = np.argmin(vertex_gaps, axis=1)
-    vertex_x = ca + _to_world(ra, clamped[rows, best_vertex])
-    vertex_y = ca + _to_world(ra, vertices[rows, best_vertex])
-    use_edge = edge_gaps[rows, best_edge] <= vertex_gaps[rows, best_vertex]
-    distance = np.where(use_edge, edge_gaps[rows, best_edge], vertex_gaps[rows, best_vertex])
+    vertex_gap = pick_rows(vertex_gaps, best_vertex)
+    vertex_x = ca + _to_world(ra, pick_rows(clamped, best_vertex))
+    vertex_y = ca + _to_world(ra, pick_rows(vertices, best_vertex))
+    use_edge = edge_gap <= vertex_gap
+    distance = np.where(use_edge, edge_gap, vertex_gap)
     x = np.where(use_edge[:, None], edge_x, vertex_x)
     y = np.where(use_edge[:, None], edge_y, vertex_y)
     return distance, x, y
