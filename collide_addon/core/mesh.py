@@ -974,8 +974,9 @@ class _Rays:
 
     frame: (k, 3, 3) each grid's `RayGrid.frame`, local; scale: (k,) the world length of
         a unit step along its rays (the last row posed by the mesh's matrix)
-    corners: (T, 3, 3) the meshes' triangle corners, each in its mesh's ray frame;
-        across: (T, 2, 2) their `RayGrid.across`
+    edges: (T, 3, 4), canonical: (T, 3), planes: (T, 6): the meshes' triangles, each in
+        its mesh's ray frame, as `RayGrid` keeps them; across: (T, 2, 2) their
+        `RayGrid.across`
     origin, cell: (k, 2) float64, shape: (k, 2) int64, as in `RayGrid`
     cell_base: (k,) each grid's first row of `cell_start`
     cell_start: (C + 1,), cell_triangles: (E,): the triangles (rows of `corners`) listed
@@ -984,7 +985,9 @@ class _Rays:
 
     frame: np.ndarray
     scale: np.ndarray
-    corners: np.ndarray
+    edges: np.ndarray
+    canonical: np.ndarray
+    planes: np.ndarray
     across: np.ndarray
     origin: np.ndarray
     cell: np.ndarray
@@ -1016,7 +1019,9 @@ def _rays(meshes: Sequence[TriangleMesh], linear: np.ndarray) -> _Rays:
     return _Rays(
         frame,
         _length((linear @ frame[:, 2, :, None])[:, :, 0]),
-        np.concatenate([grid.corners for grid in grids] + [np.zeros((0, 3, 3))]),
+        np.concatenate([grid.edges for grid in grids] + [np.zeros((0, 3, 4))]),
+        np.concatenate([grid.canonical for grid in grids] + [np.zeros((0, 3), dtype=bool)]),
+        np.concatenate([grid.planes for grid in grids] + [np.zeros((0, 6))]),
         np.concatenate([grid.across for grid in grids] + [np.zeros((0, 2, 2))]),
         np.array([grid.origin for grid in grids]).reshape(-1, 2),
         np.array([grid.cell for grid in grids]).reshape(-1, 2),
@@ -1036,6 +1041,8 @@ class _Forest:
     root: (u,) each mesh's root node
     lo, hi: (N, 3) node bounds in the world (+inf, -inf for a mesh without triangles)
     first, count: (N,) each node's run of `triangles`
+    corner: (N, 3) the first corner of each node's first triangle in tree order, a point
+        of the node's triangles (NaN for a node without triangles)
     child: (N,) a node's first child (the second follows it), -1 for a leaf
     leaf: (N,) a leaf's row in the three arrays below, -1 for an inner node
     leaf_triangles: (L, w) each leaf's world triangles in tree order, -1 past its count
@@ -1050,6 +1057,7 @@ class _Forest:
     hi: np.ndarray
     first: np.ndarray
     count: np.ndarray
+    corner: np.ndarray
     child: np.ndarray
     leaf: np.ndarray
     leaf_triangles: np.ndarray
@@ -1057,11 +1065,11 @@ class _Forest:
     leaf_hi: np.ndarray
 
 
-def _forest(posed: Sequence[TriangleMesh], triangle_start, lo, hi) -> _Forest:
+def _forest(posed: Sequence[TriangleMesh], triangle_start, corners, lo, hi) -> _Forest:
     """The trees of meshes `posed` (u) whose triangles start at rows `triangle_start` (u,)
-    of the world triangle bounds lo, hi (T, 3): the trees come with the meshes; only
-    their node bounds are refitted here, leaves from their triangles and every other
-    node from its two children, one level at a time."""
+    of the world triangles `corners` (T, 3, 3) and their bounds lo, hi (T, 3): the trees
+    come with the meshes; only their node bounds are refitted here, leaves from their
+    triangles and every other node from its two children, one level at a time."""
     depth = np.array([mesh.tree_depth for mesh in posed], dtype=np.int64)
     triangles = np.concatenate(
         [mesh.tree_order + start for mesh, start in zip(posed, triangle_start, strict=True)]
@@ -1078,6 +1086,10 @@ def _forest(posed: Sequence[TriangleMesh], triangle_start, lo, hi) -> _Forest:
     count = (((slot + 1) * size) >> level) - start
     height = depth[mesh] - level
     child = np.where(height > 0, 2 * np.arange(len(mesh)) - root[mesh] + 1, -1)
+    # Once per node, not once per node pair that the walks meet it in.
+    corner = np.full((len(mesh), 3), np.nan)
+    filled = np.flatnonzero(count > 0)
+    corner[filled] = take_rows(corners, triangles[first[filled]])[:, 0]
     # Each leaf's triangles and bounds in a row of their own: a leaf is met against a box
     # by one gather of its row, not one per triangle.
     leaves = np.flatnonzero(height == 0)
@@ -1111,6 +1123,7 @@ def _forest(posed: Sequence[TriangleMesh], triangle_start, lo, hi) -> _Forest:
         node_hi,
         first,
         count,
+        corner,
         child,
         leaf,
         leaf_triangles,
@@ -1190,7 +1203,7 @@ def _pose(meshes: Sequence[TriangleMesh], matrices: np.ndarray, used: np.ndarray
         np.concatenate([mesh.smooth_edges for mesh in posed] + [np.zeros((0, 3), dtype=bool)]),
         vertex_part,
         vertex_part[triangles[:, 0]],
-        _forest(posed, triangle_start, lo, hi),
+        _forest(posed, triangle_start, corners, lo, hi),
         to_local,
         bounds[:, 0],
         bounds[:, 1],
@@ -1236,7 +1249,12 @@ class RayGrid:
     frame: (3, 3) float64 rows, orthonormal, local; the rays run along the last
         (`_ray_frame`): the local axis along which the mesh is thinnest, or its face
         frame's where it is much thinner there
-    corners: (t, 3, 3) float64, the triangles' corners in `frame`'s coordinates
+    edges: (t, 3, 4) float64, each triangle's edges (corners 0-1, 1-2, 2-0) across the
+        rays, in `frame`'s coordinates: the x and y of the lexicographically smaller
+        end, then the other end's less those; canonical: (t, 3) bool, whether that end
+        is the edge's start (`_line_crossings`)
+    planes: (t, 6) float64, each triangle's first corner (x, y, z) and the normal of
+        its corners' order (x, y, z), in `frame`'s coordinates
     origin, cell: (2,) float64, the grid's low corner across the rays (the first two
         coordinates) and its cells' sizes; shape: (2,) int64, its cells along each
     across: (t, 2, 2) float64, each triangle's low and high corner across the rays,
@@ -1251,7 +1269,9 @@ class RayGrid:
     """
 
     frame: np.ndarray
-    corners: np.ndarray
+    edges: np.ndarray
+    canonical: np.ndarray
+    planes: np.ndarray
     across: np.ndarray
     origin: np.ndarray
     cell: np.ndarray
@@ -1289,9 +1309,29 @@ def _ray_grid(vertices, triangles, face_frame, bounds, face_bounds) -> RayGrid:
     cell_triangles = triangle[np.argsort(cell_of, kind="stable")]
     cell_start = np.concatenate([[0], np.cumsum(np.bincount(cell_of, minlength=int(shape.prod())))])
     across = np.stack([lo, hi], axis=1)
-    for array in (frame, corners, across, origin, cell, shape, cell_start, cell_triangles):
+    edges, canonical, planes = _ray_edges(corners)
+    arrays = (frame, edges, canonical, planes, across, origin, cell, shape)
+    for array in (*arrays, cell_start, cell_triangles):
         array.setflags(write=False)
-    return RayGrid(frame, corners, across, origin, cell, shape, cell_start, cell_triangles)
+    return RayGrid(*arrays, cell_start, cell_triangles)
+
+
+def _ray_edges(corners: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`RayGrid.edges`, `canonical` and `planes` of triangles `corners` (t, 3, 3) in
+    a ray frame: what `_line_crossings` measures a line against, once per triangle
+    rather than once per line that meets its bounds."""
+    edges = np.empty((len(corners), 3, 4))
+    canonical = np.empty((len(corners), 3), dtype=bool)
+    for edge, (start, end) in enumerate(((0, 1), (1, 2), (2, 0))):
+        u, v = corners[:, start], corners[:, end]
+        canonical[:, edge] = (u[:, 0] < v[:, 0]) | ((u[:, 0] == v[:, 0]) & (u[:, 1] < v[:, 1]))
+        low = np.where(canonical[:, edge, None], u, v)
+        high = np.where(canonical[:, edge, None], v, u)
+        edges[:, edge, :2] = low[:, :2]
+        edges[:, edge, 2:] = high[:, :2] - low[:, :2]
+    a = corners[:, 0]
+    planes = np.concatenate([a, cross_rows(corners[:, 1] - a, corners[:, 2] - a)], axis=1)
+    return edges, canonical, planes
 
 
 def _grid_shape(extent: np.ndarray, wanted: int) -> np.ndarray:
@@ -1418,6 +1458,18 @@ def _near_boxes(lo_a, hi_a, lo_b, hi_b, grow: float) -> tuple[np.ndarray, np.nda
     return keep, _length(np.maximum(take_rows(apart, keep), 0.0))
 
 
+def _lower_to_run_minima(values: np.ndarray, keys: np.ndarray, candidates: np.ndarray) -> None:
+    """values[k] = min(values[k], candidates[keys == k]) for each key, in place: values
+    (n,), keys (k,) sorted, candidates (k,). As `np.minimum.at` gives it, a few times
+    faster (a minimum per run of equal keys, then one per key)."""
+    if not len(keys):
+        return
+    starts = np.flatnonzero(run_starts(keys))
+    least = np.minimum.reduceat(candidates, starts)
+    at = keys[starts]
+    values[at] = np.minimum(values[at], least)
+
+
 def _pair_nodes(tree: _Forest, a: np.ndarray, b: np.ndarray):
     """The node pairs one level down from node pairs a, b (k,) of which at least one is
     not a leaf: each inner node replaced by its two children, a leaf kept as it is
@@ -1455,9 +1507,9 @@ def _candidates(world: _World, slots: np.ndarray, grow: float):
         lo_b, hi_b = take_rows(tree.lo, b), take_rows(tree.hi, b)
         keep, gap = _near_boxes(lo_a, hi_a, lo_b, hi_b, grow)
         pair, a, b = pair[keep], a[keep], b[keep]
-        vertex_a = take_rows(world.corners, tree.triangles[tree.first[a]])[:, 0]
-        vertex_b = take_rows(world.corners, tree.triangles[tree.first[b]])[:, 0]
-        np.minimum.at(upper, pair, _length(vertex_a - vertex_b))
+        _lower_to_run_minima(
+            upper, pair, _length(take_rows(tree.corner, a) - take_rows(tree.corner, b))
+        )
         keep = gap <= upper[pair] + slack
         pair, a, b = pair[keep], a[keep], b[keep]
         done = (tree.child[a] < 0) & (tree.child[b] < 0)
@@ -1704,35 +1756,40 @@ def _offer_distances(world: _World, nearest: _Best, pair, first, second, rows) -
         nearest.offer(pair[chosen], distance, point_a, point_b)
 
 
-def _line_crossings(points: np.ndarray, corners: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _line_crossings(points: np.ndarray, rays: _Rays, triangle: np.ndarray):
     """Whether the vertical line through each point (k, 3) (its x and y) crosses its
-    triangle (k, 3, 3), and the z of the triangle's plane there: (hit (k,) bool, level
-    (k,)).
+    triangle (k,) of `rays`, and the z of the triangle's plane there where it does:
+    (hit (k,) bool, level (h,) of the h hits).
 
     A ray through an edge or a vertex in the xy projection is decided as if the point
     were moved by an infinitesimal (-delta, 1) (delta << 1): an edge is evaluated from
     its lexicographically smaller end, so the triangles on either side of a shared edge
     get exactly opposite answers and each crossing of a closed mesh counts once.
     """
+    edges = take_rows(rays.edges, triangle)
+    canonical = take_rows(rays.canonical, triangle)
     same_side = []
-    for start, end in ((0, 1), (1, 2), (2, 0)):
-        u, v = corners[:, start], corners[:, end]
-        canonical = (u[:, 0] < v[:, 0]) | ((u[:, 0] == v[:, 0]) & (u[:, 1] < v[:, 1]))
-        low = np.where(canonical[:, None], u, v)
-        high = np.where(canonical[:, None], v, u)
-        value = (high[:, 0] - low[:, 0]) * (points[:, 1] - low[:, 1]) - (high[:, 1] - low[:, 1]) * (
-            points[:, 0] - low[:, 0]
-        )
-        same_side.append((value >= 0) == canonical)
+    for edge in range(3):
+        low_x, low_y, run_x, run_y = (edges[:, edge, column] for column in range(4))
+        value = run_x * (points[:, 1] - low_y) - run_y * (points[:, 0] - low_x)
+        same_side.append((value >= 0) == canonical[:, edge])
     covered = (same_side[0] == same_side[1]) & (same_side[1] == same_side[2])
-    a = corners[:, 0]
-    normal = cross_rows(corners[:, 1] - a, corners[:, 2] - a)
-    safe = np.where(normal[:, 2] != 0, normal[:, 2], 1.0)
+    rows = np.flatnonzero(covered)
+    planes = take_rows(rays.planes, triangle[rows])
+    # A triangle seen edge-on along the line (normal's z 0) is crossed by none.
+    upright = planes[:, 5] != 0
+    hit, planes = rows[upright], take_rows(planes, upright)
     level = (
-        a[:, 2]
-        - (normal[:, 0] * (points[:, 0] - a[:, 0]) + normal[:, 1] * (points[:, 1] - a[:, 1])) / safe
+        planes[:, 2]
+        - (
+            planes[:, 3] * (points[hit, 0] - planes[:, 0])
+            + planes[:, 4] * (points[hit, 1] - planes[:, 1])
+        )
+        / planes[:, 5]
     )
-    return covered & (normal[:, 2] != 0), level
+    crossed = np.zeros(len(points), dtype=bool)
+    crossed[hit] = True
+    return crossed, level
 
 
 def _point_candidates(world: _World, lo, hi, target, centres=None) -> tuple[np.ndarray, np.ndarray]:
@@ -1760,9 +1817,9 @@ def _point_candidates(world: _World, lo, hi, target, centres=None) -> tuple[np.n
             within = np.flatnonzero(
                 reduce_short_axis(np.logical_and, (node_lo >= box_lo) & (node_hi <= box_hi))
             )
-            corner = take_rows(world.corners, tree.triangles[tree.first[node[within]]])[:, 0]
+            corner = take_rows(tree.corner, node[within])
             centre = take_rows(centres, box)
-            np.minimum.at(bound, box[within], _length(corner - take_rows(centre, within)))
+            _lower_to_run_minima(bound, box[within], _length(corner - take_rows(centre, within)))
             keep = _gap(node_lo, node_hi, centre, centre) <= bound[box] + slack
             box, node = box[keep], node[keep]
         leaf = tree.child[node] < 0
@@ -1793,7 +1850,7 @@ def _nearest_on_meshes(
     corners on its opening's reveals, along which the wall's rays run): the few
     triangles within `close` of them settle them."""
     nearest = _Best(len(points), np.inf)
-    meshes = np.unique(target)
+    meshes, _ = _meshes_of(world, target)
     _, triangles = expand_runs(world.triangle_start[meshes], world.triangle_count[meshes])
     sizes = reduce_short_axis(
         np.maximum, take_rows(world.hi, triangles) - take_rows(world.lo, triangles)
@@ -1841,6 +1898,15 @@ def _nearest_on_meshes(
     return nearest, exact
 
 
+def _meshes_of(world: _World, target: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The world meshes named in `target` (k,), ascending (g,), and each entry's place
+    among them (k,): `np.unique(target, return_inverse=True)` by marking the meshes
+    instead of sorting the entries."""
+    named = np.zeros(len(world.meshes), dtype=bool)
+    named[target] = True
+    return np.flatnonzero(named), (np.cumsum(named) - 1)[target]
+
+
 def _distinct_rows(*columns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The rows made of `columns` (k,) each, grouped where equal: the index of each
     group's first row (g,), groups in the rows' lexicographic order, and each row's group
@@ -1871,7 +1937,7 @@ def _parity_inside(world: _World, points, target) -> tuple[np.ndarray, np.ndarra
     one line (one target, the same two other coordinates: a wall's corners above each
     other) share the line's cell of the grid and its crossings, and each counts those
     beyond it along the ray."""
-    meshes, slot = np.unique(target, return_inverse=True)
+    meshes, slot = _meshes_of(world, target)
     rays = _rays([world.meshes[k] for k in meshes], world.linear[meshes])
     turned = (take_rows(rays.frame, slot) @ _to_local(world, points, target)[:, :, None])[:, :, 0]
     first, line_of = _distinct_rows(slot, turned[:, 0], turned[:, 1])
@@ -1892,10 +1958,10 @@ def _parity_inside(world: _World, points, target) -> tuple[np.ndarray, np.ndarra
     at = take_rows(across, line)
     over = reduce_short_axis(np.logical_and, (at >= bounds[:, 0]) & (at <= bounds[:, 1]))
     line, triangle = line[over], triangle[over]
-    hit, level = _line_crossings(take_rows(turned, first[line]), take_rows(rays.corners, triangle))
+    hit, crossing_level = _line_crossings(take_rows(turned, first[line]), rays, triangle)
     # The crossings and the points, by line and by level along it, a crossing before a
     # point at its level: the crossings before a point on its line are below it or at it.
-    crossing_line, crossing_level = line[hit], level[hit]
+    crossing_line = line[hit]
     merged_line = np.concatenate([crossing_line, line_of])
     merged_level = np.concatenate([crossing_level, turned[:, 2]])
     is_point = np.arange(len(merged_line)) >= len(crossing_line)
@@ -1935,7 +2001,7 @@ def _convex_depths(world: _World, points, target) -> tuple[np.ndarray, np.ndarra
     plane, its closest point on the surface when inside (k, 3). Ties go to the mesh's
     earlier triangle."""
     # Each face's plane once, not once per point measured against it.
-    meshes, mesh_of_point = np.unique(target, return_inverse=True)
+    meshes, mesh_of_point = _meshes_of(world, target)
     owner, triangle = expand_runs(world.triangle_start[meshes], world.triangle_count[meshes])
     anchors = np.ascontiguousarray(take_rows(world.corners, triangle)[:, 0])
     # Inwards: towards the mesh's vertex centroid, strictly inside a convex mesh with a

@@ -710,6 +710,44 @@ def test_distinct_rows_group_as_numpy_unique(rows):
     np.testing.assert_array_equal(group, expected_group.reshape(-1))
 
 
+@settings(max_examples=80, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 5), st.sampled_from([0.0, -1.0, 2.5, np.inf, np.nan])),
+        max_size=40,
+    ),
+    st.sampled_from([np.inf, 1.0, np.nan]),
+)
+def test_run_minima_lower_as_numpy_minimum_at(entries, initial):
+    """The tree walks lower each pair's or box's bound by the minimum of its sorted
+    entries (`_lower_to_run_minima`): what np.minimum.at gives, NaN included."""
+    keys = np.array(sorted(key for key, _ in entries), dtype=np.int64)
+    candidates = np.array([value for _, value in entries], dtype=np.float64)
+    values = np.full(7, initial)
+    expected = values.copy()
+    with np.errstate(invalid="ignore"):  # numpy's minimum.at warns of NaN
+        np.minimum.at(expected, keys, candidates)
+    mesh_module._lower_to_run_minima(values, keys, candidates)
+    np.testing.assert_array_equal(values, expected)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.integers(0, 5), max_size=30))
+def test_meshes_of_as_numpy_unique(targets):
+    """The rays and depths find the meshes their points are in with `_meshes_of`: the
+    meshes and places numpy's unique gives."""
+    world = mesh_module._pose(
+        [prepare_mesh(*box_mesh([0.0] * 3, [1.0] * 3))] * 6,
+        np.broadcast_to(np.eye(4), (6, 4, 4)).copy(),
+        np.arange(6),
+    )
+    target = np.array(targets, dtype=np.int64)
+    meshes, place = mesh_module._meshes_of(world, target)
+    expected, expected_place = np.unique(target, return_inverse=True)
+    np.testing.assert_array_equal(meshes, expected)
+    np.testing.assert_array_equal(place, expected_place.reshape(-1))
+
+
 def _length_of_normals(triangles: np.ndarray) -> np.ndarray:
     """Twice the area of each triangle (k, 3, 3)."""
     return np.linalg.norm(
