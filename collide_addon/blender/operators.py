@@ -80,9 +80,11 @@ class COLLIDE_OT_detect(bpy.types.Operator):
         finally:
             end()
         proxies = session.session_for(scene).proxies
+        decided = "meshes" if scene.collide.geometry == "MESH" else "proxies"
         self.report(
             {"WARNING"} if len(clashes) else {"INFO"},
-            f"{len(clashes)} clash(es) among {len(proxies.names)} proxies",
+            f"{len(clashes)} clash(es) among {len(proxies.names)} objects, decided on their "
+            f"{decided}",
         )
         return {"FINISHED"}
 

@@ -841,7 +841,9 @@ def test_detect_prints_progress_in_background(addon, capfd):
     for index in range(60):
         scenes.add_object(f"Part{index}", scenes.mesh("sphere"), location=(3.0 * index, 0, 0))
     assert bpy.ops.collide.detect() == {"FINISHED"}
-    lines = [line for line in capfd.readouterr().err.splitlines() if line.startswith("collide:")]
+    captured = capfd.readouterr()
+    assert "0 clash(es) among 60 objects, decided on their proxies" in captured.out + captured.err
+    lines = [line for line in captured.err.splitlines() if line.startswith("collide:")]
     assert lines[0] == "collide: reading proxies 0%"
     fitting = [line for line in lines if line.startswith("collide: fitting proxies")]
     assert fitting[0] == "collide: fitting proxies 0%"
@@ -881,7 +883,9 @@ def test_detect_on_meshes_prints_the_pairs_progress_in_background(addon, capfd, 
     bpy.context.scene.collide.geometry = "MESH"
     assert bpy.ops.collide.detect() == {"FINISHED"}
     assert len(bpy.context.scene.collide.clashes) == 59
-    lines = [line for line in capfd.readouterr().err.splitlines() if line.startswith("collide:")]
+    captured = capfd.readouterr()
+    assert "59 clash(es) among 60 objects, decided on their meshes" in captured.out + captured.err
+    lines = [line for line in captured.err.splitlines() if line.startswith("collide:")]
     meshes = [line for line in lines if line.startswith("collide: deciding pairs on meshes")]
     assert meshes[0] == "collide: deciding pairs on meshes 0%"
     assert meshes[-1] == "collide: deciding pairs on meshes 100%"
