@@ -983,7 +983,7 @@ class _Rays:
         `RayGrid.across`
     origin, cell: (k, 2) float64, shape: (k, 2) int64, as in `RayGrid`
     cell_base: (k,) each grid's first row of `cell_start`
-    cell_start: (C + 1,), cell_triangles: (E,): the triangles (rows of `corners`) listed
+    cell_start: (C + 1,), cell_triangles: (E,): the triangles (rows of `edges`) listed
         in cell c (of all grids) are cell_triangles[cell_start[c]:cell_start[c + 1]]
     """
 
@@ -1511,6 +1511,7 @@ def _candidates(world: _World, slots: np.ndarray, grow: float):
         lo_b, hi_b = take_rows(tree.lo, b), take_rows(tree.hi, b)
         keep, gap = _near_boxes(lo_a, hi_a, lo_b, hi_b, grow)
         pair, a, b = pair[keep], a[keep], b[keep]
+        # `pair` stays sorted: filtered, and each node pair's children follow it in turn.
         _lower_to_run_minima(
             upper, pair, _length(take_rows(tree.corner, a) - take_rows(tree.corner, b))
         )
@@ -1825,6 +1826,7 @@ def _point_candidates(world: _World, lo, hi, target, centres=None) -> tuple[np.n
             )
             corner = take_rows(tree.corner, node[within])
             centre = take_rows(centres, box)
+            # `box` stays sorted, as `pair` in `_candidates`.
             _lower_to_run_minima(bound, box[within], _length(corner - take_rows(centre, within)))
             keep = _gap(node_lo, node_hi, centre, centre) <= bound[box] + slack
             box, node = box[keep], node[keep]
