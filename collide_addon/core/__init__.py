@@ -28,7 +28,7 @@ One layer per module; each imports only modules listed before it:
   apart) and `mesh_separating_translations` (a checked push-apart of meshes)
 """
 
-from .broad import find_contacts, find_pairs
+from .broad import KeptContacts, find_contacts, find_pairs
 from .coherent import CoherentBounds
 from .constants import KIND_BOX, KIND_CAPSULE, KIND_NAMES, KIND_SPHERE
 from .mesh import (
@@ -58,6 +58,7 @@ __all__ = [
     "KIND_SPHERE",
     "TOUCHING",
     "CoherentBounds",
+    "KeptContacts",
     "MeshContacts",
     "MeshFixes",
     "PairResult",

@@ -8,12 +8,14 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from collide_addon.core import (
+    KeptContacts,
     ShapeBatch,
     distances_within,
     find_contacts,
     find_pairs,
     pair_distance,
 )
+from collide_addon.core import broad as broad_module
 from collide_dev.synthetic import mixed_scene, random_rotations
 
 # Rows of the all-pairs bounding-sphere test in `brute_force_pairs` done at once, so that
@@ -129,3 +131,81 @@ def test_distances_within_keeps_the_rows_within_the_margin():
     rows, result = distances_within(batch, i, j, margin=0.5)
     np.testing.assert_array_equal(rows, [0, 2])
     np.testing.assert_allclose(result.distance, [0.5, 0.0])
+
+
+def _assert_same_contacts(found, expected) -> None:
+    """Pairs and every field of their PairResult equal bit for bit."""
+    np.testing.assert_array_equal(found[0], expected[0])
+    for name in ("distance", "normal", "point_i", "point_j"):
+        np.testing.assert_array_equal(getattr(found[1], name), getattr(expected[1], name))
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    movers=st.sampled_from([0, 1, 5, 60]),
+    margins=st.lists(st.sampled_from([-0.2, 0.0, 0.3]), min_size=4, max_size=4),
+)
+def test_kept_contacts_give_the_narrow_phases_answers_bit_for_bit(seed, movers, margins):
+    """Over successive edits (a few shapes moved, turned, resized or replaced by another
+    kind, the margin sometimes changed, once a shape removed), `find_contacts` with a
+    `KeptContacts` gives what it gives without, bit for bit, and reuses answers only
+    where nothing they depend on changed."""
+    rng = np.random.default_rng(seed)
+    batch = mixed_scene(rng, 150)
+    kept = KeptContacts()
+    for step, margin in enumerate(margins):
+        _assert_same_contacts(find_contacts(batch, margin, kept=kept), find_contacts(batch, margin))
+        # The other shapes' rows stay the same bit for bit, as a live update reads them.
+        moved = rng.choice(len(batch), size=min(movers, len(batch)), replace=False)
+        shapes = batch.take(moved)
+        half_extents = shapes.half_extents.copy()
+        half_extents[: len(moved) // 2] *= 1.1
+        shapes = ShapeBatch(
+            shapes.kinds,
+            shapes.centers + rng.normal(0.0, 0.3, (len(moved), 3)),
+            random_rotations(rng, len(moved)) @ shapes.rotations,
+            half_extents,
+            shapes.radii,
+        )
+        batch = batch.with_rows(moved, shapes)
+        if step == 1 and movers:
+            # Another kind in a shape's row: its pairs are answered afresh.
+            other = ShapeBatch.spheres(shapes.centers[:1], [0.5])
+            if shapes.kinds[0] == other.kinds[0]:
+                other = ShapeBatch.boxes(shapes.centers[:1], np.eye(3)[None], [[0.5] * 3])
+            batch = batch.with_rows(moved[:1], other)
+        if step == 2:
+            batch = batch.take(np.arange(1, len(batch)))  # one shape fewer: all afresh
+    _assert_same_contacts(find_contacts(batch, 0.0, kept=kept), find_contacts(batch, 0.0))
+
+
+def test_kept_contacts_answer_only_pairs_of_changed_shapes_again(monkeypatch):
+    """One shape moved among resting ones: the narrow phase measures the candidate pairs
+    it is in, no other."""
+    rng = np.random.default_rng(3)
+    batch = mixed_scene(rng, 200)
+    kept = KeptContacts()
+    find_contacts(batch, 0.1, kept=kept)
+    measured = []
+    real = broad_module.distances_within
+
+    def counted(batch, i, j, margin):
+        measured.append(np.stack([i, j], axis=1))
+        return real(batch, i, j, margin)
+
+    monkeypatch.setattr(broad_module, "distances_within", counted)
+    shape = batch.take([7])
+    moved = batch.with_rows(
+        [7],
+        ShapeBatch(
+            shape.kinds, shape.centers + 0.05, shape.rotations, shape.half_extents, shape.radii
+        ),
+    )
+    _assert_same_contacts(find_contacts(moved, 0.1, kept=kept), find_contacts(moved, 0.1))
+    kept_call, plain_call = measured  # the kept one measured first
+    assert len(plain_call) > 50
+    assert len(kept_call) and (kept_call == 7).any(axis=1).all()
+    # The same shapes again: nothing measured.
+    find_contacts(moved, 0.1, kept=kept)
+    assert len(measured[2]) == 0
