@@ -32,7 +32,7 @@ from ..clash.evaluate import (
     mesh_pair_contacts,
     proxy_pair_contacts,
 )
-from ..core import KIND_NAMES, CoherentBounds, find_contacts
+from ..core import KIND_NAMES, CoherentBounds, KeptContacts, find_contacts
 from ..core.contact import clash_mask, contact_epsilon
 from . import tint
 from .scene import Progress, Proxies, ProxyReader
@@ -73,6 +73,9 @@ class Session:
     reader: ProxyReader = field(default_factory=ProxyReader)
     # The broad phase's work kept from check to check (proxies move a little per update).
     broad_phase: CoherentBounds = field(default_factory=CoherentBounds)
+    # The narrow phase's answers kept from check to check, given again for pairs of
+    # proxies that did not change (an edit moves a few objects of thousands).
+    kept_contacts: KeptContacts = field(default_factory=KeptContacts)
     proxies: Proxies | None = None
     clashes: Clashes | None = None
     # Counts the checks, so that the overlay knows when to rebuild what it draws.
@@ -81,6 +84,9 @@ class Session:
     # `_pair_keys` key per row, so that a check rewrites only the rows that change.
     record_names: list[str] | None = None
     record_keys: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    # The distance, point and deciding geometry each row was last written with, so that
+    # a check rewrites only the measures that change.
+    record_measures: tuple[np.ndarray, ...] | None = None
     # The owners the last check tinted (indices into the proxies named `tinted_names`),
     # its colour and `tint.state()` right after, to tell whether anything else changed
     # the tint since.
@@ -123,6 +129,7 @@ def find_clashes(
     meshes: FrameMeshes | None = None,
     mesh_cache: MeshPairCache | None = None,
     progress=None,
+    kept: KeptContacts | None = None,
 ) -> Clashes:
     """The clashing pairs of proxies under the scene's rule (`core.contact`).
 
@@ -135,10 +142,11 @@ def find_clashes(
         (pairs where an object has no triangles stay decided on the proxies)
     mesh_cache: keeps the mesh contacts between checks (`MeshPairCache`)
     progress: progress(done, total) over the candidate pairs decided on meshes
+    kept: keeps the proxies' contacts between checks (`core.KeptContacts`)
     """
     rule = CHECK_RULES[check]
     margin = candidate_margin(rule, tolerance, meshes is not None, proxies.batch)
-    pairs, result = find_contacts(proxies.batch, margin=margin, coherent=broad_phase)
+    pairs, result = find_contacts(proxies.batch, margin=margin, coherent=broad_phase, kept=kept)
     contacts = proxy_pair_contacts(pairs, result)
     if meshes is not None:
         contacts, _ = mesh_pair_contacts(contacts, meshes, margin, mesh_cache, progress)
@@ -196,17 +204,36 @@ def _write_record(record, proxies: Proxies, pair) -> None:
 
 
 def _write_measures(
-    records, distances: np.ndarray, points: np.ndarray, on_mesh: np.ndarray
+    records, rows: np.ndarray, distances: np.ndarray, points: np.ndarray, on_mesh: np.ndarray
 ) -> None:
-    """Each row's distance (k,), point (k, 3) and deciding geometry (k,) bool, as ID
-    properties row by row: the bulk `foreach_set` tags the scene for a depsgraph update,
-    which in a frame change makes `frame_set` run a second evaluation pass over the scene
-    and what depends on it."""
-    rows = zip(records, distances.tolist(), points.tolist(), on_mesh.tolist(), strict=True)
-    for record, distance, point, decided_on_mesh in rows:
+    """Rows `rows` (k,) their distance (k,), point (k, 3) and deciding geometry (k,) bool,
+    as ID properties row by row: the bulk `foreach_set` tags the scene for a depsgraph
+    update, which in a frame change makes `frame_set` run a second evaluation pass over
+    the scene and what depends on it."""
+    written = zip(rows.tolist(), distances.tolist(), points.tolist(), on_mesh.tolist(), strict=True)
+    for row, distance, point, decided_on_mesh in written:
+        record = records[row]
         record["distance"] = distance
         record["point"] = point
         record["on_mesh"] = decided_on_mesh
+
+
+def _changed_measures(measures: tuple, kept: tuple | None, rewritten: np.ndarray) -> np.ndarray:
+    """The rows (k,) whose `measures` (distances (r,), points (r, 3), on_mesh (r,)) differ
+    from those `kept` from the last write of the same first rows (or all rows when none are
+    kept), or that show another pair now (`rewritten`, (r,) bool)."""
+    if kept is None:
+        return np.arange(len(measures[0]))
+    distances, points, on_mesh = measures
+    count = len(kept[0])
+    differ = rewritten.copy()
+    differ[count:] = True
+    differ[:count] |= ~(
+        (distances[:count] == kept[0])
+        & (points[:count] == kept[1]).all(axis=1)
+        & (on_mesh[:count] == kept[2])
+    )
+    return np.flatnonzero(differ)
 
 
 def _redraw_panels() -> None:
@@ -236,6 +263,8 @@ def store_records(scene, proxies: Proxies, clashes: Clashes) -> None:
     session = session_for(scene)
     keys = _pair_keys(proxies, clashes.pairs)
     listed = _listed_keys(records, proxies, session)
+    # The measures written last, row by row, while the rows are as the session left them.
+    kept = session.record_measures if listed is session.record_keys else None
     # The clash shown by each listed row; -1: the row is free.
     slots = np.full(len(listed), -1, np.int64)
     if len(keys):
@@ -255,6 +284,13 @@ def store_records(scene, proxies: Proxies, clashes: Clashes) -> None:
         records.remove(row)
     order = np.concatenate([slots[slots >= 0], np.array(added, np.int64)])
     session.record_names, session.record_keys = proxies.names, keys[order]
+    # Rows that show another pair now, in the rows' order after the removals.
+    rewritten = np.zeros(len(order), dtype=bool)
+    rewritten[: len(listed) - len(emptied)] = np.delete(
+        np.isin(np.arange(len(listed)), free[: len(fresh)]), emptied
+    )
+    if kept is not None:
+        kept = tuple(np.delete(values, emptied, axis=0) for values in kept)
     # The picked row follows its pair up past removed rows; a row that now shows another
     # pair (or none) is no longer picked.
     # Written as an ID property: an RNA write of a Python property tags the scene (a
@@ -265,10 +301,10 @@ def store_records(scene, proxies: Proxies, clashes: Clashes) -> None:
             scene.collide["active_clash_index"] = -1
         elif emptied:
             scene.collide["active_clash_index"] = active - int(np.searchsorted(emptied, active))
-    if len(records):
-        _write_measures(
-            records, clashes.distances[order], clashes.points[order], clashes.on_mesh[order]
-        )
+    measures = (clashes.distances[order], clashes.points[order], clashes.on_mesh[order])
+    rows = _changed_measures(measures, kept, rewritten)
+    _write_measures(records, rows, *(values[rows] for values in measures))
+    session.record_measures = measures
     if len(records) or len(listed):
         _redraw_panels()
 
@@ -407,6 +443,7 @@ def check(
         meshes,
         session.mesh_cache,
         None if progress is None else lambda done, total: progress(done, total, "meshes"),
+        session.kept_contacts,
     )
     session.mesh_seconds = time.perf_counter() - started if meshes is not None else 0.0
     session.proxies, session.clashes = proxies, clashes
@@ -429,7 +466,7 @@ def clear(scene) -> None:
     session.proxies = session.clashes = None
     session.tint_waiting = False
     session.generation += 1
-    session.record_names = session.tinted_names = None
+    session.record_names = session.tinted_names = session.record_measures = None
     scene.collide.clashes.clear()
     scene.collide.active_clash_index = -1
 

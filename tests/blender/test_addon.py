@@ -823,6 +823,33 @@ def test_listed_pairs_keep_their_rows(addon):
     assert scene.collide.active_clash_index == -1
 
 
+
+def test_live_edits_rewrite_only_the_measures_that_change(addon):
+    """Live edits write a row's distance and point only where they changed: a value
+    planted in an unchanged row stays (no write), while rows move up past removed ones
+    and a row whose pair moved gets its new measures."""
+    scene = bpy.context.scene
+    cube = scenes.mesh("cube")
+    objects = {
+        name: scenes.add_object(name, cube, location=location)
+        for name, location in (("A", (0, 0, 0)), ("B", (1.5, 0, 0)), ("C", (0, 10, 0)))
+    }
+    objects["D"] = scenes.add_object("D", cube, location=(1.0, 10, 0))
+    scene.collide.live = True
+    records = scene.collide.clashes
+    assert [(r.name_a, r.name_b) for r in records] == [("A", "B"), ("C", "D")]
+    records[1]["distance"] = 123.0  # planted: rewritten only if (C, D) is
+    objects["A"].location.x = 0.25
+    bpy.context.view_layer.update()
+    assert [(r.name_a, round(r.distance, 5)) for r in records] == [("A", -0.75), ("C", 123.0)]
+    objects["A"].location.x = -9.0  # (A, B) ends: (C, D) moves up, its row unchanged
+    bpy.context.view_layer.update()
+    assert [(r.name_a, r.distance) for r in records] == [("C", 123.0)]
+    objects["C"].location.x = 0.5
+    bpy.context.view_layer.update()
+    assert [(r.name_a, round(r.distance, 5)) for r in records] == [("C", -1.5)]
+    scene.collide.live = False
+
 def test_detect_refuses_a_bad_thread_count_and_fits_on_one_thread(addon, monkeypatch):
     scenes.add_object("A", scenes.mesh("cube"))
     scenes.add_object("B", scenes.mesh("sphere"), location=(1.5, 0, 0))
