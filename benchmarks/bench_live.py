@@ -19,7 +19,8 @@ bisect one of them quickly.
 1. One live update (depsgraph_update_post after every object moved and turned: read
    transforms, refit nothing, broad + narrow phase, records, tint) for 1,000 and 10,000
    objects of mixed shapes (boxes, spheres, capsules): moving a little, as animated
-   objects do, and all jumping to random places (every clash and tint changes).
+   objects do, all jumping to random places (every clash and tint changes), and one
+   object dragged among still ones.
 2. Playback of 250 frames with 1,000 keyframed objects (frame_change_post per frame).
 3. (Not --quick) playback of 60 frames of 10,000 keyframed objects, and of one object
    deforming by a shape key among 10,000 still ones.
@@ -103,12 +104,13 @@ class HandlerTimer:
         self.handler_list[self.handler_list.index(self.timed)] = self.function
 
 
-def bench_update(count: int, rng, jump: bool) -> dict:
-    """Median handler time of one update after every object moved and turned.
+def bench_update(count: int, rng, motion: str) -> dict:
+    """Median handler time of one update after objects moved and turned.
 
-    jump False: each object moves by up to 0.1 (objects are about 1 across) and turns
-    by up to 0.05 rad, as in an animation; jump True: every object jumps to a random
-    place, so the clash list and the tint change completely (the worst case).
+    motion "smooth": each object moves by up to 0.1 (objects are about 1 across) and
+    turns by up to 0.05 rad, as in an animation; "jump": every object jumps to a random
+    place, so the clash list and the tint change completely (the worst case); "drag":
+    only the first object moves and turns as in "smooth", as when one is dragged.
     """
     scene, side = build_scene(count, rng)
     objects = list(scene.collection.objects)
@@ -121,16 +123,18 @@ def bench_update(count: int, rng, jump: bool) -> dict:
     generation = live_session.generation
     depsgraph_handlers = bpy.app.handlers.depsgraph_update_post
     with HandlerTimer(depsgraph_handlers, handlers.on_depsgraph_update_post) as timer:
+        movers = 1 if motion == "drag" else count
         for _ in range(UPDATES):
-            if jump:
+            if motion == "jump":
                 locations = rng.uniform(0, side, (count, 3))
                 rotations = rng.uniform(0, 6.3, (count, 3))
             else:
-                locations = locations + rng.uniform(-0.1, 0.1, (count, 3)) / 3**0.5
-                rotations = rotations + rng.uniform(-0.05, 0.05, (count, 3))
+                locations[:movers] += rng.uniform(-0.1, 0.1, (movers, 3)) / 3**0.5
+                rotations[:movers] += rng.uniform(-0.05, 0.05, (movers, 3))
             # One by one, as a transform edit does: `foreach_set` on locations does not
             # tag the objects' transforms for re-evaluation.
-            for obj, location, rotation in zip(objects, locations, rotations, strict=True):
+            moved = zip(objects[:movers], locations, rotations, strict=False)
+            for obj, location, rotation in moved:
                 obj.location = location
                 obj.rotation_euler = rotation
             bpy.context.view_layer.update()
@@ -361,13 +365,13 @@ def selected_groups(argv: list[str]) -> set[str]:
 def handler_rows(quick: bool, rng) -> list[tuple]:
     rows = []
     for count in (1_000,) if quick else (1_000, 10_000):
-        for jump in (False, True):
-            result = bench_update(count, rng, jump)
+        for motion in ("smooth", "jump", "drag"):
+            result = bench_update(count, rng, motion)
             target = HANDLER_TARGETS[count]
-            motion = "all jump" if jump else "smooth"
+            label = {"smooth": "smooth", "jump": "all jump", "drag": "one dragged"}[motion]
             rows.append(
                 (
-                    f"one live update, {count:,} objects, {motion}",
+                    f"one live update, {count:,} objects, {label}",
                     f"{result['median'] * 1e3:.2f} ms median, {result['max'] * 1e3:.2f} ms max "
                     f"({result['calls']} updates, {result['clashes']} clashes; first check "
                     f"{result['first'] * 1e3:.0f} ms)",
