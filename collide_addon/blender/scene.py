@@ -329,6 +329,8 @@ class ProxyReader:
         self._changed_names |= set(geometry_names)
 
     def _forget(self, geometry_names) -> None:
+        if not geometry_names:
+            return  # every edit comes here: a move of one of 20,000 objects walked them all
         for key in [key for key in self._geometry if _updated_by(key) in geometry_names]:
             del self._geometry[key]
             self._stale_keys.add(key)
