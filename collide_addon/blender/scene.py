@@ -305,6 +305,8 @@ class ProxyReader:
         self._refit_all = True  # no fit of the last read may be kept
         self._stale_keys: set[tuple] = set()  # geometry keys whose fits must be redone
         self._changed_names: set[tuple[str, str]] = set()  # given to `geometry_changed`
+        # Counts the times meshes were forgotten or rows built again (`FrameMeshes.version`).
+        self._mesh_version = 0
 
     def invalidate(
         self, geometry_names: set[tuple[str, str]] | frozenset = frozenset(), refit: bool = False
@@ -331,6 +333,7 @@ class ProxyReader:
     def _forget(self, geometry_names) -> None:
         if not geometry_names:
             return  # every edit comes here: a move of one of 20,000 objects walked them all
+        self._mesh_version += 1
         for key in [key for key in self._geometry if _updated_by(key) in geometry_names]:
             del self._geometry[key]
             self._stale_keys.add(key)
@@ -388,7 +391,9 @@ class ProxyReader:
         """The triangles of `proxies` (this reader's last read) for deciding on meshes,
         each prepared when a candidate pair first needs it (`triangle_mesh`)."""
         keys, triangle_mesh = proxies.geometry_keys, self.triangle_mesh
-        return FrameMeshes(lambda row: triangle_mesh(keys[row]), proxies.matrices)
+        return FrameMeshes(
+            lambda row: triangle_mesh(keys[row]), proxies.matrices, self._mesh_version
+        )
 
     def recheck_participants(self) -> None:
         """At the next read, find who takes part and rebuild only if that changed: for
@@ -514,6 +519,7 @@ class ProxyReader:
 
     def _build(self, depsgraph, scene, progress):
         """Who takes part, reading geometry that is not cached: (structure, matrices)."""
+        self._mesh_version += 1  # rows may now hold other objects
         layer_objects = _layer_objects(depsgraph)
         object_count = len(layer_objects)
         taking_part = participants(scene, depsgraph.view_layer)

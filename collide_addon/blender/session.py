@@ -27,6 +27,7 @@ import numpy as np
 
 from ..clash.evaluate import (
     FrameMeshes,
+    KeptMeshContacts,
     MeshPairCache,
     candidate_margin,
     mesh_pair_contacts,
@@ -101,6 +102,8 @@ class Session:
     mesh_seconds: float = 0.0
     # The last check's mesh contacts, reused for pairs whose objects did not move.
     mesh_cache: MeshPairCache = field(default_factory=MeshPairCache)
+    # The last check's pairs decided on meshes, kept for pairs of unchanged objects.
+    kept_mesh_contacts: KeptMeshContacts = field(default_factory=KeptMeshContacts)
     # Whether the last check's tint waits for the frames to stop (drawn by the overlay
     # meanwhile) rather than being in the objects' colours.
     tint_waiting: bool = False
@@ -130,6 +133,7 @@ def find_clashes(
     mesh_cache: MeshPairCache | None = None,
     progress=None,
     kept: KeptContacts | None = None,
+    kept_mesh: KeptMeshContacts | None = None,
 ) -> Clashes:
     """The clashing pairs of proxies under the scene's rule (`core.contact`).
 
@@ -143,12 +147,16 @@ def find_clashes(
     mesh_cache: keeps the mesh contacts between checks (`MeshPairCache`)
     progress: progress(done, total) over the candidate pairs decided on meshes
     kept: keeps the proxies' contacts between checks (`core.KeptContacts`)
+    kept_mesh: with `kept`, keeps the pairs decided on meshes between checks
+        (`KeptMeshContacts`)
     """
     rule = CHECK_RULES[check]
     margin = candidate_margin(rule, tolerance, meshes is not None, proxies.batch)
     pairs, result = find_contacts(proxies.batch, margin=margin, coherent=broad_phase, kept=kept)
     contacts = proxy_pair_contacts(pairs, result)
-    if meshes is not None:
+    if meshes is not None and kept is not None and kept_mesh is not None:
+        contacts = kept_mesh.decide(contacts, meshes, margin, kept.changed, mesh_cache, progress)
+    elif meshes is not None:
         contacts, _ = mesh_pair_contacts(contacts, meshes, margin, mesh_cache, progress)
     points = 0.5 * (contacts.points_i + contacts.points_j)
     keep = clash_mask(rule, tolerance, contacts.distances, contact_epsilon(points))
@@ -447,6 +455,7 @@ def check(
         session.mesh_cache,
         None if progress is None else lambda done, total: progress(done, total, "meshes"),
         session.kept_contacts,
+        session.kept_mesh_contacts,
     )
     session.mesh_seconds = time.perf_counter() - started if meshes is not None else 0.0
     session.proxies, session.clashes = proxies, clashes

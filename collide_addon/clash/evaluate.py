@@ -319,10 +319,13 @@ class FrameMeshes:
         None when it has no triangles; called only for objects in candidate pairs, so a
         reader may prepare meshes lazily and keep them while the geometry stays
     matrices: (n, 4, 4) float64 world matrices placing each object's mesh
+    version: the same number for two frames' meshes only while no object's mesh changed
+        in between (`KeptMeshContacts`); None when the reader does not tell
     """
 
     mesh_of: Callable[[int], TriangleMesh | None]
     matrices: np.ndarray
+    version: int | None = None
 
 
 @dataclass(frozen=True)
@@ -579,6 +582,94 @@ def mesh_pair_contacts(
     return (
         PairContacts(contacts.pairs, distances, points_i, points_j, decided, relations),
         open_rows,
+    )
+
+
+@dataclass
+class KeptMeshContacts:
+    """The pairs one live check decided on meshes, kept for the next check of the same
+    objects: a candidate pair whose two objects kept their proxy, their world matrix (bit
+    for bit) and their mesh (the same `FrameMeshes.version`), under the same margin, keeps
+    its contact without `mesh_pair_contacts`, which decides only the pairs with a changed
+    object. Its answer depends on nothing else, so the contacts are the ones it would
+    give; and the Python it runs per object of its pairs (their meshes, the pair cache's
+    poses) stays with the few moved objects instead of the 20,000 elements of a building.
+
+    contacts: the last check's decided contacts, pairs sorted; keys: (k,) their
+        i * count + j; count, margin, version: the last check's; matrices: (count, 4, 4)
+    """
+
+    contacts: PairContacts | None = None
+    keys: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    count: int = 0
+    margin: float = 0.0
+    version: int | None = None
+    matrices: np.ndarray = field(default_factory=lambda: np.zeros((0, 4, 4)))
+
+    def decide(
+        self,
+        contacts: PairContacts,
+        meshes: FrameMeshes,
+        margin: float,
+        moved: np.ndarray,
+        cache: MeshPairCache | None = None,
+        progress=None,
+    ) -> PairContacts:
+        """`mesh_pair_contacts(contacts, meshes, margin, cache, progress)`'s contacts, the
+        pairs of unchanged objects taken from the last check.
+
+        contacts: the proxies' candidates, pairs sorted (as `find_contacts` gives them)
+        moved: (n,) bool, the objects whose proxy changed since the last check
+        """
+        count = len(meshes.matrices)
+        changed = np.ones(count, dtype=bool)
+        if (
+            self.contacts is not None
+            and meshes.version is not None
+            and (self.count, self.margin, self.version) == (count, margin, meshes.version)
+            and len(moved) == count
+        ):
+            changed = moved | (_row_bytes(self.matrices) != _row_bytes(meshes.matrices))
+        keys = contacts.pairs[:, 0] * count + contacts.pairs[:, 1]
+        fresh = changed[contacts.pairs].any(axis=1)
+        found = np.zeros(len(keys), dtype=np.int64)
+        if len(self.keys):
+            found = np.searchsorted(self.keys, keys).clip(max=len(self.keys) - 1)
+            # A pair of unchanged objects was a candidate last time too; one that was not
+            # (no such pair is expected) is decided afresh.
+            fresh |= self.keys[found] != keys
+        else:
+            fresh[:] = True
+        decided, _ = mesh_pair_contacts(
+            contacts.take(np.flatnonzero(fresh)), meshes, margin, cache, progress
+        )
+        rows = np.zeros(len(keys), dtype=np.int64)
+        rows[fresh] = np.arange(int(fresh.sum()))
+        kept = np.flatnonzero(~fresh)
+        rows[kept] = len(decided.pairs) + np.arange(len(kept))
+        joined = _joined_contacts(decided, self.contacts.take(found[kept]) if len(kept) else None)
+        result = joined.take(rows)
+        self.contacts, self.keys, self.count = result, keys, count
+        self.margin, self.version, self.matrices = margin, meshes.version, meshes.matrices
+        return result
+
+
+def _row_bytes(matrices: np.ndarray) -> np.ndarray:
+    """Each (4, 4) float64 matrix of (n, 4, 4) as one opaque value, to compare bit for
+    bit: (n,)."""
+    rows = np.ascontiguousarray(matrices).reshape(len(matrices), -1)
+    return rows.view(np.dtype((np.void, rows.shape[1] * rows.itemsize))).ravel()
+
+
+def _joined_contacts(first: PairContacts, second: PairContacts | None) -> PairContacts:
+    """`first`'s rows, then `second`'s."""
+    if second is None:
+        return first
+    return PairContacts(
+        **{
+            name: np.concatenate([getattr(first, name), getattr(second, name)])
+            for name in PairContacts.__dataclass_fields__
+        }
     )
 
 

@@ -85,10 +85,13 @@ class KeptContacts:
     shapes: (n, 17) each shape's parameters as the last call saw them (`_shape_rows`)
     margin: the last call's
     pairs: (k, 2), result: `PairResult`: what the last call returned
+    changed: (n,) bool, the shapes whose pairs the last call sent to the narrow phase
+        (all of them on a first call, under a new margin or for another count)
     """
 
     shapes: np.ndarray | None = None
     margin: float = 0.0
+    changed: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
     pairs: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), dtype=np.int64))
     result: PairResult | None = None
 
@@ -113,6 +116,7 @@ class KeptContacts:
             result = _joined(self.result.take(kept), result)
         pairs, result = _in_order(pairs, result)
         self.shapes, self.margin, self.pairs, self.result = shapes, margin, pairs, result
+        self.changed = changed
         return pairs, result
 
 

@@ -84,6 +84,47 @@ def test_live_mode_follows_the_geometry_setting_and_moves(addon):
     assert set(clash_rows(settings)) == {("Ring", "Pin"), ("Beam.X", "Beam.Y")}
 
 
+def test_live_mode_on_meshes_follows_an_edit_inside_the_proxy(addon):
+    """The ring's inner vertices pulled in through the pin: the ring's hull, and so its
+    proxy, stay as they were, yet the pair is decided again on the new triangles (the
+    pairs of objects whose proxy and matrix did not change are kept between checks only
+    while no mesh changed)."""
+    ring_pin_and_beams()
+    settings = bpy.context.scene.collide
+    settings.geometry = "MESH"
+    settings.live = True
+    assert set(clash_rows(settings)) == {("Beam.X", "Beam.Y")}
+    session = sys.modules[f"{addon.__name__}.blender.session"].session_for(bpy.context.scene)
+    before = ring_proxy(session)
+    ring = bpy.data.objects["Ring"].data
+    coordinates = np.zeros(len(ring.vertices) * 3)
+    ring.vertices.foreach_get("co", coordinates)
+    coordinates = coordinates.reshape(-1, 3)
+    inner = np.hypot(coordinates[:, 0], coordinates[:, 1]) < 0.8
+    coordinates[inner, :2] *= 0.05 / 0.75
+    ring.vertices.foreach_set("co", coordinates.ravel())
+    ring.update()
+    bpy.context.view_layer.update()
+    np.testing.assert_array_equal(ring_proxy(session), before)
+    rows = clash_rows(settings)
+    assert set(rows) == {("Ring", "Pin"), ("Beam.X", "Beam.Y")}
+    assert rows["Ring", "Pin"][1]
+
+
+def ring_proxy(session) -> np.ndarray:
+    """The Ring's proxy of the last check: centre, rotation, half extents, radius."""
+    row = session.proxies.names.index("Ring")
+    batch = session.proxies.batch
+    return np.concatenate(
+        [
+            batch.centers[row],
+            batch.rotations[row].ravel(),
+            batch.half_extents[row],
+            [batch.radii[row]],
+        ]
+    )
+
+
 def test_objects_without_triangles_are_decided_on_their_proxies(addon):
     # A curve without bevel has vertices (a proxy) but no triangles.
     curve = bpy.data.curves.new("Wire", "CURVE")

@@ -15,6 +15,7 @@ from collide_addon.clash.evaluate import (
     PENETRATING,
     FrameMeshes,
     Interval,
+    KeptMeshContacts,
     MeshPairCache,
     ObjectMetadata,
     PairContacts,
@@ -567,6 +568,62 @@ def test_mesh_pair_cache_reuses_only_pairs_whose_poses_did_not_change(monkeypatc
     # cube 3, beyond both.
     assert decide(moved, max_distance=0.5)[0] == 0
 
+
+
+def test_kept_mesh_contacts_decide_only_pairs_with_a_changed_object(monkeypatch):
+    # Six cubes in a row 1.5 apart (neighbours overlap) and one without triangles (its
+    # pairs stay decided on proxies). Over successive checks the kept contacts equal
+    # mesh_pair_contacts' bit for bit, and only pairs with a moved object, with an
+    # object whose proxy changed, or all pairs after a mesh changed (another version)
+    # or under another margin reach it.
+    cube = prepare_mesh(CUBE_VERTICES, CUBE_TRIANGLES)
+    centers = np.array([[1.5 * k, 0.0, 0.0] for k in range(7)])
+    pairs = all_pairs(len(centers))
+    rng = np.random.default_rng(5)
+    contacts = PairContacts(
+        pairs=pairs,
+        distances=rng.uniform(-0.5, 1.0, len(pairs)),
+        points_i=rng.normal(size=(len(pairs), 3)),
+        points_j=rng.normal(size=(len(pairs), 3)),
+        on_mesh=np.zeros(len(pairs), dtype=bool),
+        relations=np.zeros(len(pairs), dtype=np.int8),
+    )
+    decided: list[np.ndarray] = []
+    original = evaluate_module.mesh_pair_contacts
+
+    def counting(contacts, meshes, max_distance, cache=None, progress=None):
+        decided.append(contacts.pairs)
+        return original(contacts, meshes, max_distance, cache, progress)
+
+    monkeypatch.setattr(evaluate_module, "mesh_pair_contacts", counting)
+    kept = KeptMeshContacts()
+
+    def check(centers, moved=(), version=0, margin=1.0):
+        frame_meshes = FrameMeshes(
+            lambda row: None if row == 6 else cube,
+            np.array([placed(c, [1] * 3) for c in centers]),
+            version,
+        )
+        proxy_changed = np.zeros(len(centers), dtype=bool)
+        proxy_changed[list(moved)] = True
+        decided.clear()
+        found = kept.decide(contacts, frame_meshes, margin, proxy_changed)
+        [asked] = decided
+        expected, _ = original(contacts, frame_meshes, margin)
+        for name in PairContacts.__dataclass_fields__:
+            np.testing.assert_array_equal(getattr(found, name), getattr(expected, name))
+        return {tuple(pair) for pair in asked.tolist()}
+
+    everything = {tuple(pair) for pair in pairs.tolist()}
+    assert check(centers) == everything
+    assert check(centers) == set()
+    moved = centers.copy()
+    moved[2] += [0.0, 0.25, 0.0]
+    assert check(moved) == {pair for pair in everything if 2 in pair}
+    assert check(moved, moved=[4]) == {pair for pair in everything if 4 in pair}
+    assert check(moved, version=1) == everything
+    assert check(moved, version=1, margin=2.0) == everything
+    assert check(moved, version=1, margin=2.0) == set()
 
 @pytest.mark.parametrize(
     ("test_type", "tolerance", "geometry", "set_a"),
