@@ -1,9 +1,10 @@
 """Cost of live mode in the real Blender (bpy wheel): the whole frame, and the handler.
 
     .venv/bin/python benchmarks/bench_live.py [--quick] [--only frame,handler,playback]
+        [--blend FILE]
 
 --only runs the named groups alone (0: frame, 1: handler, 2 and 3: playback), e.g. to
-bisect one of them quickly.
+bisect one of them quickly. --blend FILE adds group 4 (`--only drag` runs it alone).
 
 0. The whole frame as a user feels it: `scene.frame_set()` timed with live mode off and
    then on, in one run, over the same frames, alternating FRAME_ROUNDS times (medians
@@ -24,6 +25,11 @@ bisect one of them quickly.
 2. Playback of 250 frames with 1,000 keyframed objects (frame_change_post per frame).
 3. (Not --quick) playback of 60 frames of 10,000 keyframed objects, and of one object
    deforming by a shape key among 10,000 still ones.
+4. With --blend FILE (a real scene, e.g. the 20,271-element campus `bench_fit.py --blend
+   ... --tiles 29` makes): one mesh object after another, picked at random, dragged by
+   about 5 cm, DRAG_UPDATES times, with Geometry Proxy and then Mesh: the handler's
+   median with its 10th-90th percentiles, and the whole update (`view_layer.update()`, Blender's own
+   evaluation included).
 
 Handler targets (1-3): <= 5 ms at 1,000 and <= 16.7 ms (one 60 fps frame) at 10,000
 objects per update, and a playback whose handler time allows >= 60 fps. Blender's own
@@ -42,6 +48,8 @@ from collide_addon.blender import handlers, session
 
 SHAPES = ("BOX", "SPHERE", "CAPSULE")
 UPDATES = 20
+# Objects dragged one after another in the --blend scene.
+DRAG_UPDATES = 24
 FRAMES = 250
 FRAME_SAMPLES = 40
 # Live off and on alternate this many times over the FRAME_SAMPLES frames.
@@ -352,8 +360,8 @@ def whole_frame_rows(quick: bool, rng) -> list[tuple]:
 
 
 def selected_groups(argv: list[str]) -> set[str]:
-    """The case groups named by `--only a,b` (all three without it)."""
-    groups = {"frame", "handler", "playback"}
+    """The case groups named by `--only a,b` (all without it; "drag" with --blend)."""
+    groups = {"frame", "handler", "playback"} | ({"drag"} if "--blend" in argv else set())
     if "--only" not in argv:
         return groups
     chosen = set(argv[argv.index("--only") + 1].split(","))
@@ -423,6 +431,38 @@ def playback_rows(quick: bool, rng) -> list[tuple]:
     return rows
 
 
+def drag_rows(quick: bool, rng) -> list[tuple]:
+    """Group 4: objects of the --blend file dragged one at a time (see the module)."""
+    path = sys.argv[sys.argv.index("--blend") + 1]
+    bpy.ops.wm.open_mainfile(filepath=path)
+    scene = bpy.context.scene
+    objects = [obj for obj in scene.objects if obj.type == "MESH"]
+    rows = []
+    for geometry in ("PROXY", "MESH"):
+        scene.collide.geometry = geometry
+        scene.collide.live = True
+        updates = []
+        depsgraph_handlers = bpy.app.handlers.depsgraph_update_post
+        with HandlerTimer(depsgraph_handlers, handlers.on_depsgraph_update_post) as timer:
+            for _ in range(DRAG_UPDATES):
+                obj = objects[int(rng.integers(len(objects)))]
+                obj.location = np.array(obj.location) + rng.normal(0.0, 0.05, 3)
+                start = time.perf_counter()
+                bpy.context.view_layer.update()
+                updates.append(time.perf_counter() - start)
+        scene.collide.live = False
+        rows.append(
+            (
+                f"one of {len(objects):,} objects dragged, {geometry.title()}",
+                f"handler {spread(np.array(timer.times))}, whole update "
+                f"{spread(np.array(updates))} ({len(scene.collide.clashes)} clashes)",
+                "-",
+                "-",
+            )
+        )
+    return rows
+
+
 def main() -> None:
     quick = "--quick" in sys.argv
     groups = selected_groups(sys.argv)
@@ -433,6 +473,7 @@ def main() -> None:
         ("frame", whole_frame_rows),
         ("handler", handler_rows),
         ("playback", playback_rows),
+        ("drag", drag_rows),
     ):
         if group in groups:
             rows += make_rows(quick, rng)

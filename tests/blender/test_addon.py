@@ -823,7 +823,6 @@ def test_listed_pairs_keep_their_rows(addon):
     assert scene.collide.active_clash_index == -1
 
 
-
 def test_live_edits_rewrite_only_the_measures_that_change(addon):
     """Live edits write a row's distance and point only where they changed: a value
     planted in an unchanged row stays (no write), while rows move up past removed ones
@@ -849,6 +848,7 @@ def test_live_edits_rewrite_only_the_measures_that_change(addon):
     bpy.context.view_layer.update()
     assert [(r.name_a, round(r.distance, 5)) for r in records] == [("C", -1.5)]
     scene.collide.live = False
+
 
 def test_detect_refuses_a_bad_thread_count_and_fits_on_one_thread(addon, monkeypatch):
     scenes.add_object("A", scenes.mesh("cube"))

@@ -569,7 +569,6 @@ def test_mesh_pair_cache_reuses_only_pairs_whose_poses_did_not_change(monkeypatc
     assert decide(moved, max_distance=0.5)[0] == 0
 
 
-
 def test_kept_mesh_contacts_decide_only_pairs_with_a_changed_object(monkeypatch):
     # Six cubes in a row 1.5 apart (neighbours overlap) and one without triangles (its
     # pairs stay decided on proxies). Over successive checks the kept contacts equal
@@ -624,6 +623,7 @@ def test_kept_mesh_contacts_decide_only_pairs_with_a_changed_object(monkeypatch)
     assert check(moved, version=1) == everything
     assert check(moved, version=1, margin=2.0) == everything
     assert check(moved, version=1, margin=2.0) == set()
+
 
 @pytest.mark.parametrize(
     ("test_type", "tolerance", "geometry", "set_a"),
