@@ -27,7 +27,7 @@ def find_pairs(
     coherent: as in find_contacts, for successive calls on shapes moving a little
     returns: (k, 2) int64, i < j, sorted lexicographically
     """
-    candidates = _candidates(batch, margin, coherent)
+    candidates = _candidates(*_grown_bounds(batch, check_margin(margin)), coherent)
     return _sorted(candidates[pair_intersects(batch, candidates[:, 0], candidates[:, 1], margin)])
 
 
@@ -53,14 +53,16 @@ def find_contacts(
     returns: (pairs (k, 2) as find_pairs, PairResult of those pairs in that order)
     """
     margin = check_margin(margin)
-    if candidates is None:
-        candidates = _candidates(batch, margin, coherent)
-    else:
-        lo, hi = batch.aabbs()
-        growth = 0.5 * max(margin, 0.0)
-        candidates = overlapping_among(lo - growth, hi + growth, candidates)
+    lo, hi = _grown_bounds(batch, margin)
     if kept is not None:
-        return kept.contacts(batch, candidates, margin)
+        # Candidates maybe beyond the bounds: KeptContacts tests those it measures.
+        if candidates is None:
+            candidates = _candidates(lo, hi, coherent, exact=False)
+        return kept.contacts(batch, candidates, margin, (lo, hi))
+    if candidates is None:
+        candidates = _candidates(lo, hi, coherent)
+    else:
+        candidates = overlapping_among(lo, hi, candidates)
     rows, result = distances_within(batch, candidates[:, 0], candidates[:, 1], margin)
     return _in_order(candidates[rows], result)
 
@@ -95,11 +97,13 @@ class KeptContacts:
     pairs: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), dtype=np.int64))
     result: PairResult | None = None
 
-    def contacts(self, batch: ShapeBatch, candidates: np.ndarray, margin: float):
-        """`find_contacts`' answer from its candidate pairs (c, 2), i < j, of `batch`:
+    def contacts(self, batch: ShapeBatch, candidates: np.ndarray, margin: float, bounds):
+        """`find_contacts`' answer from candidate pairs (c, 2), i < j, of `batch`, which
+        hold every pair whose `bounds` (lo, hi (n, 3), grown by half the margin) overlap:
         the pairs kept from the last call where both shapes are unchanged, and the
-        narrow phase's answers for the candidates with a changed shape (all of them on a
-        first call, under a new margin or for another count); kept for the next call."""
+        narrow phase's answers for the candidates with a changed shape whose bounds
+        overlap (all of them on a first call, under a new margin or for another count);
+        kept for the next call."""
         shapes = _shape_rows(batch)
         if self.result is None or self.shapes.shape != shapes.shape or self.margin != margin:
             changed = np.ones(len(shapes), dtype=bool)
@@ -108,6 +112,7 @@ class KeptContacts:
             # comparing the floats.
             changed = _as_bytes(self.shapes) != _as_bytes(shapes)
         fresh = candidates if changed.all() else candidates[changed[candidates].any(axis=1)]
+        fresh = overlapping_among(*bounds, fresh)
         rows, result = distances_within(batch, fresh[:, 0], fresh[:, 1], margin)
         pairs = fresh[rows]
         if not changed.all():
@@ -150,15 +155,22 @@ def _shape_rows(batch: ShapeBatch) -> np.ndarray:
     )
 
 
-def _candidates(
-    batch: ShapeBatch, margin: float, coherent: CoherentBounds | None = None
-) -> np.ndarray:
-    """Pairs whose bounds, grown by half the margin each, overlap: (c, 2), i < j."""
+def _grown_bounds(batch: ShapeBatch, margin: float) -> tuple[np.ndarray, np.ndarray]:
+    """The shapes' bounds (n, 3) each, grown by half the margin (not shrunk by one below
+    0): two shapes within the margin have bounds that overlap."""
     lo, hi = batch.aabbs()
-    growth = 0.5 * max(check_margin(margin), 0.0)
+    growth = 0.5 * max(margin, 0.0)
+    return lo - growth, hi + growth
+
+
+def _candidates(
+    lo: np.ndarray, hi: np.ndarray, coherent: CoherentBounds | None = None, exact: bool = True
+) -> np.ndarray:
+    """Pairs of bounds lo, hi (n, 3) that overlap: (c, 2), i < j; with `exact` False
+    maybe others too (see `CoherentBounds.overlapping`)."""
     if coherent is not None:
-        return coherent.overlapping(lo - growth, hi + growth)
-    return overlapping_bounds(lo - growth, hi + growth)
+        return coherent.overlapping(lo, hi, exact)
+    return overlapping_bounds(lo, hi)
 
 
 def _sorted(pairs: np.ndarray) -> np.ndarray:

@@ -78,12 +78,15 @@ class CoherentBounds:
         self._last: tuple[np.ndarray, np.ndarray] | None = None
         self.rebuilds = 0  # how many calls built fat boxes (for tests and benchmarks)
 
-    def overlapping(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    def overlapping(self, lo: np.ndarray, hi: np.ndarray, exact: bool = True) -> np.ndarray:
         """All pairs of closed boxes that overlap, as `overlapping_bounds(lo, hi)`.
 
         lo, hi: (n, 3) float64 bounds of the same n boxes as the last call (a call with
             another n starts afresh)
-        returns: (k, 2) int64 pairs with i < j, in no particular order
+        exact: False leaves out the test of the candidates against the boxes: the pairs
+            then hold every overlapping pair and maybe others (the fat boxes' pairs), for
+            a caller that tests only some of them (`KeptContacts`)
+        returns: (k, 2) int64 pairs with i < j, no pair twice, in no particular order
 
         Fat boxes cost more to build than one `overlapping_bounds`, so they are built
         only when the boxes moved little since the last call; while most boxes jump
@@ -98,7 +101,7 @@ class CoherentBounds:
         if fat is not None and len(fat.lo) == len(lo):
             outcome = _update(fat, lo, hi)
             if outcome == _KEPT:
-                return overlapping_among(lo, hi, fat.candidates)
+                return overlapping_among(lo, hi, fat.candidates) if exact else fat.candidates
             calm = outcome == _REBUILD
         else:
             calm = last is not None and len(last[0]) == len(lo) and _calm(last, lo, hi)
@@ -106,7 +109,7 @@ class CoherentBounds:
             fat = self._fat = _rebuild(lo, hi)
             self._last = None
             self.rebuilds += 1
-            return overlapping_among(lo, hi, fat.candidates)
+            return overlapping_among(lo, hi, fat.candidates) if exact else fat.candidates
         self._fat, self._last = None, (lo.copy(), hi.copy())
         return overlapping_bounds(lo, hi)
 
