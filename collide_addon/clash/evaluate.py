@@ -631,7 +631,7 @@ class KeptMeshContacts:
         ):
             changed = moved | (_row_bytes(self.matrices) != _row_bytes(meshes.matrices))
         keys = contacts.pairs[:, 0] * count + contacts.pairs[:, 1]
-        fresh = changed[contacts.pairs].any(axis=1)
+        fresh = changed[contacts.pairs[:, 0]] | changed[contacts.pairs[:, 1]]
         found = np.zeros(len(keys), dtype=np.int64)
         if len(self.keys):
             found = np.searchsorted(self.keys, keys).clip(max=len(self.keys) - 1)
