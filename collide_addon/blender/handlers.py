@@ -32,6 +32,8 @@ _last_frame: tuple | None = None
 SETTLE_SECONDS = 0.3
 # time.monotonic() of the last frame change that left a tint waiting
 _last_frame_change = 0.0
+# An edit with at most this many depsgraph updates has their flags read one by one.
+_FEW_UPDATES = 64
 
 
 def _update_flags(updates, count: int, name: str) -> np.ndarray:
@@ -73,19 +75,30 @@ class _Changes:
 
 def _changes(depsgraph, scope: str, edits: bool) -> _Changes:
     """The `_Changes` in `depsgraph`'s updates. With `edits` False (frame changes) only
-    geometry updates count: the scene is tagged on every frame. The geometry and
-    transform flags are read in bulk; only the few updates that are neither are looked
-    at one by one."""
+    geometry updates count: the scene is tagged on every frame. Only the updates that
+    are geometry updates or not transform updates are looked at one by one.
+
+    Each pass over the updates (counting them, a bulk read of a flag, iterating) walks
+    every datablock of the view layer in Blender: 3 ms at 20,000 objects for one update.
+    An edit's few updates are counted, then iterated once with their flags read one by
+    one; the many updates of a frame change (or of an edit that moves many objects) get
+    their flags read in bulk."""
     updates = depsgraph.updates
-    count = len(updates)  # Blender counts by walking the updates: once
-    geometry_flags = _update_flags(updates, count, "is_updated_geometry")
+    count = len(updates)
     changes = _Changes()
-    if edits:
-        moved = _update_flags(updates, count, "is_updated_transform")
-        looked_at = np.flatnonzero(geometry_flags | ~moved)
+    if edits and count <= _FEW_UPDATES:
+        looked_at = [
+            update
+            for update in updates
+            if update.is_updated_geometry or not update.is_updated_transform
+        ]
     else:
-        looked_at = np.flatnonzero(geometry_flags)
-    for update in _updates_at(updates, looked_at):
+        geometry_flags = _update_flags(updates, count, "is_updated_geometry")
+        if edits:
+            moved = _update_flags(updates, count, "is_updated_transform")
+            geometry_flags |= ~moved
+        looked_at = _updates_at(updates, np.flatnonzero(geometry_flags))
+    for update in looked_at:
         datablock = update.id
         if isinstance(datablock, bpy.types.Scene):
             # An edit of the scene (hiding, selecting; tagged with geometry or not) may

@@ -444,7 +444,13 @@ def test_live_mode_over_frame_set(addon):
     assert tuple(wall.color) == tuple(ball.color) == ORIGINAL_COLOR
 
 
-def test_live_mode_follows_who_takes_part(addon):
+# An edit's depsgraph updates are read one by one when few, in bulk when many (0: always).
+READ_IN_BULK_ABOVE = pytest.mark.parametrize("few_updates", [64, 0])
+
+
+@READ_IN_BULK_ABOVE
+def test_live_mode_follows_who_takes_part(addon, monkeypatch, few_updates):
+    monkeypatch.setattr(blender_module(addon, "handlers"), "_FEW_UPDATES", few_updates)
     scene = bpy.context.scene
     cube = scenes.mesh("cube")
     scenes.add_object("A", cube)
@@ -628,7 +634,9 @@ def test_unregister_leaves_nothing_behind(addon):
     assert hasattr(bpy.types.Scene, "collide")
 
 
-def test_live_refits_after_geometry_and_shape_changes(addon):
+@READ_IN_BULK_ABOVE
+def test_live_refits_after_geometry_and_shape_changes(addon, monkeypatch, few_updates):
+    monkeypatch.setattr(blender_module(addon, "handlers"), "_FEW_UPDATES", few_updates)
     scene = bpy.context.scene
     scene.collide.check = "CONTACT"  # the instances below only come to touch
     grower = scenes.add_object("Grower", scenes.mesh("cube"))
