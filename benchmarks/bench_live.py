@@ -28,8 +28,8 @@ bisect one of them quickly. --blend FILE adds group 4 (`--only drag` runs it alo
 4. With --blend FILE (a real scene, e.g. the 20,271-element campus `bench_fit.py --blend
    ... --tiles 29` makes): one mesh object after another, picked at random, dragged by
    about 5 cm, DRAG_UPDATES times, with Geometry Proxy and then Mesh: the handler's
-   median with its 10th-90th percentiles, and the whole update (`view_layer.update()`, Blender's own
-   evaluation included).
+   median with its 10th-90th percentiles, and the whole update (`view_layer.update()`,
+   Blender's own evaluation included).
 
 Handler targets (1-3): <= 5 ms at 1,000 and <= 16.7 ms (one 60 fps frame) at 10,000
 objects per update, and a playback whose handler time allows >= 60 fps. Blender's own
