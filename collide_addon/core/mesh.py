@@ -1620,9 +1620,10 @@ class _Best:
 
 def _upper_bounds(world: _World, count: int, pair, first, second) -> np.ndarray:
     """An upper bound of each pair's distance (count,): its candidates' nearest
-    centroids (+inf for a pair without candidates)."""
+    centroids (+inf for a pair without candidates); `pair` (k,) sorted, as
+    `_candidates` gives it."""
     upper = np.full(count, np.inf)
-    np.minimum.at(
+    _lower_to_run_minima(
         upper, pair, _length(take_rows(world.centroid, first) - take_rows(world.centroid, second))
     )
     return upper
