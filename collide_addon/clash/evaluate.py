@@ -33,7 +33,7 @@ from ..core import (
     pair_distance,
     pair_intersects,
 )
-from ..core.columns import concatenate_fields
+from ..core.columns import concatenate_fields, either_flagged, rows_as_bytes
 from ..core.constants import CUBE_CORNER_SIGNS
 from ..core.contact import clash_mask, contact_epsilon, contact_margin
 from ..core.continuous import (
@@ -595,13 +595,11 @@ class KeptMeshContacts:
     give; and the Python it runs per object of its pairs (their meshes, the pair cache's
     poses) stays with the few moved objects instead of the 20,000 elements of a building.
 
-    contacts: the last check's decided contacts, pairs sorted; keys: (k,) their
-        i * count + j; count, margin, version: the last check's; matrices: (count, 4, 4)
+    contacts: the last check's decided contacts, pairs sorted; margin, version, matrices
+        (n, 4, 4): the last check's
     """
 
     contacts: PairContacts | None = None
-    keys: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    count: int = 0
     margin: float = 0.0
     version: int | None = None
     matrices: np.ndarray = field(default_factory=lambda: np.zeros((0, 4, 4)))
@@ -622,55 +620,41 @@ class KeptMeshContacts:
         moved: (n,) bool, the objects whose proxy changed since the last check
         """
         count = len(meshes.matrices)
-        changed = np.ones(count, dtype=bool)
+        fresh = np.ones(len(contacts.pairs), dtype=bool)
+        found = np.zeros(len(contacts.pairs), dtype=np.int64)
         if (
             self.contacts is not None
+            and len(self.contacts.pairs)
             and meshes.version is not None
-            and (self.count, self.margin, self.version) == (count, margin, meshes.version)
+            and (len(self.matrices), self.margin, self.version) == (count, margin, meshes.version)
             and len(moved) == count
         ):
-            changed = moved | (_row_bytes(self.matrices) != _row_bytes(meshes.matrices))
-        keys = contacts.pairs[:, 0] * count + contacts.pairs[:, 1]
-        fresh = changed[contacts.pairs[:, 0]] | changed[contacts.pairs[:, 1]]
-        found = np.zeros(len(keys), dtype=np.int64)
-        if len(self.keys):
-            found = np.searchsorted(self.keys, keys).clip(max=len(self.keys) - 1)
+            changed = moved | (rows_as_bytes(self.matrices) != rows_as_bytes(meshes.matrices))
+            keys = _pair_keys(contacts.pairs, count)
+            kept_keys = _pair_keys(self.contacts.pairs, count)
+            found = np.searchsorted(kept_keys, keys).clip(max=len(kept_keys) - 1)
             # A pair of unchanged objects was a candidate last time too; one that was not
             # (no such pair is expected) is decided afresh.
-            fresh |= self.keys[found] != keys
-        else:
-            fresh[:] = True
+            fresh = either_flagged(changed, contacts.pairs) | (kept_keys[found] != keys)
         decided, _ = mesh_pair_contacts(
             contacts.take(np.flatnonzero(fresh)), meshes, margin, cache, progress
         )
-        rows = np.zeros(len(keys), dtype=np.int64)
-        rows[fresh] = np.arange(int(fresh.sum()))
         kept = np.flatnonzero(~fresh)
-        rows[kept] = len(decided.pairs) + np.arange(len(kept))
-        joined = _joined_contacts(decided, self.contacts.take(found[kept]) if len(kept) else None)
-        result = joined.take(rows)
-        self.contacts, self.keys, self.count = result, keys, count
-        self.margin, self.version, self.matrices = margin, meshes.version, meshes.matrices
-        return result
+        if len(kept):
+            rows = np.zeros(len(fresh), dtype=np.int64)
+            rows[fresh] = np.arange(len(decided.pairs))
+            rows[kept] = len(decided.pairs) + np.arange(len(kept))
+            joined = [decided, self.contacts.take(found[kept])]
+            decided = concatenate_fields(PairContacts, joined).take(rows)
+        self.contacts, self.margin = decided, margin
+        self.version, self.matrices = meshes.version, meshes.matrices
+        return decided
 
 
-def _row_bytes(matrices: np.ndarray) -> np.ndarray:
-    """Each (4, 4) float64 matrix of (n, 4, 4) as one opaque value, to compare bit for
-    bit: (n,)."""
-    rows = np.ascontiguousarray(matrices).reshape(len(matrices), -1)
-    return rows.view(np.dtype((np.void, rows.shape[1] * rows.itemsize))).ravel()
-
-
-def _joined_contacts(first: PairContacts, second: PairContacts | None) -> PairContacts:
-    """`first`'s rows, then `second`'s."""
-    if second is None:
-        return first
-    return PairContacts(
-        **{
-            name: np.concatenate([getattr(first, name), getattr(second, name)])
-            for name in PairContacts.__dataclass_fields__
-        }
-    )
+def _pair_keys(pairs: np.ndarray, count: int) -> np.ndarray:
+    """One int64 per pair (k, 2) of `count` objects, i * count + j: sorted pairs give
+    sorted keys."""
+    return pairs[:, 0] * count + pairs[:, 1]
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .coherent import CoherentBounds
+from .columns import concatenate_fields, either_flagged, rows_as_bytes
 from .grid import overlapping_among, overlapping_bounds
 from .narrow import PairResult, check_margin, distances_within, pair_intersects
 from .shapes import ShapeBatch
@@ -69,7 +70,7 @@ def find_contacts(
 
 def _in_order(pairs: np.ndarray, result: PairResult) -> tuple[np.ndarray, PairResult]:
     """Pairs (k, 2) sorted lexicographically, with their results."""
-    order = np.lexsort((pairs[:, 1], pairs[:, 0]))
+    order = _pair_order(pairs)
     return pairs[order], result.take(order)
 
 
@@ -108,42 +109,19 @@ class KeptContacts:
         if self.result is None or self.shapes.shape != shapes.shape or self.margin != margin:
             changed = np.ones(len(shapes), dtype=bool)
         else:
-            # Compared as bytes, each row one value: bit for bit, and at a tenth of
-            # comparing the floats.
-            changed = _as_bytes(self.shapes) != _as_bytes(shapes)
-        fresh = candidates if changed.all() else candidates[_either(changed, candidates)]
+            changed = rows_as_bytes(self.shapes) != rows_as_bytes(shapes)
+        fresh = candidates if changed.all() else candidates[either_flagged(changed, candidates)]
         fresh = overlapping_among(*bounds, fresh)
         rows, result = distances_within(batch, fresh[:, 0], fresh[:, 1], margin)
         pairs = fresh[rows]
         if not changed.all():
-            kept = np.flatnonzero(~_either(changed, self.pairs))
+            kept = np.flatnonzero(~either_flagged(changed, self.pairs))
             pairs = np.concatenate([self.pairs[kept], pairs])
-            result = _joined(self.result.take(kept), result)
+            result = concatenate_fields(PairResult, [self.result.take(kept), result])
         pairs, result = _in_order(pairs, result)
         self.shapes, self.margin, self.pairs, self.result = shapes, margin, pairs, result
         self.changed = changed
         return pairs, result
-
-
-def _joined(first: PairResult, second: PairResult) -> PairResult:
-    """The results of `first`'s pairs, then `second`'s."""
-    return PairResult(
-        *(
-            np.concatenate([getattr(first, name), getattr(second, name)])
-            for name in ("distance", "normal", "point_i", "point_j")
-        )
-    )
-
-
-def _either(flags: np.ndarray, pairs: np.ndarray) -> np.ndarray:
-    """Whether either shape of each pair (k, 2) is flagged in `flags` (n,): (k,) bool (by
-    columns: numpy's `any` over a short axis is several times slower)."""
-    return flags[pairs[:, 0]] | flags[pairs[:, 1]]
-
-
-def _as_bytes(rows: np.ndarray) -> np.ndarray:
-    """Each row of a contiguous (n, k) float64 array as one opaque value: (n,)."""
-    return rows.view(np.dtype((np.void, rows.shape[1] * rows.itemsize))).ravel()
 
 
 def _shape_rows(batch: ShapeBatch) -> np.ndarray:
@@ -180,4 +158,9 @@ def _candidates(
 
 
 def _sorted(pairs: np.ndarray) -> np.ndarray:
-    return pairs[np.lexsort((pairs[:, 1], pairs[:, 0]))]
+    return pairs[_pair_order(pairs)]
+
+
+def _pair_order(pairs: np.ndarray) -> np.ndarray:
+    """The order (k,) that sorts pairs (k, 2) lexicographically."""
+    return np.lexsort((pairs[:, 1], pairs[:, 0]))

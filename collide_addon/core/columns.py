@@ -22,6 +22,20 @@ def concatenate_fields(cls, parts, build=None):
     )
 
 
+def rows_as_bytes(values: np.ndarray) -> np.ndarray:
+    """Each row of `values` (n, ...) as one opaque value (n,): rows compared bit for bit
+    (NaN equal to the same NaN, -0.0 unequal to 0.0) in one comparison each, about a
+    tenth of comparing their floats and reducing over the row."""
+    rows = np.ascontiguousarray(values).reshape(len(values), int(np.prod(values.shape[1:])))
+    return rows.view(np.dtype((np.void, rows.shape[1] * rows.itemsize))).ravel()
+
+
+def either_flagged(flags: np.ndarray, pairs: np.ndarray) -> np.ndarray:
+    """Whether either item of each pair (k, 2) is flagged in `flags` (n,): (k,) bool, by
+    columns (numpy's `any` over a 2-long axis is several times slower)."""
+    return flags[pairs[:, 0]] | flags[pairs[:, 1]]
+
+
 def dot_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Dot products along the last axis of (..., 3) arrays, broadcast, written out: each
     row's three products summed in order whatever rows share the call, faster than a sum

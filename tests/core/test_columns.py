@@ -2,7 +2,8 @@
 the same whichever rows share the call; cross_rows: np.cross's products, broadcast;
 dot_rows: each row's products summed in order, alone or among others; reduce_short_axis:
 numpy's reductions over a short axis, bit for bit; take_rows and
-pick_rows: numpy's indexing of rows and of an entry in each row."""
+pick_rows: numpy's indexing of rows and of an entry in each row; rows_as_bytes: rows equal
+exactly when bit for bit; either_flagged: a pair with a flagged item."""
 
 from dataclasses import dataclass
 
@@ -16,8 +17,10 @@ from collide_addon.core.columns import (
     cross_rows,
     dot_rows,
     einsum_rows,
+    either_flagged,
     pick_rows,
     reduce_short_axis,
+    rows_as_bytes,
     take_rows,
 )
 
@@ -205,3 +208,28 @@ def test_pick_rows_refuses_an_index_outside_the_rows():
     for index in ([0, 3], [-1, 0]):
         with pytest.raises(IndexError, match=r"outside 0\.\.2"):
             pick_rows(np.zeros((2, 3)), np.array(index))
+
+
+def test_rows_as_bytes_are_equal_exactly_when_the_rows_are_bit_for_bit():
+    rows = np.array([[1.0, 2.0], [1.0, 2.0], [np.nan, 0.0], [np.nan, 0.0], [1.0, -0.0]])
+    other = np.array([[1.0, 2.0], [1.0, 2.0 + 1e-15], [np.nan, 0.0], [np.nan, -0.0], [1.0, 0.0]])
+    np.testing.assert_array_equal(
+        rows_as_bytes(rows) == rows_as_bytes(other), [True, False, True, False, False]
+    )
+    # Rows of several axes (matrices) and strided views are rows as well.
+    matrices = np.arange(2 * 4 * 4, dtype=np.float64).reshape(2, 4, 4)
+    moved = matrices.copy()
+    moved[1, 2, 3] += 1.0
+    np.testing.assert_array_equal(rows_as_bytes(matrices) == rows_as_bytes(moved), [True, False])
+    assert rows_as_bytes(np.zeros((0, 4, 4))).shape == (0,)  # no rows, as no objects
+    strided = rows[::2]
+    np.testing.assert_array_equal(
+        rows_as_bytes(strided) == rows_as_bytes(rows[[0, 2, 4]]), [True, True, True]
+    )
+
+
+def test_either_flagged_as_any_over_the_pair():
+    rng = np.random.default_rng(4)
+    flags = rng.random(20) < 0.3
+    pairs = rng.integers(0, 20, (50, 2))
+    np.testing.assert_array_equal(either_flagged(flags, pairs), flags[pairs].any(axis=1))
