@@ -27,9 +27,10 @@ bisect one of them quickly. --blend FILE adds group 4 (`--only drag` runs it alo
    deforming by a shape key among 10,000 still ones.
 4. With --blend FILE (a real scene, e.g. the 20,271-element campus `bench_fit.py --blend
    ... --tiles 29` makes): one mesh object after another, picked at random, dragged by
-   about 5 cm, DRAG_UPDATES times, with Geometry Proxy and then Mesh: the handler's
-   median with its 10th-90th percentiles, and the whole update (`view_layer.update()`,
-   Blender's own evaluation included).
+   about 5 cm, DRAG_UPDATES times, with live mode off, then on with Geometry Proxy and
+   then Mesh: the whole update (`view_layer.update()`, Blender's own evaluation
+   included) and what live mode adds to it, and the handler's median, each with its
+   10th-90th percentiles.
 
 Handler targets (1-3): <= 5 ms at 1,000 and <= 16.7 ms (one 60 fps frame) at 10,000
 objects per update, and a playback whose handler time allows >= 60 fps. Blender's own
@@ -437,25 +438,33 @@ def drag_rows(quick: bool, rng) -> list[tuple]:
     bpy.ops.wm.open_mainfile(filepath=path)
     scene = bpy.context.scene
     objects = [obj for obj in scene.objects if obj.type == "MESH"]
-    rows = []
+
+    def drags() -> np.ndarray:
+        """Whole update times (DRAG_UPDATES,) of random objects dragged one at a time."""
+        updates = []
+        for _ in range(DRAG_UPDATES):
+            obj = objects[int(rng.integers(len(objects)))]
+            obj.location = np.array(obj.location) + rng.normal(0.0, 0.05, 3)
+            start = time.perf_counter()
+            bpy.context.view_layer.update()
+            updates.append(time.perf_counter() - start)
+        return np.array(updates)
+
+    alone = drags()
+    rows = [(f"one of {len(objects):,} objects dragged, live off", spread(alone), "-", "-")]
     for geometry in ("PROXY", "MESH"):
         scene.collide.geometry = geometry
         scene.collide.live = True
-        updates = []
         depsgraph_handlers = bpy.app.handlers.depsgraph_update_post
         with HandlerTimer(depsgraph_handlers, handlers.on_depsgraph_update_post) as timer:
-            for _ in range(DRAG_UPDATES):
-                obj = objects[int(rng.integers(len(objects)))]
-                obj.location = np.array(obj.location) + rng.normal(0.0, 0.05, 3)
-                start = time.perf_counter()
-                bpy.context.view_layer.update()
-                updates.append(time.perf_counter() - start)
+            updates = drags()
         scene.collide.live = False
+        added = np.median(updates) / np.median(alone) - 1.0
         rows.append(
             (
                 f"one of {len(objects):,} objects dragged, {geometry.title()}",
-                f"handler {spread(np.array(timer.times))}, whole update "
-                f"{spread(np.array(updates))} ({len(scene.collide.clashes)} clashes)",
+                f"whole update {spread(updates)}, adds {added:.0%}; handler "
+                f"{spread(np.array(timer.times))} ({len(scene.collide.clashes)} clashes)",
                 "-",
                 "-",
             )
