@@ -17,6 +17,7 @@ and playback in Blenders without that handler). Background sessions run no timer
 import sys
 import time
 from dataclasses import dataclass, field
+from itertools import islice
 
 import bpy
 import numpy as np
@@ -80,19 +81,20 @@ def _changes(depsgraph, scope: str, edits: bool) -> _Changes:
 
     Each pass over the updates (counting them, a bulk read of a flag, iterating) walks
     every datablock of the view layer in Blender: 3 ms at 20,000 objects for one update.
-    An edit's few updates are counted, then iterated once with their flags read one by
-    one; the many updates of a frame change (or of an edit that moves many objects) get
-    their flags read in bulk."""
+    An edit's few updates are taken in one pass, which stops after `_FEW_UPDATES` + 1,
+    and their flags read one by one; the many updates of a frame change (or of an edit
+    that moves many objects) are counted and get their flags read in bulk."""
     updates = depsgraph.updates
-    count = len(updates)
     changes = _Changes()
-    if edits and count <= _FEW_UPDATES:
+    first = list(islice(updates, _FEW_UPDATES + 1)) if edits else None
+    if first is not None and len(first) <= _FEW_UPDATES:
         looked_at = [
             update
-            for update in updates
+            for update in first
             if update.is_updated_geometry or not update.is_updated_transform
         ]
     else:
+        count = len(updates)
         geometry_flags = _update_flags(updates, count, "is_updated_geometry")
         if edits:
             moved = _update_flags(updates, count, "is_updated_transform")
