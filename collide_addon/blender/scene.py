@@ -16,6 +16,7 @@ import numpy as np
 
 from ..clash.evaluate import FrameMeshes
 from ..core import ShapeBatch
+from ..core.columns import rows_as_bytes
 from ..core.faces import split_faces, splits_faces
 from ..core.fit import ProxyFit, fit_shapes, stack_fits
 from ..core.mesh import PreparedMeshes, TriangleMesh
@@ -607,15 +608,28 @@ class ProxyReader:
 
     def _place(self, structure: _Structure, matrices: np.ndarray, progress) -> np.ndarray:
         """Refit where the stretch changed or no fit exists, then move fits to the world;
-        returns the rows refitted, (r,) int64."""
-        orthogonal, stretch = polar_decompose(matrices[:, :3, :3])
-        normalised, size = normalised_stretch(stretch)
-        changed = rows_to_refit(normalised, structure.fitted, structure.stretch)
+        returns the rows refitted, (r,) int64.
+
+        Only the rows `_rows_to_place` names are decomposed and placed again: one object
+        dragged among 20,000 placed all of them on every update. Each row is computed
+        alone, so every other row keeps what placing it again would give."""
+        rows = _rows_to_place(structure, matrices)
+        every = len(rows) == len(matrices)
+        orthogonal, stretch = polar_decompose(matrices[rows, :3, :3])
+        placed_stretch, size = normalised_stretch(stretch)
+        previous = None if structure.stretch is None else structure.stretch[rows]
+        changed = rows[rows_to_refit(placed_stretch, structure.fitted[rows], previous)]
+        normalised = placed_stretch
+        if not every:
+            normalised = structure.stretch.copy()
+            normalised[rows] = placed_stretch
         if len(changed) or structure.fit_arrays is None:
             self._refit(structure, changed, normalised, progress)
+        fits = structure.fit_arrays if every else structure.fit_arrays.take(rows)
+        placed = place_fits(fits, orthogonal, size, matrices[rows, :3, 3])
+        structure.world = placed if every else structure.world.with_rows(rows, placed)
         structure.stretch = normalised
         structure.matrices = matrices
-        structure.world = place_fits(structure.fit_arrays, orthogonal, size, matrices[:, :3, 3])
         return changed
 
     def _refit(self, structure, changed, normalised, progress) -> None:
@@ -658,6 +672,24 @@ class ProxyReader:
             fits = fit_shapes(point_sets, shape, progress=_counted_on(progress, done, len(missing)))
             self._fits.update(zip(shape_keys, fits, strict=True))
             done += len(shape_keys)
+
+
+def _rows_to_place(structure: _Structure, matrices: np.ndarray) -> np.ndarray:
+    """The rows (r,) of `structure` to place by `matrices` (n, 4, 4): those whose matrix
+    differs bit for bit from the last placement's or that have no fit; every row when
+    the structure's proxies were never placed."""
+    count = len(matrices)
+    if (
+        structure.world is None
+        or structure.stretch is None
+        or structure.fit_arrays is None
+        or len(structure.fit_arrays) != count
+        or structure.matrices is None
+        or len(structure.matrices) != count
+    ):
+        return np.arange(count)
+    moved = rows_as_bytes(matrices) != rows_as_bytes(structure.matrices)
+    return np.flatnonzero(moved | ~structure.fitted)
 
 
 def _counted_on(progress, before: int, total: int):

@@ -8,6 +8,7 @@ import addon_utils
 import bpy
 import numpy as np
 import pytest
+from mathutils import Vector
 
 from . import scenes
 from .layouts import RecordingLayout
@@ -726,6 +727,73 @@ def test_live_geometry_changes_refit_only_what_changed(addon):
     assert "Wall" not in reader._structure.names
     assert scenes.records() == [("Blob", "Post")]
     scene.collide.live = False
+
+
+def test_reads_place_only_moved_proxies_as_a_fresh_read_would(addon, monkeypatch):
+    # A read places again only the proxies whose matrix changed (or whose fit was made
+    # again); the others keep their placement, which must be what placing them again
+    # gives, bit for bit: moves, turns, scales (refits), parents and mesh edits.
+    scene = bpy.context.scene
+    scene_module = blender_module(addon, "scene")
+    place_module = sys.modules[f"{addon.__name__}.core.place"]
+    placed_counts = []
+    place_fits = scene_module.place_fits
+
+    def counted(fits, *args):
+        placed_counts.append(len(fits))
+        return place_fits(fits, *args)
+
+    monkeypatch.setattr(scene_module, "place_fits", counted)
+    rng = np.random.default_rng(7)
+    kinds = ("cube", "sphere", "cylinder")
+    objects = [
+        scenes.add_object(f"Part{k}", scenes.mesh(kinds[k % 3]), location=rng.uniform(-4, 4, 3))
+        for k in range(24)
+    ]
+    for k, obj in enumerate(objects):
+        obj.collide.shape = ("AUTO", "BOX", "SPHERE", "CAPSULE")[k % 4]
+        obj.rotation_euler = rng.uniform(0, 6.3, 3)
+    objects[5].parent = objects[4]
+    objects[4].scale = (1.0, 2.0, 0.5)
+    bpy.context.view_layer.update()
+    reader = scene_module.ProxyReader()
+
+    def read():
+        return reader.read(bpy.context.evaluated_depsgraph_get(), scene)
+
+    read()
+    for step in range(8):
+        moved = rng.choice(len(objects), size=1 + step % 3, replace=False)
+        for k in moved.tolist():
+            objects[k].location += Vector(rng.normal(scale=0.3, size=3))
+            objects[k].rotation_euler.z += float(rng.normal(scale=0.2))
+        if step % 3 == 1:
+            objects[int(moved[0])].scale = rng.uniform(0.5, 2.0, 3)
+        if step == 4:
+            # The parent moves: its child's matrix changes with it.
+            objects[4].location.x += 0.7
+        if step == 6:
+            objects[9].data.vertices[0].co.x += 0.4
+            objects[9].data.update()
+            reader.geometry_changed({(objects[9].data.name, "data")})
+        bpy.context.view_layer.update()
+        placed_counts.clear()
+        proxies = read()
+        assert placed_counts and placed_counts[0] < len(objects)
+        # Every row placed again with the reader's fits (a fresh reader's fits may differ
+        # in their last bits: fits are kept while the stretch moves by float32 noise).
+        matrices = proxies.matrices
+        orthogonal, stretch = place_module.polar_decompose(matrices[:, :3, :3])
+        normalised, size = place_module.normalised_stretch(stretch)
+        # The stretch the fits are kept for (and the refits made in) is today's.
+        assert reader._structure.stretch.tobytes() == normalised.tobytes()
+        fits = reader._structure.fit_arrays
+        expected = place_fits(fits, orthogonal, size, matrices[:, :3, 3])
+        for name in ("kinds", "centers", "rotations", "half_extents", "radii"):
+            kept = getattr(proxies.batch, name)
+            assert kept.tobytes() == getattr(expected, name).tobytes(), (step, name)
+        if step % 3 == 1:  # the scaled object was fitted again
+            assert proxies.names.index(objects[int(moved[0])].name) in proxies.refitted
 
 
 def test_a_deforming_object_named_like_a_shared_mesh_refits_alone(addon, monkeypatch):
