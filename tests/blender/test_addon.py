@@ -729,7 +729,27 @@ def test_live_geometry_changes_refit_only_what_changed(addon):
     scene.collide.live = False
 
 
-def test_reads_place_only_moved_proxies_as_a_fresh_read_would(addon, monkeypatch):
+def _edit_some(objects: list, rng, step: int, reader) -> np.ndarray:
+    """Move and turn a few of `objects` (scale one every third step, move a parent at step
+    4, edit a mesh at step 6, telling `reader`); returns their indices."""
+    moved = rng.choice(len(objects), size=1 + step % 3, replace=False)
+    for k in moved.tolist():
+        objects[k].location += Vector(rng.normal(scale=0.3, size=3))
+        objects[k].rotation_euler.z += float(rng.normal(scale=0.2))
+    if step % 3 == 1:
+        objects[int(moved[0])].scale = rng.uniform(0.5, 2.0, 3)
+    if step == 4:
+        # The parent moves: its child's matrix changes with it.
+        objects[4].location.x += 0.7
+    if step == 6:
+        objects[9].data.vertices[0].co.x += 0.4
+        objects[9].data.update()
+        reader.geometry_changed({(objects[9].data.name, "data")})
+    bpy.context.view_layer.update()
+    return moved
+
+
+def test_reads_place_only_moved_proxies_as_placing_all_would(addon, monkeypatch):
     # A read places again only the proxies whose matrix changed (or whose fit was made
     # again); the others keep their placement, which must be what placing them again
     # gives, bit for bit: moves, turns, scales (refits), parents and mesh edits.
@@ -763,20 +783,7 @@ def test_reads_place_only_moved_proxies_as_a_fresh_read_would(addon, monkeypatch
 
     read()
     for step in range(8):
-        moved = rng.choice(len(objects), size=1 + step % 3, replace=False)
-        for k in moved.tolist():
-            objects[k].location += Vector(rng.normal(scale=0.3, size=3))
-            objects[k].rotation_euler.z += float(rng.normal(scale=0.2))
-        if step % 3 == 1:
-            objects[int(moved[0])].scale = rng.uniform(0.5, 2.0, 3)
-        if step == 4:
-            # The parent moves: its child's matrix changes with it.
-            objects[4].location.x += 0.7
-        if step == 6:
-            objects[9].data.vertices[0].co.x += 0.4
-            objects[9].data.update()
-            reader.geometry_changed({(objects[9].data.name, "data")})
-        bpy.context.view_layer.update()
+        moved = _edit_some(objects, rng, step, reader)
         placed_counts.clear()
         proxies = read()
         assert placed_counts and placed_counts[0] < len(objects)
