@@ -8,6 +8,8 @@ import addon_utils
 import bpy
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from mathutils import Vector
 
 from . import scenes
@@ -101,6 +103,71 @@ def test_the_panel_measures_the_active_objects_looseness(addon):
     reader.geometry_changed({(cube.data.name_full, "data")})
     assert session.looseness_of(scene, cube) is None
     assert "label: Box" in panel_labels(cube)
+
+
+def test_clash_rows_keep_both_names_in_their_room(addon):
+    ui = blender_module(addon, "ui")
+    separator = ui._NAME_SEPARATOR
+
+    # Measured in characters here; in Blender by the font, in pixels.
+    @settings(max_examples=300, deadline=None)
+    @given(
+        name_a=st.text(alphabet="abcXYZ_.0 ", min_size=1, max_size=60),
+        name_b=st.text(alphabet="abcXYZ_.0 ", min_size=1, max_size=60),
+        room=st.integers(12, 80),
+    )
+    def check(name_a, name_b, room):
+        text = ui.clash_row_text(name_a, name_b, len, room)
+        whole = name_a + separator + name_b
+        if len(whole) <= room:
+            assert text == whole
+            return
+        assert len(text) <= room
+        first, second = text.split(separator)
+        names_room = room - len(separator)
+        for shown, name, other in ((first, name_a, name_b), (second, name_b, name_a)):
+            # Each name whole, or its start and end around an ellipsis.
+            head, _, tail = shown.partition("\u2026")
+            assert shown == name or (name.startswith(head) and name.endswith(tail))
+            if len(name) <= names_room / 2:
+                assert shown == name  # a short name leaves the rest to a long one
+            if len(other) <= names_room / 2:
+                assert len(shown) == min(len(name), names_room - len(other))
+            else:
+                assert len(shown) >= min(len(name), names_room // 2)
+
+    check()
+
+
+def test_clash_rows_fit_the_sidebar(addon):
+    ui = blender_module(addon, "ui")
+    scene = bpy.context.scene
+    record = scene.collide.clashes.add()
+    record.name_a, record.name_b = "Cabinet.Left.Long name 001", "Cabinet.Right.Long name 002"
+
+    def row_label(context) -> str:
+        drawn: list[str] = []
+        bpy.types.COLLIDE_UL_clashes.draw_item(
+            None, context, RecordingLayout(drawn), None, record, 0, None, "", 0
+        )
+        assert len(drawn) == 1
+        return drawn[0].removeprefix("label: ")
+
+    # No window (this background Blender): no width to fit, the names whole.
+    assert row_label(bpy.context) == "Cabinet.Left.Long name 001 \u00d7 Cabinet.Right.Long name 002"
+    # The default sidebar of Blender 3.4 under Xvfb: 229 pixels at a UI scale of 1.04.
+    scale = 1.0416666
+    sidebar = SimpleNamespace(
+        preferences=SimpleNamespace(system=SimpleNamespace(ui_scale=scale)),
+        region=SimpleNamespace(width=229),
+    )
+    text = row_label(sidebar)
+    first, second = text.split(" \u00d7 ")
+    assert first.startswith("Cabi") and first.endswith("001")
+    assert second.startswith("Cabi") and second.endswith("002")
+    room = 229 - ui._ROW_MARGIN_UNITS * ui._UNIT_PIXELS * scale
+    assert ui._text_width(text) <= room < ui._text_width(record.name_a + " \u00d7 " + record.name_b)
+    scene.collide.clashes.clear()
 
 
 def test_tolerance_reports_near_misses(addon):
