@@ -615,10 +615,12 @@ class ProxyReader:
         alone, so every other row keeps what placing it again would give."""
         rows = _rows_to_place(structure, matrices)
         every = len(rows) == len(matrices)
-        orthogonal, stretch = polar_decompose(matrices[rows, :3, :3])
+        # Every row (all objects moving): views, not copies.
+        chosen = slice(None) if every else rows
+        orthogonal, stretch = polar_decompose(matrices[chosen, :3, :3])
         placed_stretch, size = normalised_stretch(stretch)
-        previous = None if structure.stretch is None else structure.stretch[rows]
-        changed = rows[rows_to_refit(placed_stretch, structure.fitted[rows], previous)]
+        previous = None if structure.stretch is None else structure.stretch[chosen]
+        changed = rows[rows_to_refit(placed_stretch, structure.fitted[chosen], previous)]
         normalised = placed_stretch
         if not every:
             normalised = structure.stretch.copy()
@@ -626,7 +628,7 @@ class ProxyReader:
         if len(changed) or structure.fit_arrays is None:
             self._refit(structure, changed, normalised, progress)
         fits = structure.fit_arrays if every else structure.fit_arrays.take(rows)
-        placed = place_fits(fits, orthogonal, size, matrices[rows, :3, 3])
+        placed = place_fits(fits, orthogonal, size, matrices[chosen, :3, 3])
         structure.world = placed if every else structure.world.with_rows(rows, placed)
         structure.stretch = normalised
         structure.matrices = matrices
