@@ -108,7 +108,10 @@ def _live_changed(self, context):
 
 
 def _active_clash_changed(self, context):
-    session.select_clash(context, self.active_clash_index)
+    # Picking a row selects and frames in the context's scene and view: not for a row
+    # another scene's list (a script setting that scene's index).
+    if self.id_data == context.scene:
+        session.select_clash(context, self.active_clash_index)
 
 
 def _redraw(self, context):

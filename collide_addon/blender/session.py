@@ -544,7 +544,9 @@ def select_clash(context, index: int) -> bool:
     in_layer = [obj for obj in objects if view_layer.objects.get(obj.name) == obj]
     if not in_layer:
         return False
-    for obj in context.selected_objects:
+    # The view layer's, not the context's `selected_objects`: a timer's or a handler's
+    # context has none.
+    for obj in list(view_layer.objects.selected):
         obj.select_set(False)
     for obj in in_layer:
         obj.select_set(True)

@@ -676,6 +676,25 @@ def test_selecting_a_clash_selects_both_objects(addon):
     assert bpy.ops.collide.select_clash(index=0) == {"FINISHED"}
     assert bpy.ops.collide.select_clash(index=5) == {"CANCELLED"}
 
+    # A timer's or a handler's context has a scene and a view layer but no
+    # `selected_objects` (a script picking a row from a timer raised there).
+    other.select_set(True)
+    timer_context = SimpleNamespace(
+        scene=bpy.context.scene, view_layer=bpy.context.view_layer, area=None
+    )
+    assert blender_module(addon, "session").select_clash(timer_context, 0)
+    assert a.select_get() and b.select_get() and not other.select_get()
+
+    # Picking a row of another scene leaves this scene's selection alone.
+    second = bpy.data.scenes.new("Second")
+    second.collection.objects.link(other)
+    second.collide.clashes.add().name_a = "Other"
+    for obj, selected in ((a, False), (b, False), (other, True)):
+        obj.select_set(selected)
+    second.collide.active_clash_index = 0
+    assert other.select_get() and not a.select_get() and not b.select_get()
+    bpy.data.scenes.remove(second)
+
 
 def test_unregister_leaves_nothing_behind(addon):
     module = addon.__name__
