@@ -145,7 +145,7 @@ class COLLIDE_OT_resolve(bpy.types.Operator):
         settings = context.scene.collide
         if 0 <= settings.active_clash_index < len(settings.clashes):
             return True
-        if context.selected_objects and len(settings.clashes):
+        if len(settings.clashes) and len(context.view_layer.objects.selected):
             return True
         cls.poll_message_set("Pick a clash in the list, or select objects that clash")
         return False

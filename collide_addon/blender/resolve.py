@@ -44,7 +44,8 @@ def target_pairs(context, use_selection: bool) -> list[tuple[str, str]]:
     index = settings.active_clash_index
     if not use_selection and 0 <= index < len(records):
         return [(records[index].name_a, records[index].name_b)]
-    selected = set(context.selected_objects)
+    # The view layer's selection: a timer's or a handler's context has no `selected_objects`.
+    selected = set(context.view_layer.objects.selected)
     return [
         (record.name_a, record.name_b)
         for record in records

@@ -2,6 +2,8 @@
 own check, one undo step, parents, locked axes, animation and auto-keying, exact meshes."""
 
 import math
+import sys
+from types import SimpleNamespace
 
 import bpy
 import numpy as np
@@ -172,6 +174,21 @@ def test_clashes_of_the_selected_objects(addon):
     assert tuple(c.location) == pytest.approx((0.2, -1.6, 0.0))
     assert tuple(a.location) == pytest.approx((-0.5, 0.4, 0.0), abs=1e-5)
     assert_no_clash()
+
+
+def test_selected_clashes_are_found_from_a_timers_context(addon):
+    # A timer's or a handler's context has a scene and a view layer but no
+    # `selected_objects`: the view layer's selection is read.
+    a = scenes.add_object("A", scenes.mesh("cube"))
+    scenes.add_object("B", scenes.mesh("cube"), location=(1.5, 0.8, 0.0))
+    scenes.add_object("C", scenes.mesh("cube"), location=(5.0, 0.0, 0.0))
+    scenes.add_object("D", scenes.mesh("cube"), location=(6.5, 0.0, 0.0))
+    assert bpy.ops.collide.detect() == {"FINISHED"}
+    for obj in bpy.context.scene.objects:
+        obj.select_set(obj == a)
+    resolve = sys.modules[f"{addon.__name__}.blender.resolve"]
+    context = SimpleNamespace(scene=bpy.context.scene, view_layer=bpy.context.view_layer)
+    assert resolve.target_pairs(context, use_selection=True) == [("A", "B")]
 
 
 def test_exact_meshes_move_out_and_a_contained_mesh_is_reported(addon):
