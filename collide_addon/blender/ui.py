@@ -194,11 +194,17 @@ class COLLIDE_PT_main(bpy.types.Panel):
                     box.label(text=f"{fitted.title()}, open mesh")
 
 
+# A clash test row's share for the test's name; the rest shows its type ("clearance").
+_TEST_NAME_SHARE = 0.62
+
+
 class COLLIDE_UL_clash_tests(bpy.types.UIList):
-    """One row per clash test: its name (editable) and type."""
+    """One row per clash test: its name (editable) and type. The name gets the larger
+    share: in halves, "Clash Test 1" read "Clash T..." beside "hard" at the sidebar's
+    default width."""
 
     def draw_item(self, context, layout, data, item, icon, active_data, active_propname, index):
-        row = layout.row(align=True)
+        row = layout.split(factor=_TEST_NAME_SHARE, align=True)
         row.prop(item, "name", text="", emboss=False)
         row.label(text=item.test_type)
 
@@ -236,7 +242,8 @@ def _draw_clash_test(layout, scene, test) -> None:
     layout.prop(test, "name")
     layout.prop(test, "test_type")
     layout.prop(test, "tolerance")
-    layout.prop(test, "geometry")
+    # As buttons, as the panel's own: "Geometry" as a label ran out of room ("Geo...").
+    layout.row().prop(test, "geometry", expand=True)
     layout.prop(test, "continuous")
     box = layout.box()
     box.label(text="Set A")

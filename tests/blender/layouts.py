@@ -16,7 +16,7 @@ class RecordingLayout:
     def row(self, **_):
         return self
 
-    column = box = grid_flow = row
+    column = box = grid_flow = split = row
 
     def separator(self, **_):
         pass
