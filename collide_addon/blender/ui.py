@@ -218,7 +218,9 @@ def _draw_selector(layout, selector, target_prefix: str) -> None:
     """The criteria of one set; target_prefix "SET_A" or "SET_B" names its row lists."""
     layout.prop(selector, "name_glob")
     layout.label(text="Object Types (none: any)")
-    layout.grid_flow(columns=3, align=True).prop(selector, "object_types")
+    # Two columns: in three, most types read "Surf...", "Greas...", "Armat..." at the
+    # sidebar's default width.
+    layout.grid_flow(columns=2, align=True).prop(selector, "object_types")
     for index, item in enumerate(selector.collections):
         row = layout.row(align=True)
         row.prop_search(item, "name", bpy.data, "collections", text="")
