@@ -12,6 +12,11 @@ stop, by `animation_playback_post` at the end of a playback (Blender 4.2 to 5.0 
 3.4 not) and by a timer SETTLE_SECONDS after the last frame change (scrubbing, scripts,
 and playback in Blenders without that handler). Background sessions run no timers: a script calls
 `session.settle_all()` itself.
+
+In a window an edit's tint is pending: written by `depsgraph_update_pre` of the next edit,
+inside Blender's evaluation of it, or by the same timer once the edits stop. Written in
+`depsgraph_update_post` it made Blender evaluate the scene a second time (at 20,000
+objects about as long as Blender's own update). Background sessions write it at once.
 """
 
 import sys
@@ -31,8 +36,8 @@ _last_frame: tuple | None = None
 # Quiet time after the last frame change before the waiting tint is written: longer
 # than a frame of slow playback or scrubbing, short enough to feel immediate.
 SETTLE_SECONDS = 0.3
-# time.monotonic() of the last frame change that left a tint waiting
-_last_frame_change = 0.0
+# time.monotonic() of the last frame change or edit that left a tint waiting or pending
+_last_change = 0.0
 # An edit with at most this many depsgraph updates has their flags read one by one.
 _FEW_UPDATES = 64
 
@@ -162,8 +167,11 @@ def _live_update(scene, depsgraph, edits: bool) -> None:
                 reader.geometry_changed(changes.geometry)
                 if changes.membership:
                     reader.recheck_participants()
-        session.check(scene, depsgraph, only_if_moved=True, frame_change=not edits)
-        if not edits:
+        tint_later = edits and _edit_tint_waits()
+        session.check(
+            scene, depsgraph, only_if_moved=True, frame_change=not edits, tint_later=tint_later
+        )
+        if tint_later or not edits:
             _settle_later()
     except Exception as error:  # noqa: BLE001 - never raise into Blender
         session.switch_live_off(scene, error)
@@ -180,6 +188,22 @@ def on_depsgraph_update_post(scene, depsgraph=None) -> None:
         _live_update(scene, depsgraph, edits=True)
     finally:
         _running = False
+
+
+def _edit_tint_waits() -> bool:
+    """Whether an edit's tint is written later (`session.write_pending_tints`): in a
+    window, where the next edit's `depsgraph_update_pre` or a timer writes it; not in
+    background sessions, which run no timers and whose scripts read colours at once."""
+    return not bpy.app.background
+
+
+@persistent
+def on_depsgraph_update_pre(*args) -> None:
+    """Write the edits' pending tints, which Blender then evaluates with this update."""
+    try:
+        session.write_pending_tints()
+    except Exception as error:  # noqa: BLE001 - never raise into Blender
+        print(f"collide: the tint could not be written: {error}", file=sys.stderr)
 
 
 @persistent
@@ -205,9 +229,9 @@ def _playing() -> bool:
 
 
 def _settle_when_still() -> float | None:
-    """Timer: settle the waiting tints once no frame changed for SETTLE_SECONDS and no
-    playback runs; else the seconds to wait again."""
-    remaining = _last_frame_change + SETTLE_SECONDS - time.monotonic()
+    """Timer: settle the waiting and pending tints once no frame changed and nothing was
+    edited for SETTLE_SECONDS and no playback runs; else the seconds to wait again."""
+    remaining = _last_change + SETTLE_SECONDS - time.monotonic()
     if remaining > 0:
         return remaining
     if _playing():
@@ -220,8 +244,8 @@ def _settle_when_still() -> float | None:
 
 
 def _settle_later() -> None:
-    global _last_frame_change
-    _last_frame_change = time.monotonic()
+    global _last_change
+    _last_change = time.monotonic()
     # Background sessions have no event loop to run the timer, and bpy 4.5 hangs at exit
     # with a timer left registered (even one a file load dropped).
     if bpy.app.background:
@@ -249,6 +273,7 @@ def on_data_replaced(*args) -> None:
 
 
 _HANDLERS = (
+    (bpy.app.handlers.depsgraph_update_pre, on_depsgraph_update_pre),
     (bpy.app.handlers.depsgraph_update_post, on_depsgraph_update_post),
     (bpy.app.handlers.frame_change_post, on_frame_change_post),
     # In Blender 4.2 to 5.0, not 3.4: there the timer settles after playback too.

@@ -12,7 +12,12 @@ While frames change (playback, scrubbing, `scene.frame_set`), a check writes no
 a second time (at 10,000 animated objects that pass cost a third of the frame). The
 overlay tints the clashing objects instead (`overlay_tint_rows`), and `settle` writes the
 colours once the frames stop (the playback's end, or a timer after the last frame
-change; see `handlers`). Checks of edits and Detect write the colours at once.
+change; see `handlers`). Detect writes the colours at once. So do checks of edits in
+background sessions; in a window an edit's tint is written in `depsgraph_update_pre`
+of the next edit (`write_pending_tints`), inside that edit's evaluation, or by `settle`
+once the edits stop: written in `depsgraph_update_post` it made Blender evaluate the
+scene a second time (at 20,000 objects as long as Blender's own update, whatever
+changed).
 """
 
 from __future__ import annotations
@@ -107,6 +112,10 @@ class Session:
     # Whether the last check's tint waits for the frames to stop (drawn by the overlay
     # meanwhile) rather than being in the objects' colours.
     tint_waiting: bool = False
+    # Whether the last check's tint (an edit's) is to be written before Blender's next
+    # evaluation (`write_pending_tints`) or once the edits stop (`settle`): colours
+    # written in `depsgraph_update_post` make Blender evaluate the scene a second time.
+    tint_pending: bool = False
     # The row of each object's own proxy (by as_pointer()) among `own_rows_of`, the
     # proxies' owners it was listed from, for the panel's looseness.
     own_rows: dict[int, int] = field(default_factory=dict)
@@ -362,13 +371,13 @@ def overlay_tint_rows(session: Session) -> np.ndarray:
 
 
 def settle(scene) -> bool:
-    """The frames stopped: write the tint of `scene`'s last check to the objects'
-    colours, as a check of an edit would have (the overlay stops tinting). False when
-    no tint was waiting."""
+    """The frames or the edits stopped: write the tint of `scene`'s last check to the
+    objects' colours, as Detect would have (the overlay stops tinting). False when no
+    tint was waiting or pending."""
     session = _sessions.get(scene.as_pointer())
-    if session is None or not session.tint_waiting:
+    if session is None or not (session.tint_waiting or session.tint_pending):
         return False
-    session.tint_waiting = False
+    session.tint_waiting = session.tint_pending = False
     session.generation += 1
     if scene.collide.live and session.proxies is not None and session.clashes is not None:
         _tint(scene, session.proxies, session.clashes)
@@ -377,9 +386,21 @@ def settle(scene) -> bool:
 
 
 def settle_all() -> None:
-    """`settle` every scene whose tint waits."""
+    """`settle` every scene whose tint waits or is pending."""
     for scene in bpy.data.scenes:
         settle(scene)
+
+
+def write_pending_tints() -> None:
+    """Write the pending tints of edits' checks (`Session.tint_pending`), for
+    `depsgraph_update_pre`: written there, Blender evaluates them with the update it is
+    about to run. Tints waiting for the frames to stop are left to `settle`."""
+    for scene in bpy.data.scenes:
+        session = _sessions.get(scene.as_pointer())
+        if session is not None and session.tint_pending:
+            session.tint_pending = False
+            if scene.collide.live and session.proxies is not None and session.clashes is not None:
+                _tint(scene, session.proxies, session.clashes)
 
 
 def store_fit_info(proxies: Proxies) -> None:
@@ -431,11 +452,15 @@ def check(
     only_if_moved: bool = False,
     progress: Progress | None = None,
     frame_change: bool = False,
+    tint_later: bool = False,
 ) -> Clashes | None:
     """Read, detect, store and tint; None when `only_if_moved` and nothing moved.
 
     frame_change: called from `frame_change_post`: the tint waits (`settle`), drawn by
         the overlay meanwhile, and the objects' colours are left alone.
+    tint_later: called from `depsgraph_update_post` for an edit: the tint is pending,
+        written by `write_pending_tints` or `settle`; a tint waiting for the frames to
+        stop keeps waiting.
 
     Raises SceneReadError (or ValueError from the core) on unusable input.
     """
@@ -463,9 +488,12 @@ def check(
     store_fit_info(proxies)
     store_records(scene, proxies, clashes)
     if frame_change:
+        session.tint_pending = False
         _wait_with_tint(scene, session)
+    elif tint_later:
+        session.tint_pending = not session.tint_waiting
     else:
-        session.tint_waiting = False
+        session.tint_waiting = session.tint_pending = False
         _tint(scene, proxies, clashes)
     return clashes
 
@@ -476,7 +504,7 @@ def clear(scene) -> None:
     tint.release(scene)
     session = session_for(scene)
     session.proxies = session.clashes = None
-    session.tint_waiting = False
+    session.tint_waiting = session.tint_pending = False
     session.generation += 1
     session.record_names = session.tinted_names = session.record_measures = None
     scene.collide.clashes.clear()
@@ -508,6 +536,7 @@ def live_changed(scene) -> None:
         live_check_now(scene)
     else:
         session = session_for(scene)
+        session.tint_pending = False
         if session.tint_waiting:
             session.tint_waiting = False
             session.generation += 1

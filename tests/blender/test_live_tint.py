@@ -21,11 +21,12 @@ def blender_module(addon, name):
 
 
 class EvaluationCounter:
-    """A driver on an empty reading the scene and each object's colour: Blender
-    evaluates it once per `frame_set`, and once more in the second pass a tag of the
-    scene or of one of the objects makes."""
+    """A driver on an empty reading the scene and each object's colour (and the location
+    of each of `moved`): Blender evaluates it once per `frame_set` (or per update that
+    moves one of `moved`), and once more in the second pass a tag of the scene or of
+    one of the objects makes."""
 
-    def __init__(self, objects) -> None:
+    def __init__(self, objects, moved=()) -> None:
         self.count = 0
         bpy.app.driver_namespace["collide_test_count"] = self._count
         probe = bpy.data.objects.new("Probe", None)
@@ -37,6 +38,7 @@ class EvaluationCounter:
         for index, (id_type, datablock, path) in enumerate(
             [("SCENE", bpy.context.scene, "use_gravity")]
             + [("OBJECT", obj, "color[0]") for obj in objects]
+            + [("OBJECT", obj, "location[0]") for obj in moved]
         ):
             variable = driver.variables.new()
             variable.name = f"v{index}"
@@ -49,6 +51,13 @@ class EvaluationCounter:
     def _count(self, frame) -> float:
         self.count += 1
         return 0.0
+
+    def update(self, edit) -> int:
+        """Evaluations of the driver over `edit()` and the update after it."""
+        before = self.count
+        edit()
+        bpy.context.view_layer.update()
+        return self.count - before
 
     def frames(self, scene, frames) -> int:
         """Evaluations of the driver over `scene.frame_set(f)` for each of `frames`."""
@@ -93,6 +102,56 @@ def test_frame_changes_write_no_colour_and_run_one_pass(addon):
     bpy.context.view_layer.update()
     assert tuple(objects[1].color) == tuple(scene.collide.clash_color)
     assert scenes.overlay_tinted(addon) == set()
+    scene.collide.live = False
+
+
+def test_an_edits_tint_is_written_inside_the_next_evaluation(addon, monkeypatch):
+    # In a window an edit's tint waits for the next update's depsgraph_update_pre, or for
+    # the edits to stop: written in depsgraph_update_post it made Blender evaluate the
+    # scene a second time (at 20,000 objects as long as Blender's own update).
+    scene = bpy.context.scene
+    handlers = blender_module(addon, "handlers")
+    session = blender_module(addon, "session")
+    monkeypatch.setattr(handlers, "_edit_tint_waits", lambda: True)
+    wall = scenes.add_object("Wall", scenes.mesh("cube"), scale=(0.5, 4.0, 4.0))
+    ball = scenes.add_object("Ball", scenes.mesh("sphere"), location=(-6.0, 0, 0))
+    still = scenes.add_object("Still", scenes.mesh("cube"), location=(0, 20, 0))
+    for obj in (wall, ball, still):
+        obj.color = ORIGINAL_COLOR
+    scene.collide.live = True
+    clash = tuple(scene.collide.clash_color)
+    counter = EvaluationCounter((wall, ball, still), moved=(ball, still))
+
+    def move(obj, x):
+        return lambda: setattr(obj.location, "x", x)
+
+    # Into the wall: listed at once, one pass, the tint pending (not drawn by the overlay,
+    # which is for frame changes).
+    assert counter.update(move(ball, 0.0)) == 1
+    assert scenes.records() == [("Wall", "Ball")]
+    assert colors((wall, ball)) == [ORIGINAL_COLOR] * 2
+    assert scenes.overlay_tinted(addon) == set()
+    # The next edit's update writes it, in its one pass.
+    assert counter.update(move(still, 1.0)) == 1
+    assert colors((wall, ball, still)) == [clash, clash, ORIGINAL_COLOR]
+    # Out again; the edits stop: settling (the timer in a window) writes the tint.
+    assert counter.update(move(ball, -6.0)) == 1
+    assert scenes.records() == []
+    assert colors((wall, ball)) == [clash] * 2
+    assert session.settle(scene)
+    assert not session.settle(scene), "nothing left pending"
+    assert colors((wall, ball, still)) == [ORIGINAL_COLOR] * 3
+    # A pending tint goes with live mode.
+    counter.update(move(ball, 0.0))
+    scene.collide.live = False
+    assert not session.settle(scene)
+    assert colors((wall, ball, still)) == [ORIGINAL_COLOR] * 3
+    # Background sessions (scripts) get the colours at once, for a second pass.
+    monkeypatch.setattr(handlers, "_edit_tint_waits", lambda: False)
+    scene.collide.live = True
+    assert colors((wall, ball)) == [clash] * 2
+    assert counter.update(move(ball, -6.0)) == 2
+    assert colors((wall, ball)) == [ORIGINAL_COLOR] * 2
     scene.collide.live = False
 
 
@@ -170,7 +229,7 @@ def test_playback_end_and_timer_settle(addon):
     waited = handlers._settle_when_still()
     assert 0 < waited <= handlers.SETTLE_SECONDS
     assert colors((wall, ball)) == [ORIGINAL_COLOR] * 2
-    handlers._last_frame_change -= handlers.SETTLE_SECONDS
+    handlers._last_change -= handlers.SETTLE_SECONDS
     assert handlers._settle_when_still() is None
     assert colors((wall, ball)) == [tuple(scene.collide.clash_color)] * 2
     scene.collide.live = False
