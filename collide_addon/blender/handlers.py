@@ -20,6 +20,7 @@ objects about as long as Blender's own update). Background sessions write it at 
 """
 
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from itertools import islice
@@ -199,7 +200,11 @@ def _edit_tint_waits() -> bool:
 
 @persistent
 def on_depsgraph_update_pre(*args) -> None:
-    """Write the edits' pending tints, which Blender then evaluates with this update."""
+    """Write the edits' pending tints, which Blender then evaluates with this update;
+    not from a render's thread (changing data there while the viewport draws can crash
+    Blender: the render writes no colour, the next edit or the timer does)."""
+    if threading.current_thread() is not threading.main_thread():
+        return
     try:
         session.write_pending_tints()
     except Exception as error:  # noqa: BLE001 - never raise into Blender

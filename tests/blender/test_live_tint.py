@@ -5,6 +5,7 @@ second time; these tests count evaluations with a driver rather than timing them
 """
 
 import sys
+import threading
 
 import addon_utils
 import bpy
@@ -141,8 +142,13 @@ def test_an_edits_tint_is_written_inside_the_next_evaluation(addon, monkeypatch)
     assert session.settle(scene)
     assert not session.settle(scene), "nothing left pending"
     assert colors((wall, ball, still)) == [ORIGINAL_COLOR] * 3
-    # A pending tint goes with live mode.
+    # Not written from another thread (a render's).
     counter.update(move(ball, 0.0))
+    writer = threading.Thread(target=handlers.on_depsgraph_update_pre, args=(scene,))
+    writer.start()
+    writer.join()
+    assert colors((wall, ball)) == [ORIGINAL_COLOR] * 2
+    # A pending tint goes with live mode.
     scene.collide.live = False
     assert not session.settle(scene)
     assert colors((wall, ball, still)) == [ORIGINAL_COLOR] * 3
