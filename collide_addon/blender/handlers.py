@@ -50,19 +50,6 @@ def _update_flags(updates, count: int, name: str) -> np.ndarray:
     return values
 
 
-def _updates_at(updates, rows: np.ndarray):
-    """The updates at sorted `rows`, in one pass up to the last: Blender finds
-    `updates[k]` by walking k updates, so indexing row by row would be quadratic."""
-    wanted = iter(rows.tolist())
-    row = next(wanted, None)
-    for index, update in enumerate(updates):
-        if row is None:
-            return
-        if index == row:
-            yield update
-            row = next(wanted, None)
-
-
 @dataclass
 class _Changes:
     """What a depsgraph's updates mean for the proxies.
@@ -105,7 +92,7 @@ def _changes(depsgraph, scope: str, edits: bool) -> _Changes:
         if edits:
             moved = _update_flags(updates, count, "is_updated_transform")
             geometry_flags |= ~moved
-        looked_at = _updates_at(updates, np.flatnonzero(geometry_flags))
+        looked_at = session.items_at(updates, np.flatnonzero(geometry_flags).tolist())
     for update in looked_at:
         datablock = update.id
         if isinstance(datablock, bpy.types.Scene):

@@ -962,6 +962,27 @@ def test_batch_reads_follow_animated_visibility(addon):
     assert seen == {1: ["Blinker", "Still"], 5: ["Still"], 9: ["Blinker", "Still"]}
 
 
+def test_items_at_walks_a_collection_once_up_to_the_last_row(addon):
+    items_at = blender_module(addon, "session").items_at
+    records = bpy.context.scene.collide.clashes
+    for index in range(12):
+        records.add().name_a = f"Row{index}"
+    assert [record.name_a for record in items_at(records, [0, 3, 4, 11])] == [
+        "Row0",
+        "Row3",
+        "Row4",
+        "Row11",
+    ]
+    assert list(items_at(records, [])) == []
+
+    def walked_until_five():
+        yield from range(6)
+        raise AssertionError("walked past the last row asked for")
+
+    assert list(items_at(walked_until_five(), [2, 5])) == [2, 5]
+    records.clear()
+
+
 def test_listed_pairs_keep_their_rows(addon):
     scene = bpy.context.scene
     cube = scenes.mesh("cube")
