@@ -264,8 +264,7 @@ def _bulk_matrices(depsgraph, count: int) -> np.ndarray:
     """
     flat = np.empty(count * 16, np.float32)
     _layer_objects(depsgraph).foreach_get("matrix_world", flat)
-    # Blender stores matrices column by column.
-    return flat.reshape(-1, 4, 4).transpose(0, 2, 1).astype(np.float64)
+    return _row_major(flat)
 
 
 def _matrices_if_count(depsgraph, count: int) -> np.ndarray | None:
@@ -284,8 +283,15 @@ def _matrices_if_count(depsgraph, count: int) -> np.ndarray | None:
         return None
     if not np.isnan(rows[count]).all() or (count and np.isnan(rows[count - 1]).all()):
         return None
-    # Blender stores matrices column by column.
-    return rows[:count].reshape(-1, 4, 4).transpose(0, 2, 1).astype(np.float64)
+    return _row_major(rows[:count])
+
+
+def _row_major(columns: np.ndarray) -> np.ndarray:
+    """Matrices as Blender stores them, column by column ((m, 16) float32 or flat), as
+    (m, 4, 4) float64 rows, laid out in that order (C-contiguous): a transposed view
+    would be copied again by every consumer that needs whole rows (comparing matrices
+    bit for bit, gathering rows)."""
+    return columns.reshape(-1, 4, 4).transpose(0, 2, 1).astype(np.float64, order="C")
 
 
 class ProxyReader:
