@@ -4,6 +4,7 @@ sub-panel."""
 import bpy
 
 from ..core.contact import contact_epsilon
+from ..report.common import pair_label
 from . import session
 
 # Live mode's budget for a check: one frame at 60 fps (seconds). Checks on meshes slower
@@ -37,56 +38,11 @@ _ROW_MARGIN_UNITS = 4.4
 _NAME_SEPARATOR = " \u00d7 "
 
 
-def shortened(text: str, width_of, room: float) -> str:
-    """`text` with its middle cut out for an ellipsis where it is wider than `room`, as
-    `width_of(text)` measures, keeping as much of both ends as fits (start first)."""
-    if width_of(text) <= room:
-        return text
-    kept = 0
-    # The most characters kept (split between the two ends) whose text fits.
-    low, high = 0, len(text) - 1
-    while low <= high:
-        middle = (low + high) // 2
-        if width_of(_cut(text, middle)) <= room:
-            kept, low = middle, middle + 1
-        else:
-            high = middle - 1
-    return _cut(text, kept)
-
-
-def _cut(text: str, kept: int) -> str:
-    head = (kept + 1) // 2
-    return text[:head] + "\u2026" + text[len(text) - (kept - head) :]
-
-
-def clash_row_text(name_a: str, name_b: str, width_of, room: float | None) -> str:
-    """The text of a clash row: both names and a cross between them, fitted to `room`
-    (None: unknown, the names whole) as `width_of(text)` measures.
-
-    A name that fits in half the room stays whole and the other is shortened to the
-    rest; two long names are shortened to half each. Blender would cut the middle out of
-    the whole row, taking the cross and the end of one name and the start of the other
-    with it: "Cabinet.Le...g name 002" for two cabinets."""
-    whole = name_a + _NAME_SEPARATOR + name_b
-    if room is None or width_of(whole) <= room:
-        return whole
-    names_room = room - width_of(_NAME_SEPARATOR)
-    width_a, width_b = width_of(name_a), width_of(name_b)
-    if width_a <= names_room / 2:
-        name_b = shortened(name_b, width_of, names_room - width_a)
-    elif width_b <= names_room / 2:
-        name_a = shortened(name_a, width_of, names_room - width_b)
-    else:
-        name_a = shortened(name_a, width_of, names_room / 2)
-        name_b = shortened(name_b, width_of, names_room / 2)
-    return name_a + _NAME_SEPARATOR + name_b
-
-
 class COLLIDE_UL_clashes(bpy.types.UIList):
     """One row per clash: an icon for what decided it and the two objects' names, each
-    shortened alone to fit the row (`clash_row_text`). The default sidebar is about 25
-    characters wide, so the depth, the proxy kinds and the full names are in the
-    details below the list, for the picked row."""
+    shortened alone to fit the row (`report.common.pair_label`). The default sidebar is
+    about 25 characters wide, so the depth, the proxy kinds and the full names are in
+    the details below the list, for the picked row."""
 
     def draw_item(self, context, layout, data, item, icon, active_data, active_propname, index):
         scale = context.preferences.system.ui_scale
@@ -95,7 +51,7 @@ class COLLIDE_UL_clashes(bpy.types.UIList):
             room = context.region.width - _ROW_MARGIN_UNITS * _UNIT_PIXELS * scale
             _set_text_size(scale)
         layout.label(
-            text=clash_row_text(item.name_a, item.name_b, _text_width, room),
+            text=pair_label(item.name_a, item.name_b, _NAME_SEPARATOR, _text_width, room),
             icon=ICON_ON_MESH if item.on_mesh else ICON_ON_PROXY,
         )
 

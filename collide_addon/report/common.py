@@ -54,3 +54,48 @@ def checked_on(clash) -> str:
     if clash.get("geometry") == "mesh":
         return f"mesh, {clash.get('relation', '').replace('_', ' ')}"
     return "proxies " + " / ".join(clash["kinds"])
+
+
+def shortened_in_middle(text: str, width_of, room: float) -> str:
+    """`text` with its middle cut out for an ellipsis where it is wider than `room`, as
+    `width_of(text)` measures, keeping as much of both ends as fits (the start first)."""
+    if width_of(text) <= room:
+        return text
+    kept = 0
+    # The most characters kept (split between the two ends) whose text fits.
+    low, high = 0, len(text) - 1
+    while low <= high:
+        middle = (low + high) // 2
+        if width_of(_cut_middle(text, middle)) <= room:
+            kept, low = middle, middle + 1
+        else:
+            high = middle - 1
+    return _cut_middle(text, kept)
+
+
+def _cut_middle(text: str, kept: int) -> str:
+    head = (kept + 1) // 2
+    return text[:head] + "\u2026" + text[len(text) - (kept - head) :]
+
+
+def pair_label(name_a: str, name_b: str, separator: str, width_of, room: float | None) -> str:
+    """Two names with `separator` between them, fitted to `room` (None: unknown, the
+    names whole) as `width_of(text)` measures.
+
+    A name that fits in half the room stays whole and the other is shortened to the
+    rest; two long names are shortened to half each, each keeping its start and end.
+    Cutting the whole label instead takes the separator, the end of one name and the
+    start of the other with it: "Cabinet.Le...g name 002" for two cabinets."""
+    whole = name_a + separator + name_b
+    if room is None or width_of(whole) <= room:
+        return whole
+    names_room = room - width_of(separator)
+    width_a, width_b = width_of(name_a), width_of(name_b)
+    if width_a <= names_room / 2:
+        name_b = shortened_in_middle(name_b, width_of, names_room - width_a)
+    elif width_b <= names_room / 2:
+        name_a = shortened_in_middle(name_a, width_of, names_room - width_b)
+    else:
+        name_a = shortened_in_middle(name_a, width_of, names_room / 2)
+        name_b = shortened_in_middle(name_b, width_of, names_room / 2)
+    return name_a + separator + name_b

@@ -1,10 +1,10 @@
 """HTML view of a clash report: one self-contained file, nothing fetched from a network.
 
-Sections: a summary (file, frames, counts by status and by test), a timeline (an SVG
-chart: one row per clash, bars over the frames where it exists, a dot at its worst
-frame), a table sortable by any column (a few lines of inline JavaScript), with an
-embedded PNG thumbnail per clash when given, and the groups: objects by open clashes and
-spatial clusters of clash points.
+Sections: a summary (file, frames, counts by status and by test), a timeline (for runs
+over more than one frame: an SVG chart, one row per clash, bars over the frames where it
+exists, a dot at its worst frame), a table sortable by any column (a few lines of inline
+JavaScript), with an embedded PNG thumbnail per clash when given, and the groups:
+objects by open clashes and spatial clusters of clash points.
 
 A report may come partly from a baseline file someone else wrote, so nothing from it is
 spliced in raw: every text is escaped with html.escape, every number is checked to be
@@ -24,11 +24,16 @@ from typing import Any
 
 from ..clash.atomic import write_text_atomic
 from ..clash.records import STATUSES
-from .common import PNG_SIGNATURE, checked_on, fix_text, format_intervals
+from .common import PNG_SIGNATURE, checked_on, fix_text, format_intervals, pair_label
 
 # The timeline stays readable and the file small for large runs: it shows the worst
 # clashes (report order) up to this many rows and says how many it left out.
 TIMELINE_MAX_ROWS = 200
+# The timeline's row labels, right-aligned in this many pixels, are the two names cut
+# to this many characters in all (each keeping its start and end): two IFC GlobalIds
+# whole (47 characters) ran past the chart's left edge.
+TIMELINE_LABEL_WIDTH = 260
+TIMELINE_LABEL_CHARACTERS = 32
 STATUS_COLORS = {
     "new": "#d62728",
     "active": "#ff7f0e",
@@ -207,7 +212,7 @@ def timeline_svg(report: Mapping[str, Any], width: int = 900, row_height: int = 
     clashes = report["clashes"][:TIMELINE_MAX_ROWS]
     start, end, _ = (_integer(value) for value in report["frames"])
     width, row_height = _integer(width), _integer(row_height)
-    label_width, margin = 220, 10
+    label_width, margin = TIMELINE_LABEL_WIDTH, 10
     plot_width = width - label_width - 2 * margin
     # Frame f covers [f - 0.5, f + 0.5], so bars of the first and last frames fit.
     frame_count = max(end - start + 1, 1)
@@ -235,7 +240,7 @@ def timeline_svg(report: Mapping[str, Any], width: int = 900, row_height: int = 
         color = STATUS_COLORS[clash["status"]]
         label = f"{clash['a']} / {clash['b']}"
         title = f"<title>{_escape(label)} ({_escape(clash['test'])})</title>"
-        shown = label if len(label) <= 34 else label[:33] + "\u2026"
+        shown = pair_label(clash["a"], clash["b"], " / ", len, TIMELINE_LABEL_CHARACTERS)
         parts.append(
             f'<g><text x="{label_width}" y="{top + row_height - 5}" text-anchor="end">'
             f"{_escape(shown)}</text>{title}"
@@ -253,6 +258,15 @@ def timeline_svg(report: Mapping[str, Any], width: int = 900, row_height: int = 
     left_out = len(report["clashes"]) - len(clashes)
     note = f"<p>{left_out} more clashes are in the table below.</p>" if left_out > 0 else ""
     return "".join(parts) + note
+
+
+def _timeline_html(report: Mapping[str, Any]) -> str:
+    """The timeline section; none for a report of one frame (a static model), where
+    every row would be the same full-width bar."""
+    start, end, _ = (_integer(value) for value in report["frames"])
+    if start == end:
+        return ""
+    return f'<section id="timeline"><h2>Timeline</h2>{timeline_svg(report)}</section>'
 
 
 def _thumbnail_html(clash_id: str, png: bytes | None, label: str) -> str:
@@ -345,7 +359,7 @@ def html_text(report: Mapping[str, Any], thumbnails: Mapping[str, bytes] | None 
         f"<title>{_escape(title)}</title><style>{_STYLE}</style></head><body>"
         f"<h1>{_escape(title)}</h1>"
         f"{_summary_html(report)}"
-        f'<section id="timeline"><h2>Timeline</h2>{timeline_svg(report)}</section>'
+        f"{_timeline_html(report)}"
         f"{_table_html(report, thumbnails or {})}"
         f"{_groups_html(report)}"
         f"<script>{_SCRIPT}</script></body></html>\n"

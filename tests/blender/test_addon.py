@@ -8,8 +8,6 @@ import addon_utils
 import bpy
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 from mathutils import Vector
 
 from . import scenes
@@ -103,40 +101,6 @@ def test_the_panel_measures_the_active_objects_looseness(addon):
     reader.geometry_changed({(cube.data.name_full, "data")})
     assert session.looseness_of(scene, cube) is None
     assert "label: Box" in panel_labels(cube)
-
-
-def test_clash_rows_keep_both_names_in_their_room(addon):
-    ui = blender_module(addon, "ui")
-    separator = ui._NAME_SEPARATOR
-
-    # Measured in characters here; in Blender by the font, in pixels.
-    @settings(max_examples=300, deadline=None)
-    @given(
-        name_a=st.text(alphabet="abcXYZ_.0 ", min_size=1, max_size=60),
-        name_b=st.text(alphabet="abcXYZ_.0 ", min_size=1, max_size=60),
-        room=st.integers(12, 80),
-    )
-    def check(name_a, name_b, room):
-        text = ui.clash_row_text(name_a, name_b, len, room)
-        whole = name_a + separator + name_b
-        if len(whole) <= room:
-            assert text == whole
-            return
-        assert len(text) <= room
-        first, second = text.split(separator)
-        names_room = room - len(separator)
-        for shown, name, other in ((first, name_a, name_b), (second, name_b, name_a)):
-            # Each name whole, or its start and end around an ellipsis.
-            head, _, tail = shown.partition("\u2026")
-            assert shown == name or (name.startswith(head) and name.endswith(tail))
-            if len(name) <= names_room / 2:
-                assert shown == name  # a short name leaves the rest to a long one
-            if len(other) <= names_room / 2:
-                assert len(shown) == min(len(name), names_room - len(other))
-            else:
-                assert len(shown) >= min(len(name), names_room // 2)
-
-    check()
 
 
 def test_clash_rows_fit_the_sidebar(addon):

@@ -11,6 +11,7 @@ from html.parser import HTMLParser
 import pytest
 
 from collide_addon.report.html_report import (
+    TIMELINE_LABEL_CHARACTERS,
     TIMELINE_MAX_ROWS,
     html_text,
     timeline_svg,
@@ -66,6 +67,27 @@ def test_timeline_svg_is_well_formed_and_capped(report):
     shown = svg_many[: svg_many.index("</svg>") + 6]
     assert len(ElementTree.fromstring(shown).findall(f".//{namespace}circle")) == TIMELINE_MAX_ROWS
     assert f"{len(many['clashes']) - TIMELINE_MAX_ROWS} more clashes" in svg_many
+
+
+def test_timeline_labels_keep_both_long_names_and_one_frame_has_none(report):
+    # Two IFC GlobalIds whole ran past the chart's left edge; each is cut in its middle.
+    first, second = "2RGlQk4xH47RHK93czTzUL", "38a9vdh9bF5Qg28GWyHhlr"
+    clash = dict(report["clashes"][0], a=first, b=second)
+    svg = timeline_svg(dict(report, clashes=[clash]))
+    namespace = "{http://www.w3.org/2000/svg}"
+    labels = [
+        text.text
+        for text in ElementTree.fromstring(svg).iter(f"{namespace}text")
+        if text.text and " / " in text.text
+    ]
+    assert len(labels) == 1 and len(labels[0]) <= TIMELINE_LABEL_CHARACTERS
+    shown_a, shown_b = labels[0].split(" / ")
+    assert shown_a[:4] == first[:4] and shown_a[-4:] == first[-4:]
+    assert shown_b[:4] == second[:4] and shown_b[-4:] == second[-4:]
+    # A report of one frame (a static model): every row would be one full-width bar.
+    assert 'id="timeline"' in html_text(report)
+    one_frame = dict(report, frames=[3, 3, 1])
+    assert 'id="timeline"' not in html_text(one_frame)
 
 
 class _Elements(HTMLParser):

@@ -1,0 +1,46 @@
+"""Pieces the report writers share: two names fitted into a label."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from collide_addon.report.common import pair_label, shortened_in_middle
+
+SEPARATOR = " / "
+NAMES = st.text(alphabet="abcXYZ_.0 ", min_size=1, max_size=60)
+
+
+@settings(max_examples=300, deadline=None)
+@given(name_a=NAMES, name_b=NAMES, room=st.integers(12, 80))
+def test_pair_labels_keep_both_names_in_their_room(name_a, name_b, room):
+    # Measured in characters here; the panel measures pixels with Blender's font.
+    text = pair_label(name_a, name_b, SEPARATOR, len, room)
+    whole = name_a + SEPARATOR + name_b
+    if len(whole) <= room:
+        assert text == whole
+        return
+    assert len(text) <= room
+    first, second = text.split(SEPARATOR)
+    names_room = room - len(SEPARATOR)
+    for shown, name, other in ((first, name_a, name_b), (second, name_b, name_a)):
+        # Each name whole, or its start and end around an ellipsis.
+        head, _, tail = shown.partition("\u2026")
+        assert shown == name or (name.startswith(head) and name.endswith(tail))
+        if len(name) <= names_room / 2:
+            assert shown == name  # a short name leaves the rest to a long one
+        if len(other) <= names_room / 2:
+            assert len(shown) == min(len(name), names_room - len(other))
+        else:
+            assert len(shown) >= min(len(name), names_room // 2)
+
+
+def test_pair_labels_of_unknown_room_are_whole():
+    assert pair_label("A" * 40, "B" * 40, SEPARATOR, len, None) == "A" * 40 + " / " + "B" * 40
+
+
+def test_shortened_names_keep_their_start_first():
+    assert shortened_in_middle("Cabinet.Left.001", len, 9) == "Cabi\u2026.001"
+    assert shortened_in_middle("Cabinet.Left.001", len, 8) == "Cabi\u2026001"
+    assert shortened_in_middle("short", len, 9) == "short"
+    assert shortened_in_middle("long name", len, 1) == "\u2026"
