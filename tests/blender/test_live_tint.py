@@ -142,6 +142,15 @@ def test_an_edits_tint_is_written_inside_the_next_evaluation(addon, monkeypatch)
     assert session.settle(scene)
     assert not session.settle(scene), "nothing left pending"
     assert colors((wall, ball, still)) == [ORIGINAL_COLOR] * 3
+    # Detect writes at once, and leaves nothing pending.
+    counter.update(move(ball, 0.0))
+    assert colors((wall, ball)) == [ORIGINAL_COLOR] * 2
+    assert bpy.ops.collide.detect() == {"FINISHED"}
+    assert colors((wall, ball)) == [clash] * 2
+    assert not session.settle(scene)
+    counter.update(move(ball, -6.0))
+    assert session.settle(scene)
+    assert colors((wall, ball, still)) == [ORIGINAL_COLOR] * 3
     # Not written from another thread (a render's).
     counter.update(move(ball, 0.0))
     writer = threading.Thread(target=handlers.on_depsgraph_update_pre, args=(scene,))
