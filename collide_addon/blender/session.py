@@ -39,6 +39,7 @@ from ..clash.evaluate import (
     proxy_pair_contacts,
 )
 from ..core import KIND_NAMES, CoherentBounds, KeptContacts, find_contacts
+from ..core.columns import reduce_short_axis
 from ..core.contact import clash_mask, contact_epsilon
 from . import tint
 from .scene import Progress, Proxies, ProxyReader
@@ -269,7 +270,7 @@ def _changed_measures(measures: tuple, kept: tuple | None, rewritten: np.ndarray
     differ[count:] = True
     differ[:count] |= ~(
         (distances[:count] == kept[0])
-        & (points[:count] == kept[1]).all(axis=1)
+        & reduce_short_axis(np.logical_and, points[:count] == kept[1])
         & (on_mesh[:count] == kept[2])
     )
     return np.flatnonzero(differ)
@@ -327,7 +328,7 @@ def store_records(scene, proxies: Proxies, clashes: Clashes) -> None:
     # Rows that show another pair now, in the rows' order after the removals.
     rewritten = np.zeros(len(order), dtype=bool)
     rewritten[: len(listed) - len(emptied)] = np.delete(
-        np.isin(np.arange(len(listed)), free[: len(fresh)]), emptied
+        np.isin(np.arange(len(listed)), reused), emptied
     )
     if kept is not None:
         kept = tuple(np.delete(values, emptied, axis=0) for values in kept)
@@ -399,8 +400,7 @@ def settle(scene) -> bool:
         return False
     session.tint_waiting = session.tint_pending = False
     session.generation += 1
-    if scene.collide.live and session.proxies is not None and session.clashes is not None:
-        _tint(scene, session.proxies, session.clashes)
+    _tint_last_check(scene, session)
     _redraw_panels()
     return True
 
@@ -419,8 +419,14 @@ def write_pending_tints() -> None:
         session = _sessions.get(scene.as_pointer())
         if session is not None and session.tint_pending:
             session.tint_pending = False
-            if scene.collide.live and session.proxies is not None and session.clashes is not None:
-                _tint(scene, session.proxies, session.clashes)
+            _tint_last_check(scene, session)
+
+
+def _tint_last_check(scene, session: Session) -> None:
+    """Write the tint of `scene`'s last check to the objects' colours, while live mode
+    still shows it."""
+    if scene.collide.live and session.proxies is not None and session.clashes is not None:
+        _tint(scene, session.proxies, session.clashes)
 
 
 def store_fit_info(proxies: Proxies) -> None:
