@@ -35,6 +35,11 @@ _THUMBNAIL_SETTINGS = (
     "render.resolution_percentage",
     "render.filepath",
     "render.image_settings.file_format",
+    "render.image_settings.color_mode",
+    "render.image_settings.color_depth",
+    "render.image_settings.compression",
+    "render.dither_intensity",
+    "render.film_transparent",
     "display.shading.color_type",
     "display.shading.light",
     "display.shading.show_xray",
@@ -150,9 +155,19 @@ def render_thumbnails(
 
 
 def _set_render_settings(scene) -> None:
-    """Workbench to PNG, objects in their colours, no stamps (see _STAMP_SETTINGS)."""
+    """Workbench to opaque 8-bit PNG, objects in their colours, no stamps (see
+    _STAMP_SETTINGS), no dither."""
     scene.render.engine = "BLENDER_WORKBENCH"
-    scene.render.image_settings.file_format = "PNG"
+    image = scene.render.image_settings
+    image.file_format = "PNG"
+    image.color_mode = "RGB"
+    image.color_depth = "8"
+    image.compression = 90
+    # Blender's default dither adds noise to every pixel against banding, which flat
+    # Workbench colours do not show, and which PNG cannot compress: a thumbnail took
+    # 40-50 KB instead of 4-8 KB, and a report of 617 clashes 36 MB.
+    scene.render.dither_intensity = 0.0
+    scene.render.film_transparent = False
     for path in _STAMP_SETTINGS:
         _set_path(scene, path, False)
     shading = scene.display.shading

@@ -73,6 +73,37 @@ def test_thumbnails_carry_no_stamps_and_are_the_same_every_time(addon):
     assert all(getattr(scene.render, name) == value for name, value in stamps.items())
 
 
+@pytest.mark.blender
+def test_thumbnails_are_flat_opaque_8_bit_pngs_whatever_the_scenes_output(addon, tmp_path):
+    # Blender's default dither put noise in every pixel, which PNG cannot compress: a
+    # thumbnail took 40-50 KB, a report of 617 clashes 36 MB. A scene's own output
+    # settings (16 bits, alpha, a transparent film, no compression) made them larger
+    # still. The thumbnails set their own, and give the scene's back.
+    thumbnails = importlib.import_module(addon.__name__ + ".blender.thumbnails")
+    scene = bpy.context.scene
+    pipe, wall, clash = pipe_through_wall()
+    output = {
+        "dither_intensity": 1.5,
+        "film_transparent": True,
+        "image_settings.color_mode": "RGBA",
+        "image_settings.color_depth": "16",
+        "image_settings.compression": 0,
+    }
+    for path, value in output.items():
+        thumbnails._set_path(scene.render, path, value)
+    png = thumbnails.render_thumbnails(bpy.context, scene, [clash], {"Pipe": pipe, "Wall": wall})[
+        clash["id"]
+    ]
+    assert {path: thumbnails._get_path(scene.render, path) for path in output} == output
+    bit_depth, color_type = png[24], png[25]  # the IHDR chunk's
+    assert (bit_depth, color_type) == (8, 2)  # 8 bits, RGB
+    pixels = thumbnail_pixels(png, tmp_path)
+    # Flat: Workbench's colours are flat or smooth, so most neighbours are the same
+    # colour (with the dither, about half were).
+    same = (pixels[:, 1:, :3] == pixels[:, :-1, :3]).all(axis=-1)
+    assert same.mean() > 0.8
+
+
 def pipe_through_wall():
     """A 20 m long wall and a 0.2 m pipe through it near one end, and their clash record
     as a mesh test reports it: the pipe's far end and the wall's face as witnesses."""
