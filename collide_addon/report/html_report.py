@@ -48,6 +48,7 @@ _STYLE = """
 body { font: 14px/1.4 system-ui, sans-serif; margin: 2em; color: #222; }
 table { border-collapse: collapse; margin: 1em 0; }
 th, td { border: 1px solid #ccc; padding: 3px 8px; text-align: left; vertical-align: middle; }
+td.name { overflow-wrap: anywhere; }
 th.sortable { cursor: pointer; background: #f0f0f0; user-select: none; }
 th.sortable::after { content: " \\2195"; color: #999; }
 td.number { text-align: right; font-variant-numeric: tabular-nums; }
@@ -325,8 +326,8 @@ def _table_html(report: Mapping[str, Any], thumbnails: Mapping[str, bytes]) -> s
             f'<td class="{STATUS_CLASSES[clash["status"]]}">{_escape(clash["status"])}</td>',
             f"<td>{_escape(clash['test'])}</td>",
             f"<td>{_escape(clash['type'])}</td>",
-            f"<td>{_escape(clash['a'])}</td>",
-            f"<td>{_escape(clash['b'])}</td>",
+            f'<td class="name">{_escape(clash["a"])}</td>',
+            f'<td class="name">{_escape(clash["b"])}</td>',
             f"<td>{_escape(checked_on(clash))}</td>",
             # The full precision to sort by, four decimals to read.
             f'<td class="number" data-value="{_decimal(clash["distance"], None)}">'
@@ -334,7 +335,7 @@ def _table_html(report: Mapping[str, Any], thumbnails: Mapping[str, bytes]) -> s
             _worst_frame_cell(clash),
             f'<td data-value="{intervals[0][0]}">{_escape(format_intervals(intervals))}</td>',
             f"<td>{_escape(point)}</td>",
-            f"<td><code>{_escape(clash['id'])}</code></td>",
+            f'<td class="name"><code>{_escape(clash["id"])}</code></td>',
         ]
         if with_fixes:
             cells.append(f"<td>{_escape(fix_text(clash))}</td>")

@@ -6,6 +6,7 @@ not run."""
 
 from __future__ import annotations
 
+import copy
 import re
 import shutil
 import subprocess
@@ -27,8 +28,9 @@ def chromium() -> str:
     return path
 
 
-def load_in_chromium(chromium: str, page) -> tuple[str, list[str]]:
-    """(the DOM after scripts ran, the CSP violation messages) of the page file."""
+def load_in_chromium(chromium: str, page, *options: str) -> tuple[str, list[str]]:
+    """(the DOM after scripts ran, the CSP violation messages) of the page file, with
+    chromium's further command line `options`."""
     result = subprocess.run(
         [
             chromium,
@@ -37,6 +39,7 @@ def load_in_chromium(chromium: str, page) -> tuple[str, list[str]]:
             "--disable-gpu",
             "--enable-logging=stderr",
             "--v=0",
+            *options,
             "--dump-dom",
             page.as_uri(),
         ],
@@ -70,3 +73,23 @@ def test_markup_that_slipped_past_the_escaping_does_not_run(chromium, report, tm
     assert any("inline script" in line for line in violations)
     assert any("inline event handler" in line for line in violations)
     assert any("img-src" in line for line in violations)
+
+
+def test_the_clash_table_fits_a_laptop_window_with_ifc_names(chromium, report, tmp_path):
+    # Two IFC GlobalIds and the clash id, words with nowhere to break, made the table
+    # wider than a 1366-pixel window: the FZK-Haus report's ids were off screen. They
+    # now break where the table needs the room.
+    named = copy.deepcopy(report)
+    for clash in named["clashes"]:
+        clash["test"] = "intersection"
+        clash["a"], clash["b"] = "2RGlQk4xH47RHK93zcTzUL", "38a9vdh9bF5Qg28GWyHhlr"
+    text = html_text(named, thumbnails={clash["id"]: PNG for clash in named["clashes"]})
+    # Measured by a script of the test's own, so the page's policy is taken out.
+    text, removed = re.subn(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", text)
+    assert removed == 1
+    probe = "<script>document.title = 'width ' + document.documentElement.scrollWidth</script>"
+    page = tmp_path / "named.html"
+    page.write_text(text.replace("</body>", probe + "</body>", 1))
+    dom, _ = load_in_chromium(chromium, page, "--window-size=1366,768")
+    width = int(re.search(r"<title>width (\d+)</title>", dom).group(1))
+    assert width <= 1366
