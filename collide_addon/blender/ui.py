@@ -31,9 +31,15 @@ ICON_ON_PROXY = "MESH_CUBE"
 _TEXT_POINTS = 11
 _UNIT_PIXELS = 20
 # What a clash row's text does not get of the sidebar's width, in UI units: the panel's
-# and the list's margins, the scroll bar and the row's icon (measured in Blender 3.4 at
-# the default width: a label of 137 pixels fits in a sidebar of 229).
+# and the list's margins and the row's icon (measured in Blender 3.4 under Xvfb at the
+# default width: a label of 137 pixels fits in a sidebar of 229).
 _ROW_MARGIN_UNITS = 4.4
+# The clash list's rows, and what its scroll bar takes besides when there are more
+# clashes than that (the same measure: with the FZK-Haus's 147 clashes, rows of two
+# GlobalIds fitted without it were cut again by Blender, "06JZ...$8d x 2IxU......", and
+# still at 0.45 units; at 0.6 they read whole).
+_CLASH_LIST_ROWS = 4
+_SCROLL_BAR_UNITS = 0.8
 # Between the two names of a clash row.
 _NAME_SEPARATOR = " \u00d7 "
 
@@ -48,7 +54,10 @@ class COLLIDE_UL_clashes(bpy.types.UIList):
         scale = context.preferences.system.ui_scale
         room = None
         if scale > 0 and context.region is not None:  # no window: no width to fit
-            room = context.region.width - _ROW_MARGIN_UNITS * _UNIT_PIXELS * scale
+            margin = _ROW_MARGIN_UNITS
+            if len(data.clashes) > _CLASH_LIST_ROWS:
+                margin += _SCROLL_BAR_UNITS
+            room = context.region.width - margin * _UNIT_PIXELS * scale
             _set_text_size(scale)
         layout.label(
             text=pair_label(item.name_a, item.name_b, _NAME_SEPARATOR, _text_width, room),
@@ -130,7 +139,13 @@ class COLLIDE_PT_main(bpy.types.Panel):
             layout.label(text=settings.last_error, icon="ERROR")
         layout.label(text=f"Clashes: {len(settings.clashes)}")
         layout.template_list(
-            "COLLIDE_UL_clashes", "", settings, "clashes", settings, "active_clash_index", rows=4
+            "COLLIDE_UL_clashes",
+            "",
+            settings,
+            "clashes",
+            settings,
+            "active_clash_index",
+            rows=_CLASH_LIST_ROWS,
         )
         if 0 <= settings.active_clash_index < len(settings.clashes):
             _draw_clash_details(layout, context, settings.clashes[settings.active_clash_index])

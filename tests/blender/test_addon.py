@@ -106,13 +106,14 @@ def test_the_panel_measures_the_active_objects_looseness(addon):
 def test_clash_rows_fit_the_sidebar(addon):
     ui = blender_module(addon, "ui")
     scene = bpy.context.scene
-    record = scene.collide.clashes.add()
+    settings = scene.collide
+    record = settings.clashes.add()
     record.name_a, record.name_b = "Cabinet.Left.Long name 001", "Cabinet.Right.Long name 002"
 
     def row_label(context) -> str:
         drawn: list[str] = []
         bpy.types.COLLIDE_UL_clashes.draw_item(
-            None, context, RecordingLayout(drawn), None, record, 0, None, "", 0
+            None, context, RecordingLayout(drawn), settings, record, 0, None, "", 0
         )
         assert len(drawn) == 1
         return drawn[0].removeprefix("label: ")
@@ -125,13 +126,22 @@ def test_clash_rows_fit_the_sidebar(addon):
         preferences=SimpleNamespace(system=SimpleNamespace(ui_scale=scale)),
         region=SimpleNamespace(width=229),
     )
-    text = row_label(sidebar)
-    first, second = text.split(" \u00d7 ")
-    assert first.startswith("Cabi") and first.endswith("001")
-    assert second.startswith("Cabi") and second.endswith("002")
-    room = 229 - ui._ROW_MARGIN_UNITS * ui._UNIT_PIXELS * scale
-    assert ui._text_width(text) <= room < ui._text_width(record.name_a + " \u00d7 " + record.name_b)
-    scene.collide.clashes.clear()
+    widths = []
+    # As many clashes as the list has rows, then one more: its scroll bar takes room.
+    for count, margin in ((4, 4.4), (5, 5.2)):
+        while len(settings.clashes) < count:
+            settings.clashes.add()
+        text = row_label(sidebar)
+        first, second = text.split(" \u00d7 ")
+        assert first.startswith("Cab") and first.endswith("001")
+        assert second.startswith("Cab") and second.endswith("002")
+        room = 229 - margin * 20 * scale
+        # (Measured at the sidebar's text size, which drawing the row set.)
+        whole = ui._text_width(record.name_a + " \u00d7 " + record.name_b)
+        assert ui._text_width(text) <= room < whole
+        widths.append(ui._text_width(text))
+    assert widths[1] < widths[0]
+    settings.clashes.clear()
 
 
 def test_tolerance_reports_near_misses(addon):
