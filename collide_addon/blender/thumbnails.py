@@ -26,26 +26,6 @@ THUMBNAIL_COLOR_B = (0.1, 0.35, 1.0, 1.0)
 MARKER_COLOR = (1.0, 0.85, 0.0, 1.0)
 MARKER_SIZE = 0.06
 
-# Scene settings the thumbnails change, as attribute paths from the scene; restored after.
-_THUMBNAIL_SETTINGS = (
-    "camera",
-    "render.engine",
-    "render.resolution_x",
-    "render.resolution_y",
-    "render.resolution_percentage",
-    "render.filepath",
-    "render.image_settings.file_format",
-    "render.image_settings.color_mode",
-    "render.image_settings.color_depth",
-    "render.image_settings.compression",
-    "render.dither_intensity",
-    "render.film_transparent",
-    "display.render_aa",
-    "display.shading.color_type",
-    "display.shading.light",
-    "display.shading.show_xray",
-    "display.shading.xray_alpha",
-)
 # Blender writes these into each PNG as text chunks (render date and time, memory, host,
 # file path, ...) or burns them into the picture: all off, so that the same scene gives
 # the same thumbnails, and reports holding them the same bytes.
@@ -94,70 +74,90 @@ def render_thumbnails(
     context, scene, clashes: Sequence[Mapping[str, Any]], owners: Mapping[str, Any]
 ) -> dict[str, bytes]:
     """A Workbench PNG per clash: at its worst frame, only its two objects shown, a red
-    and b blue, the camera aimed at the clash point (`aim_camera`). Restores every setting,
-    colour, visibility and the frame afterwards.
+    and b blue, the camera aimed at the clash point (`aim_camera`).
+
+    Rendered in a scene of their own, holding only the clash's two objects (what they
+    depend on, a parent or a modifier's object, is evaluated with them), a camera and a
+    marker: `scene` keeps its frame, settings and the visibility of its objects, and its
+    frame handlers run once, at the end: Blender writes the values animation gives at a
+    picture's frame back to the objects, and the scene is evaluated at its own frame
+    again to give them theirs. Hiding every other object of a 20,000-element building
+    from render and setting its frame took seconds a picture. The two objects' colours,
+    and their render visibility where they were hidden from render, are changed for
+    their picture and restored after it.
 
     returns: clash id -> PNG bytes (resolved clashes get none)
     """
-    render = scene.render
-    saved_settings = {
-        path: _get_path(scene, path) for path in _THUMBNAIL_SETTINGS + _STAMP_SETTINGS
-    }
-    original_frame, original_subframe = scene.frame_current, scene.frame_subframe
-    shown = [obj for obj in scene.objects if not obj.hide_render]
-    # Every object whose visibility or colour changes, with both as they were: the
-    # shown ones, and clashing objects hidden from render when their clash is drawn.
-    saved_state = {obj: (obj.hide_render, tuple(obj.color)) for obj in shown}
+    frame, subframe = scene.frame_current, scene.frame_subframe
+    stage = bpy.data.scenes.new("collide thumbnails")
+    layer = stage.view_layers[0]
+    # The same background and frame rate (time-based drivers) as the scene's.
+    stage.world = scene.world
+    stage.render.fps, stage.render.fps_base = scene.render.fps, scene.render.fps_base
     camera_data = bpy.data.cameras.new("collide thumbnail camera")
     camera = bpy.data.objects.new("collide thumbnail camera", camera_data)
-    scene.collection.objects.link(camera)
-    marker = _new_marker(scene)
+    stage.collection.objects.link(camera)
+    marker = _new_marker(stage)
     thumbnails: dict[str, bytes] = {}
     try:
-        setup_camera(scene, camera)
-        _set_render_settings(scene)
-        for obj in shown:
-            obj.hide_render = True
-        with tempfile.TemporaryDirectory(prefix="collide-thumbnails-") as folder:
+        setup_camera(stage, camera)
+        _set_render_settings(stage)
+        # The stage is the context's while it renders, so that Blender's operator call
+        # updates it rather than `scene` (whose objects it relinks).
+        with (
+            context.temp_override(scene=stage, view_layer=layer),
+            tempfile.TemporaryDirectory(prefix="collide-thumbnails-") as folder,
+        ):
             for clash in clashes:
                 if clash["status"] == "resolved":
                     continue
                 pair = [owners.get(clash["a"]), owners.get(clash["b"])]
                 if None in pair:
                     continue
-                _show_clash_frame(scene, clash)
-                for obj in pair:
-                    saved_state.setdefault(obj, (obj.hide_render, tuple(obj.color)))
-                for obj, color in zip(pair, (THUMBNAIL_COLOR_A, THUMBNAIL_COLOR_B), strict=True):
-                    obj.hide_render = False
-                    obj.color = color
-                radius = aim_camera(camera, clash, pair, context.evaluated_depsgraph_get())
-                marker.location = clash["point"]
-                marker.scale = (MARKER_SIZE * radius,) * 3
                 path = os.path.join(folder, f"{clash['id']}.png")
-                render.filepath = path
-                bpy.ops.render.render(write_still=True)
+                _render_pair(stage, camera, marker, clash, pair, path)
                 thumbnails[clash["id"]] = Path(path).read_bytes()
-                for obj in pair:
-                    obj.hide_render = True
     finally:
-        for obj, (hidden, color) in saved_state.items():
-            obj.hide_render = hidden
-            obj.color = color
-        for path, value in saved_settings.items():
-            _set_path(scene, path, value)
         bpy.data.objects.remove(camera)
         bpy.data.cameras.remove(camera_data)
         marker_data = marker.data
         bpy.data.objects.remove(marker)
         bpy.data.meshes.remove(marker_data)
-        scene.frame_set(original_frame, subframe=original_subframe)
+        bpy.data.scenes.remove(stage)
+        scene.frame_set(frame, subframe=subframe)
     return thumbnails
+
+
+def _render_pair(stage, camera, marker, clash: Mapping[str, Any], pair: Sequence, path: str):
+    """Render `clash`'s picture to `path` in the thumbnails' scene `stage`, its objects
+    `pair` linked to it, coloured and shown for the picture and restored after."""
+    objects = list(dict.fromkeys(pair))
+    saved = [(obj, obj.hide_render, tuple(obj.color)) for obj in objects]
+    try:
+        for obj in objects:
+            stage.collection.objects.link(obj)
+            if obj.hide_render:
+                obj.hide_render = False
+        for obj, color in zip(pair, (THUMBNAIL_COLOR_A, THUMBNAIL_COLOR_B), strict=True):
+            obj.color = color
+        _show_clash_frame(stage, clash)
+        depsgraph = bpy.context.evaluated_depsgraph_get()
+        radius = aim_camera(camera, clash, pair, depsgraph)
+        marker.location = clash["point"]
+        marker.scale = (MARKER_SIZE * radius,) * 3
+        stage.render.filepath = path
+        bpy.ops.render.render(write_still=True)
+    finally:
+        for obj, hidden, color in saved:
+            stage.collection.objects.unlink(obj)
+            if obj.hide_render != hidden:
+                obj.hide_render = hidden
+            obj.color = color
 
 
 def _set_render_settings(scene) -> None:
     """Workbench to opaque 8-bit PNG, objects in their colours, no stamps (see
-    _STAMP_SETTINGS), no dither."""
+    _STAMP_SETTINGS), no dither, colours as they are (no view transform)."""
     scene.render.engine = "BLENDER_WORKBENCH"
     image = scene.render.image_settings
     image.file_format = "PNG"
@@ -172,6 +172,7 @@ def _set_render_settings(scene) -> None:
     # One pass smoothed by FXAA rather than 8 (Blender's default) or more samples: a
     # thumbnail of the FZK-Haus in 33 ms against 52-59 ms, the same picture to the eye.
     scene.display.render_aa = "FXAA"
+    scene.view_settings.view_transform = "Standard"
     for path in _STAMP_SETTINGS:
         _set_path(scene, path, False)
     shading = scene.display.shading

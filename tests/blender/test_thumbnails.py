@@ -211,3 +211,70 @@ def test_thumbnail_shows_the_clash_in_the_middle(addon, tmp_path):
     # The camera and the marker are gone with their data.
     assert set(bpy.data.objects.keys()) == {"Pipe", "Wall"}
     assert set(bpy.data.meshes.keys()) == {pipe.data.name, wall.data.name}
+
+
+@pytest.mark.blender
+def test_thumbnails_show_the_clash_frame_and_leave_the_scene_alone(addon, tmp_path):
+    # Every other object was hidden from render and the scene's own frame set for each
+    # picture: seconds a picture in a 20,000-element building, and the scene's frame
+    # handlers ran each time. The pictures are now taken in a scene of their own, at the
+    # clash's frame, while the scene stays on its frame with its objects as they were.
+    thumbnails = importlib.import_module(addon.__name__ + ".blender.thumbnails")
+    scene = bpy.context.scene
+    pipe, wall, clash = pipe_through_wall()
+    bystander = add_object("Bystander", mesh("cube"), location=(0, 5, 0))
+    # The pipe reaches the wall at frame 10 only: at frame 1 it is 40 m away.
+    pipe.keyframe_insert("location", frame=10)
+    pipe.location.x -= 40
+    pipe.keyframe_insert("location", frame=1)
+    scene.frame_set(1)
+    clash["worst_frame"] = 10
+    frames_seen = []
+
+    def note_frame(changed, *_):
+        frames_seen.append((changed.name, changed.frame_current))
+
+    bpy.app.handlers.frame_change_post.append(note_frame)
+    try:
+        pictures = thumbnails.render_thumbnails(
+            bpy.context, scene, [clash], {"Pipe": pipe, "Wall": wall}
+        )
+    finally:
+        bpy.app.handlers.frame_change_post.remove(note_frame)
+    # The scene once, at its own frame at the end (the render itself sets the stage's
+    # frame again).
+    assert set(frames_seen[:-1]) == {("collide thumbnails", 10)}
+    assert frames_seen[-1] == ("Scene", 1)
+    assert scene.frame_current == 1 and pipe.location.x == pytest.approx(8.5 - 40)
+    assert not bystander.hide_render and bystander.users_scene == (scene,)
+    assert pipe.users_scene == (scene,) and wall.users_scene == (scene,)
+    assert list(bpy.data.scenes) == [scene]
+    # The pipe where it is at frame 10: in the middle of the picture.
+    pixels = thumbnail_pixels(pictures[clash["id"]], tmp_path)
+    red = (pixels[..., 0] > pixels[..., 2]) & (pixels[..., 0] > 0.2)
+    height, width = red.shape
+    assert red[height // 4 : 3 * height // 4, width // 4 : 3 * width // 4].mean() > 0.02
+
+
+@pytest.mark.blender
+def test_thumbnails_place_objects_by_their_parents(addon, tmp_path):
+    # IFC imports parent every element to its storey: the pictures' own scene holds the
+    # clashing objects only, and their parents must still place them.
+    thumbnails = importlib.import_module(addon.__name__ + ".blender.thumbnails")
+    scene = bpy.context.scene
+    pipe, wall, clash = pipe_through_wall()
+    storey = bpy.data.objects.new("Storey", None)
+    scene.collection.objects.link(storey)
+    storey.location = (0.0, 0.0, 10.0)
+    for obj in (pipe, wall):
+        obj.parent = storey
+        obj.location.z -= 10.0  # the same place in the world
+    bpy.context.view_layer.update()
+    assert pipe.matrix_world.translation.z == pytest.approx(2.0)
+    pictures = thumbnails.render_thumbnails(
+        bpy.context, scene, [clash], {"Pipe": pipe, "Wall": wall}
+    )
+    pixels = thumbnail_pixels(pictures[clash["id"]], tmp_path)
+    red = (pixels[..., 0] > pixels[..., 2]) & (pixels[..., 0] > 0.2)
+    height, width = red.shape
+    assert red[height // 4 : 3 * height // 4, width // 4 : 3 * width // 4].mean() > 0.02
