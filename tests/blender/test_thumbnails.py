@@ -97,13 +97,9 @@ def test_thumbnails_are_flat_opaque_8_bit_pngs_whatever_the_scenes_output(addon,
     def record(scene, *_):
         rendered_with.append({path: thumbnails._get_path(scene, path) for path in output})
 
-    bpy.app.handlers.render_pre.append(record)
-    try:
-        pictures = thumbnails.render_thumbnails(
-            bpy.context, scene, [clash], {"Pipe": pipe, "Wall": wall}
-        )
-    finally:
-        bpy.app.handlers.render_pre.remove(record)
+    pictures = pictures_watched(
+        thumbnails, bpy.app.handlers.render_pre, record, clash, {"Pipe": pipe, "Wall": wall}
+    )
     assert rendered_with == [
         {
             "render.dither_intensity": 0.0,
@@ -189,6 +185,25 @@ def thumbnail_pixels(png: bytes, folder) -> np.ndarray:
     return pixels[::-1]
 
 
+def red_in_the_middle(pixels: np.ndarray) -> float:
+    """The share of the middle half of a thumbnail's pixels (`thumbnail_pixels`), across
+    and down, that is red: the pipe (a), seen through the blue wall still more red than
+    blue, while the wall and the background are bluer."""
+    red = (pixels[..., 0] > pixels[..., 2]) & (pixels[..., 0] > 0.2)
+    height, width = red.shape
+    return float(red[height // 4 : 3 * height // 4, width // 4 : 3 * width // 4].mean())
+
+
+def pictures_watched(thumbnails, handlers: list, handler, clash, owners) -> dict[str, bytes]:
+    """`render_thumbnails` of one clash with `handler` in Blender's `handlers` list (one
+    of bpy.app.handlers) while it runs."""
+    handlers.append(handler)
+    try:
+        return thumbnails.render_thumbnails(bpy.context, bpy.context.scene, [clash], owners)
+    finally:
+        handlers.remove(handler)
+
+
 @pytest.mark.blender
 def test_thumbnail_shows_the_clash_in_the_middle(addon, tmp_path):
     thumbnails = importlib.import_module(addon.__name__ + ".blender.thumbnails")
@@ -197,13 +212,10 @@ def test_thumbnail_shows_the_clash_in_the_middle(addon, tmp_path):
         bpy.context, bpy.context.scene, [clash], {"Pipe": pipe, "Wall": wall}
     )
     pixels = thumbnail_pixels(pictures[clash["id"]], tmp_path)
-    red = (pixels[..., 0] > pixels[..., 2]) & (pixels[..., 0] > 0.2)
-    height, width = red.shape
-    middle = red[height // 4 : 3 * height // 4, width // 4 : 3 * width // 4]
-    # The pipe (red; seen through the blue wall still more red than blue, while the wall
-    # and the background are bluer), 0.2 m thick, covers a few percent of the middle
-    # half of the picture (a few pixels when the picture framed the whole 20 m wall).
-    assert middle.mean() > 0.02
+    # The pipe, 0.2 m thick, covers a few percent of the middle half of the picture (a
+    # few pixels when the picture framed the whole 20 m wall).
+    assert red_in_the_middle(pixels) > 0.02
+    height, width = pixels.shape[:2]
     # The yellow ball marking the clash point, drawn in front of both, in the centre.
     centre = pixels[height // 2 - 3 : height // 2 + 4, width // 2 - 3 : width // 2 + 4]
     red_, green, blue = centre[..., :3].reshape(-1, 3).mean(axis=0)
@@ -234,13 +246,13 @@ def test_thumbnails_show_the_clash_frame_and_leave_the_scene_alone(addon, tmp_pa
     def note_frame(changed, *_):
         frames_seen.append((changed.name, changed.frame_current))
 
-    bpy.app.handlers.frame_change_post.append(note_frame)
-    try:
-        pictures = thumbnails.render_thumbnails(
-            bpy.context, scene, [clash], {"Pipe": pipe, "Wall": wall}
-        )
-    finally:
-        bpy.app.handlers.frame_change_post.remove(note_frame)
+    pictures = pictures_watched(
+        thumbnails,
+        bpy.app.handlers.frame_change_post,
+        note_frame,
+        clash,
+        {"Pipe": pipe, "Wall": wall},
+    )
     # The scene once, at its own frame at the end (the render itself sets the stage's
     # frame again).
     assert set(frames_seen[:-1]) == {("collide thumbnails", 10)}
@@ -250,10 +262,7 @@ def test_thumbnails_show_the_clash_frame_and_leave_the_scene_alone(addon, tmp_pa
     assert pipe.users_scene == (scene,) and wall.users_scene == (scene,)
     assert list(bpy.data.scenes) == [scene]
     # The pipe where it is at frame 10: in the middle of the picture.
-    pixels = thumbnail_pixels(pictures[clash["id"]], tmp_path)
-    red = (pixels[..., 0] > pixels[..., 2]) & (pixels[..., 0] > 0.2)
-    height, width = red.shape
-    assert red[height // 4 : 3 * height // 4, width // 4 : 3 * width // 4].mean() > 0.02
+    assert red_in_the_middle(thumbnail_pixels(pictures[clash["id"]], tmp_path)) > 0.02
 
 
 @pytest.mark.blender
@@ -274,7 +283,4 @@ def test_thumbnails_place_objects_by_their_parents(addon, tmp_path):
     pictures = thumbnails.render_thumbnails(
         bpy.context, scene, [clash], {"Pipe": pipe, "Wall": wall}
     )
-    pixels = thumbnail_pixels(pictures[clash["id"]], tmp_path)
-    red = (pixels[..., 0] > pixels[..., 2]) & (pixels[..., 0] > 0.2)
-    height, width = red.shape
-    assert red[height // 4 : 3 * height // 4, width // 4 : 3 * width // 4].mean() > 0.02
+    assert red_in_the_middle(thumbnail_pixels(pictures[clash["id"]], tmp_path)) > 0.02
