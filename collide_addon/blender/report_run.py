@@ -8,6 +8,7 @@ proxies and their object metadata, render thumbnails, report progress.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import sys
 import time
@@ -91,6 +92,36 @@ def _background_progress(done: int, total: int, frame: int, clashes: int) -> Non
         file=sys.stderr,
         flush=True,
     )
+
+
+@contextlib.contextmanager
+def _picture_progress(context):
+    """progress(done, total) for `render_thumbnails`: in a window the window's progress
+    bar, begun again for the pictures and ended after them; in background a line on
+    stderr at most once a PROGRESS_INTERVAL and at the end."""
+    window_manager = context.window_manager
+    in_window = not bpy.app.background and window_manager is not None
+    last_print = [time.monotonic()]
+
+    def progress(done: int, total: int) -> None:
+        if in_window:
+            if done == 0:
+                window_manager.progress_begin(0, max(total, 1))
+            window_manager.progress_update(done)
+        elif done == total or time.monotonic() - last_print[0] >= PROGRESS_INTERVAL:
+            last_print[0] = time.monotonic()
+            percent = 100.0 * done / max(total, 1)
+            print(
+                f"collide: thumbnails ({done}/{total}, {percent:.0f}%)",
+                file=sys.stderr,
+                flush=True,
+            )
+
+    try:
+        yield progress
+    finally:
+        if in_window:
+            window_manager.progress_end()
 
 
 class _SceneFrames:
@@ -208,7 +239,8 @@ def run_clash_report(
     def pictures(clashes: Sequence[Mapping[str, Any]]) -> dict[str, bytes]:
         # Rendered from the frame the user was on, as if the scan had not moved it.
         scene.frame_set(original_frame, subframe=original_subframe)
-        return render_thumbnails(context, scene, clashes, read_frame.owners)
+        with _picture_progress(context) as progress:
+            return render_thumbnails(context, scene, clashes, read_frame.owners, progress)
 
     bpy.app.handlers.frame_change_post.append(read_frame.watch)
     try:
@@ -264,4 +296,5 @@ def report_thumbnails(clashes: Sequence[Mapping[str, Any]], context=None) -> dic
             read_frame(time)
     finally:
         scene.frame_set(original_frame, subframe=original_subframe)
-    return render_thumbnails(context, scene, clashes, read_frame.owners)
+    with _picture_progress(context) as progress:
+        return render_thumbnails(context, scene, clashes, read_frame.owners, progress)

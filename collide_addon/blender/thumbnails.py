@@ -5,9 +5,12 @@ the picture."""
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import functools
 import math
 import os
+import sys
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -71,7 +74,11 @@ def _show_clash_frame(scene, clash: Mapping[str, Any]) -> None:
 
 
 def render_thumbnails(
-    context, scene, clashes: Sequence[Mapping[str, Any]], owners: Mapping[str, Any]
+    context,
+    scene,
+    clashes: Sequence[Mapping[str, Any]],
+    owners: Mapping[str, Any],
+    progress=None,
 ) -> dict[str, bytes]:
     """A Workbench PNG per clash: at its worst frame, only its two objects shown, a red
     and b blue, the camera aimed at the clash point (`aim_camera`).
@@ -86,6 +93,8 @@ def render_thumbnails(
     and their render visibility where they were hidden from render, are changed for
     their picture and restored after it.
 
+    progress: when given, called as progress(done, total) with the pictures rendered,
+        0 first, then after each
     returns: clash id -> PNG bytes (resolved clashes get none)
     """
     frame, subframe = scene.frame_current, scene.frame_subframe
@@ -104,19 +113,25 @@ def render_thumbnails(
         _set_render_settings(stage)
         # The stage is the context's while it renders, so that Blender's operator call
         # updates it rather than `scene` (whose objects it relinks).
+        pictured = [
+            (clash, [owners.get(clash["a"]), owners.get(clash["b"])])
+            for clash in clashes
+            if clash["status"] != "resolved"
+        ]
+        pictured = [(clash, pair) for clash, pair in pictured if None not in pair]
+        if progress is not None:
+            progress(0, len(pictured))
         with (
             context.temp_override(scene=stage, view_layer=layer),
             tempfile.TemporaryDirectory(prefix="collide-thumbnails-") as folder,
+            _renders_quiet(),
         ):
-            for clash in clashes:
-                if clash["status"] == "resolved":
-                    continue
-                pair = [owners.get(clash["a"]), owners.get(clash["b"])]
-                if None in pair:
-                    continue
+            for done, (clash, pair) in enumerate(pictured, 1):
                 path = os.path.join(folder, f"{clash['id']}.png")
                 _render_pair(stage, camera, marker, clash, pair, path)
                 thumbnails[clash["id"]] = Path(path).read_bytes()
+                if progress is not None:
+                    progress(done, len(pictured))
     finally:
         bpy.data.objects.remove(camera)
         bpy.data.cameras.remove(camera_data)
@@ -126,6 +141,31 @@ def render_thumbnails(
         bpy.data.scenes.remove(stage)
         scene.frame_set(frame, subframe=subframe)
     return thumbnails
+
+
+@contextlib.contextmanager
+def _renders_quiet():
+    """Blender's own lines for each render on stdout (the picture's file and time, three
+    a picture: 1,850 lines for the FZK-Haus's 617 clashes, around the run's own) held
+    back in a background run, where they bury what a CI log is read for. A window's
+    console keeps them, and so does Windows (no C library to flush them by name)."""
+    if not bpy.app.background or sys.platform == "win32":
+        yield
+        return
+    c_library = ctypes.CDLL(None)
+    sys.stdout.flush()
+    kept = os.dup(1)
+    try:
+        with open(os.devnull, "wb") as devnull:
+            os.dup2(devnull.fileno(), 1)
+            try:
+                yield
+            finally:
+                # What Blender's C library still buffers goes where it was written to.
+                c_library.fflush(None)
+                os.dup2(kept, 1)
+    finally:
+        os.close(kept)
 
 
 def _render_pair(stage, camera, marker, clash: Mapping[str, Any], pair: Sequence, path: str):

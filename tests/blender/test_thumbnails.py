@@ -284,3 +284,23 @@ def test_thumbnails_place_objects_by_their_parents(addon, tmp_path):
         bpy.context, scene, [clash], {"Pipe": pipe, "Wall": wall}
     )
     assert red_in_the_middle(thumbnail_pixels(pictures[clash["id"]], tmp_path)) > 0.02
+
+
+@pytest.mark.blender
+def test_thumbnails_report_their_progress(addon):
+    thumbnails = importlib.import_module(addon.__name__ + ".blender.thumbnails")
+    pipe, wall, clash = pipe_through_wall()
+    resolved = dict(clash, id="00000000000000bb", status="resolved")
+    unknown = dict(clash, id="00000000000000cc", b="Gone")
+    calls = []
+    pictures = thumbnails.render_thumbnails(
+        bpy.context,
+        bpy.context.scene,
+        [resolved, clash, unknown],
+        {"Pipe": pipe, "Wall": wall},
+        progress=lambda done, total: calls.append((done, total)),
+    )
+    # Only the clash that gets a picture counts: resolved ones and ones whose object is
+    # not known get none.
+    assert set(pictures) == {clash["id"]}
+    assert calls == [(0, 1), (1, 1)]

