@@ -28,6 +28,8 @@ THUMBNAIL_COLOR_B = (0.1, 0.35, 1.0, 1.0)
 # The ball marking the clash point, and its radius as a share of the framed radius.
 MARKER_COLOR = (1.0, 0.85, 0.0, 1.0)
 MARKER_SIZE = 0.06
+# Blender's default world colour (linear): a mid grey once shown.
+BACKGROUND_COLOR = (0.0509, 0.0509, 0.0509)
 
 # Blender writes these into each PNG as text chunks (render date and time, memory, host,
 # file path, ...) or burns them into the picture: all off, so that the same scene gives
@@ -100,8 +102,11 @@ def render_thumbnails(
     frame, subframe = scene.frame_current, scene.frame_subframe
     stage = bpy.data.scenes.new("collide thumbnails")
     layer = stage.view_layers[0]
-    # The same background and frame rate (time-based drivers) as the scene's.
-    stage.world = scene.world
+    # One grey background whatever the scene's world (a scene without one rendered them
+    # on black, where the blue and red parts hardly showed).
+    stage.world = bpy.data.worlds.new("collide thumbnails")
+    stage.world.color = BACKGROUND_COLOR
+    # The scene's frame rate, for time-based drivers.
     stage.render.fps, stage.render.fps_base = scene.render.fps, scene.render.fps_base
     camera_data = bpy.data.cameras.new("collide thumbnail camera")
     camera = bpy.data.objects.new("collide thumbnail camera", camera_data)
@@ -138,7 +143,9 @@ def render_thumbnails(
         marker_data = marker.data
         bpy.data.objects.remove(marker)
         bpy.data.meshes.remove(marker_data)
+        world = stage.world
         bpy.data.scenes.remove(stage)
+        bpy.data.worlds.remove(world)
         scene.frame_set(frame, subframe=subframe)
     return thumbnails
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import html
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -48,7 +49,7 @@ _STYLE = """
 body { font: 14px/1.4 system-ui, sans-serif; margin: 2em; color: #222; }
 table { border-collapse: collapse; margin: 1em 0; }
 th, td { border: 1px solid #ccc; padding: 3px 8px; text-align: left; vertical-align: middle; }
-td.name { overflow-wrap: anywhere; }
+td.breaks-anywhere { overflow-wrap: anywhere; }
 th.sortable { cursor: pointer; background: #f0f0f0; user-select: none; }
 th.sortable::after { content: " \\2195"; color: #999; }
 td.number { text-align: right; font-variant-numeric: tabular-nums; }
@@ -291,6 +292,25 @@ def _worst_frame_cell(clash: Mapping[str, Any]) -> str:
     )
 
 
+# An object's name in the clash table may break after these characters, where it must to
+# fit a laptop's window; a name with a run longer than _LONGEST_RUN characters between
+# them and spaces (an IFC GlobalId: 22) may break anywhere.
+_NAME_BREAKS = re.compile(r"([._\-/:])")
+_NAME_RUNS = re.compile(r"[^\s._\-/:]+")
+_LONGEST_RUN = 16
+
+
+def _name_cell(name: str) -> str:
+    """The clash table's cell of an object's name: breakable after its punctuation
+    (`<wbr>`, added to the escaped text: no escape holds those characters), anywhere for
+    a long run of letters and digits."""
+    breakable = _NAME_BREAKS.sub(r"\1<wbr>", _escape(name))
+    longest = max((len(run) for run in _NAME_RUNS.findall(name)), default=0)
+    if longest > _LONGEST_RUN:
+        return f'<td class="breaks-anywhere">{breakable}</td>'
+    return f"<td>{breakable}</td>"
+
+
 def _table_html(report: Mapping[str, Any], thumbnails: Mapping[str, bytes]) -> str:
     headers = [
         ("Thumbnail", None),
@@ -326,8 +346,8 @@ def _table_html(report: Mapping[str, Any], thumbnails: Mapping[str, bytes]) -> s
             f'<td class="{STATUS_CLASSES[clash["status"]]}">{_escape(clash["status"])}</td>',
             f"<td>{_escape(clash['test'])}</td>",
             f"<td>{_escape(clash['type'])}</td>",
-            f'<td class="name">{_escape(clash["a"])}</td>',
-            f'<td class="name">{_escape(clash["b"])}</td>',
+            _name_cell(clash["a"]),
+            _name_cell(clash["b"]),
             f"<td>{_escape(checked_on(clash))}</td>",
             # The full precision to sort by, four decimals to read.
             f'<td class="number" data-value="{_decimal(clash["distance"], None)}">'
@@ -335,7 +355,7 @@ def _table_html(report: Mapping[str, Any], thumbnails: Mapping[str, bytes]) -> s
             _worst_frame_cell(clash),
             f'<td data-value="{intervals[0][0]}">{_escape(format_intervals(intervals))}</td>',
             f"<td>{_escape(point)}</td>",
-            f'<td class="name"><code>{_escape(clash["id"])}</code></td>',
+            f"<td><code>{_escape(clash['id'])}</code></td>",
         ]
         if with_fixes:
             cells.append(f"<td>{_escape(fix_text(clash))}</td>")

@@ -304,3 +304,26 @@ def test_thumbnails_report_their_progress(addon):
     # not known get none.
     assert set(pictures) == {clash["id"]}
     assert calls == [(0, 1), (1, 1)]
+
+
+@pytest.mark.blender
+def test_thumbnails_have_one_grey_background_whatever_the_world(addon, tmp_path):
+    # A scene without a world rendered them on black, where the red and blue parts
+    # hardly showed; a white world would wash them out.
+    thumbnails = importlib.import_module(addon.__name__ + ".blender.thumbnails")
+    scene = bpy.context.scene
+    pipe, wall, clash = pipe_through_wall()
+    worlds = set(bpy.data.worlds)
+    corners = []
+    for world in (None, bpy.data.worlds.new("White")):
+        if world is not None:
+            world.color = (1.0, 1.0, 1.0)
+        scene.world = world
+        pictures = thumbnails.render_thumbnails(
+            bpy.context, scene, [clash], {"Pipe": pipe, "Wall": wall}
+        )
+        corners.append(thumbnail_pixels(pictures[clash["id"]], tmp_path)[0, 0, :3])
+    # Blender's default world colour, 0.0509 linear, is 0.251 once shown.
+    for corner in corners:
+        assert corner == pytest.approx([0.251] * 3, abs=0.01)
+    assert set(bpy.data.worlds) == worlds | {bpy.data.worlds["White"]}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import copy
 import hashlib
 import re
 import xml.etree.ElementTree as ElementTree
@@ -32,6 +33,26 @@ def test_html_escapes_every_name(report, tmp_path):
     assert len(re.findall(r"<script\b", text)) == 1
     assert "http://" not in text.replace('xmlns="http://www.w3.org/2000/svg"', "")
     assert "https://" not in text
+
+
+def test_names_break_at_their_punctuation_and_long_runs_anywhere(report):
+    # Breaking every name anywhere to fit a laptop's window split "Pipe.Through.Wall" as
+    # "Pipe.Throug h.Wall"; a GlobalId has nowhere else to break.
+    named = copy.deepcopy(report)
+    first = named["clashes"][0]
+    first["a"], first["b"] = "Pipe.Through.Wall", "2RGlQk4xH47RHK93zcTzUL"
+    text = html_text(named)
+    row = re.search(r'<tr id="clash-{}">.*?</tr>'.format(first["id"]), text).group(0)
+    assert "<td>Pipe.<wbr>Through.<wbr>Wall</td>" in row
+    assert '<td class="breaks-anywhere">2RGlQk4xH47RHK93zcTzUL</td>' in row
+    # The clash id, 16 characters, stays whole.
+    assert f"<td><code>{first['id']}</code></td>" in row
+    # Break opportunities only, in the escaped text: a name reads as it did ("<script>
+    # alert(1)<" is a run of 17).
+    assert (
+        '<td class="breaks-anywhere">&lt;script&gt;alert(1)&lt;/<wbr>script&gt;</td>'
+        in html_text(report)
+    )
 
 
 def test_html_sections_and_thumbnails(report):
