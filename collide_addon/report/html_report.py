@@ -292,18 +292,21 @@ def _worst_frame_cell(clash: Mapping[str, Any]) -> str:
     )
 
 
-# An object's name in the clash table may break after these characters, where it must to
-# fit a laptop's window; a name with a run longer than _LONGEST_RUN characters between
-# them and spaces (an IFC GlobalId: 22) may break anywhere.
+# An object's name in the clash table longer than _LONGEST_RUN characters may break after
+# these characters, where it must to fit a laptop's window, and one with a run longer
+# than that between them and spaces (an IFC GlobalId: 22) anywhere; a shorter name stays
+# whole ("Column.B", not "Column." above "B").
 _NAME_BREAKS = re.compile(r"([._\-/:])")
 _NAME_RUNS = re.compile(r"[^\s._\-/:]+")
 _LONGEST_RUN = 16
 
 
 def _name_cell(name: str) -> str:
-    """The clash table's cell of an object's name: breakable after its punctuation
-    (`<wbr>`, added to the escaped text: no escape holds those characters), anywhere for
-    a long run of letters and digits."""
+    """The clash table's cell of an object's name: a long one breakable after its
+    punctuation (`<wbr>`, added to the escaped text: no escape holds those characters),
+    anywhere for a long run of letters and digits."""
+    if len(name) <= _LONGEST_RUN:
+        return f"<td>{_escape(name)}</td>"
     breakable = _NAME_BREAKS.sub(r"\1<wbr>", _escape(name))
     longest = max((len(run) for run in _NAME_RUNS.findall(name)), default=0)
     if longest > _LONGEST_RUN:

@@ -41,9 +41,13 @@ def test_names_break_at_their_punctuation_and_long_runs_anywhere(report):
     named = copy.deepcopy(report)
     first = named["clashes"][0]
     first["a"], first["b"] = "Pipe.Through.Wall", "2RGlQk4xH47RHK93zcTzUL"
+    second = named["clashes"][1]
+    second["a"] = "Column.B"
     text = html_text(named)
     row = re.search(r'<tr id="clash-{}">.*?</tr>'.format(first["id"]), text).group(0)
     assert "<td>Pipe.<wbr>Through.<wbr>Wall</td>" in row
+    # A name of 16 characters or fewer stays whole.
+    assert "<td>Column.B</td>" in text
     assert '<td class="breaks-anywhere">2RGlQk4xH47RHK93zcTzUL</td>' in row
     # The clash id, 16 characters, stays whole.
     assert f"<td><code>{first['id']}</code></td>" in row
