@@ -13,9 +13,11 @@ its viewpoint's uuid5(COLLIDE_NAMESPACE, "viewpoint:" + clash id), so re-exporti
 re-run updates the same topics in a BCF server or viewer.
 
 Component IfcGuid (`object_ifc_guid`): the object's custom property "IfcGuid", else
-"GlobalId" (as Bonsai/IFC imports set it), when it is a valid 22-character IFC guid;
-otherwise one derived from the object name: uuid5(COLLIDE_NAMESPACE, name) written in
-IFC's base-64 form (`compress_guid`), so the same name always gives the same IfcGuid.
+"GlobalId" (as some IFC importers set it), when it is a valid 22-character IFC guid;
+else the object's name when it is one (a model converted with one object per element,
+named by its GlobalId); otherwise one derived from the name: uuid5(COLLIDE_NAMESPACE,
+name) written in IFC's base-64 form (`compress_guid`), so the same name always gives the
+same IfcGuid.
 """
 
 from __future__ import annotations
@@ -61,9 +63,9 @@ def compress_guid(value: uuid.UUID) -> str:
 
 def object_ifc_guid(name: str, properties: Mapping[str, Any] | None = None) -> str:
     """The IfcGuid of an object for BCF components: its "IfcGuid" or "GlobalId" custom
-    property when that is a valid IFC guid, else compress_guid(uuid5(namespace, name))."""
-    for key in IFC_GUID_PROPERTIES:
-        value = (properties or {}).get(key)
+    property when that is a valid IFC guid, else its name when that is one, else
+    compress_guid(uuid5(namespace, name))."""
+    for value in (*((properties or {}).get(key) for key in IFC_GUID_PROPERTIES), name):
         if isinstance(value, str) and IFC_GUID_PATTERN.fullmatch(value):
             return value
     return compress_guid(uuid.uuid5(COLLIDE_NAMESPACE, name))

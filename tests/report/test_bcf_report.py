@@ -131,6 +131,12 @@ def test_object_ifc_guid_rules():
     assert object_ifc_guid("Wall", {"GlobalId": valid}) == valid
     assert object_ifc_guid("Wall", {"IfcGuid": valid, "GlobalId": "0" * 22}) == valid
     assert object_ifc_guid("Wall", {"IfcGuid": "too short"}) == object_ifc_guid("Wall")
+    # An object named by its element's GlobalId (one object per element, as bench_ifc
+    # converts a model) is that element: a name-derived guid matched nothing in the IFC.
+    assert object_ifc_guid(valid) == valid
+    assert object_ifc_guid(valid, {"GlobalId": "0" * 22}) == "0" * 22
+    # Blender's suffix for a second object of that name makes it no guid.
+    assert object_ifc_guid(valid + ".001") != valid
 
 
 @pytest.mark.parametrize(
