@@ -16,7 +16,9 @@ file name):
 4. collide's blender_scripts/clash_report.py runs the equivalent clash tests on the .blend
    (COLLIDE_ARGUMENTS), timed as a whole; a `blender -b` that only opens the .blend is
    timed too, so that the clash report's own share can be told apart;
-5. both tools' pairs are compared per mode as unordered GlobalId pairs.
+5. both tools' pairs are compared per mode as unordered GlobalId pairs;
+6. an untimed second collide run writes the clashes as BCF, and each component's IfcGuid
+   is looked up in the IFC file, as a BCF reader holding the model would.
 
 Printed per model and mode: pairs found by each tool, pairs both find, precision (share
 of collide's pairs IfcClash finds too), recall (share of IfcClash's pairs collide finds)
@@ -230,9 +232,36 @@ def print_table(model: str, rows: dict[str, dict], times: dict[str, float], ifcc
         f"difference {times['collide'] - times['blender_load']:.2f} s"
     )
     print(
+        f"BCF: {times['bcf_found']} of the {times['bcf_components']} components' IfcGuids "
+        "are elements of the IFC file"
+    )
+    print(
         f"conversion (not in either tool's time): ifc_to_mesh {times['ifc_to_mesh']:.2f} s, "
         f"mesh_to_blend {times['mesh_to_blend']:.2f} s"
     )
+
+
+def bcf_components_found(bcf: Path, ifc: Path, python: Path) -> tuple[int, int]:
+    """(the distinct component IfcGuids of a BCF's viewpoints, how many of them are
+    elements of the IFC file), looked up by ifcopenshell in the IFC venv."""
+    code = (
+        "import re, sys, zipfile, ifcopenshell\n"
+        "model = ifcopenshell.open(sys.argv[2])\n"
+        "with zipfile.ZipFile(sys.argv[1]) as bcf:\n"
+        "    guids = {guid for name in bcf.namelist() if name.endswith('.bcfv')\n"
+        '             for guid in re.findall(r\'IfcGuid="([^"]+)"\', bcf.read(name).decode())}\n'
+        "def known(guid):\n"
+        "    try:\n"
+        "        return model.by_guid(guid) is not None\n"
+        "    except RuntimeError:\n"
+        "        return False\n"
+        "print(len(guids), sum(map(known, guids)))\n"
+    )
+    output = subprocess.run(
+        [str(python), "-c", code, str(bcf), str(ifc)], capture_output=True, text=True, check=True
+    ).stdout
+    components, found = map(int, output.split())
+    return components, found
 
 
 def element_table(npz_path: Path, python: Path) -> dict[str, tuple[str, str]]:
@@ -366,6 +395,24 @@ def bench_model(source: Path, work: Path, python: Path, blender: str) -> tuple[d
         "collide",
     )
     times["blender_load"] = run([blender, "-b", blend, "--python-expr", "pass"], "blender")
+    bcf = work / "collide.bcf"
+    run(
+        [
+            blender,
+            "-b",
+            blend,
+            "--python",
+            ROOT / "blender_scripts" / "clash_report.py",
+            "--",
+            "--tests",
+            work / "collide-tests.json",
+            "--bcf",
+            bcf,
+            *COLLIDE_ARGUMENTS,
+        ],
+        "collide's BCF",
+    )
+    times["bcf_components"], times["bcf_found"] = bcf_components_found(bcf, ifc, python)
     ifcclash = json.loads(ifcclash_out.read_text())
     rows = compare(ifcclash, json.loads(collide_out.read_text()))
     elements = element_table(npz, python)
