@@ -52,11 +52,17 @@ def xml_text(name: str) -> str:
 
 
 class TagCollector(html.parser.HTMLParser):
+    """The start tags of a page, but for the line-break opportunities (`<wbr>`, without
+    attributes) the writer puts after the punctuation of a long name's escaped text."""
+
     def __init__(self):
         super().__init__()
         self.tags = []
 
     def handle_starttag(self, tag, attrs):
+        if tag == "wbr":
+            assert attrs == []
+            return
         self.tags.append(tag)
 
 
