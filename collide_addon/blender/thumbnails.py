@@ -95,8 +95,8 @@ def render_thumbnails(
     and their render visibility where they were hidden from render, are changed for
     their picture and restored after it.
 
-    progress: when given, called as progress(done, total) with the pictures rendered,
-        0 first, then after each
+    progress: when given, called as progress(done, total) with the pictures rendered
+        (clashes that would give the same picture share one), 0 first, then after each
     returns: clash id -> PNG bytes (resolved clashes get none)
     """
     frame, subframe = scene.frame_current, scene.frame_subframe
@@ -116,14 +116,15 @@ def render_thumbnails(
     try:
         setup_camera(stage, camera)
         _set_render_settings(stage)
-        pictured = [
-            (clash, [owners.get(clash["a"]), owners.get(clash["b"])])
-            for clash in clashes
-            if clash["status"] != "resolved"
-        ]
-        pictured = [(clash, pair) for clash, pair in pictured if None not in pair]
+        # Clashes that would give the same picture (the same pair, frame, point and
+        # bounds: one pair in several tests) share one render: on the FZK-Haus report
+        # of three tests, 323 pictures for 617 clashes.
+        pictures: dict[str, list[Mapping[str, Any]]] = {}
+        for clash in clashes:
+            if clash["status"] != "resolved" and None not in _owners_of(clash, owners):
+                pictures.setdefault(_picture_key(clash), []).append(clash)
         if progress is not None:
-            progress(0, len(pictured))
+            progress(0, len(pictures))
         # The stage is the context's while it renders, so that Blender's operator call
         # updates it rather than `scene` (whose objects it relinks).
         with (
@@ -131,12 +132,13 @@ def render_thumbnails(
             tempfile.TemporaryDirectory(prefix="collide-thumbnails-") as folder,
             _renders_quiet(),
         ):
-            for done, (clash, pair) in enumerate(pictured, 1):
-                path = os.path.join(folder, f"{clash['id']}.png")
-                _render_pair(stage, camera, marker, clash, pair, path)
-                thumbnails[clash["id"]] = Path(path).read_bytes()
+            for done, same in enumerate(pictures.values(), 1):
+                path = os.path.join(folder, f"{same[0]['id']}.png")
+                _render_pair(stage, camera, marker, same[0], _owners_of(same[0], owners), path)
+                picture = Path(path).read_bytes()
+                thumbnails.update((clash["id"], picture) for clash in same)
                 if progress is not None:
-                    progress(done, len(pictured))
+                    progress(done, len(pictures))
     finally:
         bpy.data.objects.remove(camera)
         bpy.data.cameras.remove(camera_data)
@@ -148,6 +150,20 @@ def render_thumbnails(
         bpy.data.worlds.remove(world)
         scene.frame_set(frame, subframe=subframe)
     return thumbnails
+
+
+def _owners_of(clash: Mapping[str, Any], owners: Mapping[str, Any]) -> list:
+    """The objects of a clash's a and b in `owners` (None for one not there)."""
+    return [owners.get(clash["a"]), owners.get(clash["b"])]
+
+
+def _picture_key(clash: Mapping[str, Any]) -> str:
+    """What a clash's picture depends on: its objects, in their order (a red, b blue),
+    the time shown, its point, witnesses and bounds (the camera's aim and framing)."""
+    shown = clash.get("toi", clash["worst_frame"])
+    return repr(
+        (clash["a"], clash["b"], shown, clash["point"], clash.get("witnesses"), clash["bounds"])
+    )
 
 
 @contextlib.contextmanager
