@@ -378,40 +378,18 @@ def bench_model(source: Path, work: Path, python: Path, blender: str) -> tuple[d
         [python, BENCHMARKS / "run_ifcclash.py", ifc, work / "ifcclash-sets.json", ifcclash_out],
         "IfcClash",
     )
-    times["collide"] = run(
-        [
-            blender,
-            "-b",
-            blend,
-            "--python",
-            ROOT / "blender_scripts" / "clash_report.py",
-            "--",
-            "--tests",
-            work / "collide-tests.json",
-            "--json",
-            collide_out,
-            *COLLIDE_ARGUMENTS,
-        ],
-        "collide",
-    )
+
+    def clash_report(*outputs) -> list:
+        """collide's clash report run on the .blend with the model's tests, writing the
+        reports `outputs` (options and paths)."""
+        script = ROOT / "blender_scripts" / "clash_report.py"
+        tests = work / "collide-tests.json"
+        return [blender, "-b", blend, "--python", script, "--", "--tests", tests, *outputs]
+
+    times["collide"] = run(clash_report("--json", collide_out, *COLLIDE_ARGUMENTS), "collide")
     times["blender_load"] = run([blender, "-b", blend, "--python-expr", "pass"], "blender")
     bcf = work / "collide.bcf"
-    run(
-        [
-            blender,
-            "-b",
-            blend,
-            "--python",
-            ROOT / "blender_scripts" / "clash_report.py",
-            "--",
-            "--tests",
-            work / "collide-tests.json",
-            "--bcf",
-            bcf,
-            *COLLIDE_ARGUMENTS,
-        ],
-        "collide's BCF",
-    )
+    run(clash_report("--bcf", bcf, *COLLIDE_ARGUMENTS), "collide's BCF")
     times["bcf_components"], times["bcf_found"] = bcf_components_found(bcf, ifc, python)
     ifcclash = json.loads(ifcclash_out.read_text())
     rows = compare(ifcclash, json.loads(collide_out.read_text()))
