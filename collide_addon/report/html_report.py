@@ -57,6 +57,8 @@ td.number { text-align: right; font-variant-numeric: tabular-nums; }
 {status_rules}
 svg text { font: 11px system-ui, sans-serif; }
 img.thumbnail { width: 160px; height: auto; display: block; }
+img.thumbnail:hover { transform: scale(2); transform-origin: left center; position: relative;
+  z-index: 1; box-shadow: 0 2px 12px rgba(0, 0, 0, 0.5); }
 p.warning { color: #8a5a00; }
 """.replace(
     # Colours by class, not style="" attributes: the policy allows the hashed style
