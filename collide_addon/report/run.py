@@ -533,7 +533,12 @@ def run_report(
         substeps=substeps,
         lookahead=lookahead,
     )
-    pictures = render_thumbnails(clashes) if render_thumbnails is not None else {}
+    # Only the HTML and BCF reports hold pictures: a run writing neither renders none.
+    pictures = (
+        render_thumbnails(clashes)
+        if render_thumbnails is not None and (html_path or bcf_path)
+        else {}
+    )
     if json_path:
         write_json_report(report, json_path)
     if html_path:
