@@ -8,7 +8,6 @@ proxies and their object metadata, render thumbnails, report progress.
 
 from __future__ import annotations
 
-import contextlib
 import math
 import sys
 import time
@@ -85,43 +84,52 @@ def proxy_metadata(name: str, owner, collections: Mapping[str, tuple[str, ...]])
     )
 
 
-def _background_progress(done: int, total: int, frame: int, clashes: int) -> None:
-    percent = 100.0 * done / max(total, 1)
-    print(
-        f"collide: frame {frame} ({done}/{total}, {percent:.0f}%), {clashes} clash rows",
-        file=sys.stderr,
-        flush=True,
-    )
+class _RunProgress:
+    """A report run's progress: in a window the window's progress bar; in background a
+    line on stderr at most once a PROGRESS_INTERVAL, and at the end of a stage."""
 
+    def __init__(self, context):
+        self.window_manager = context.window_manager
+        self.in_window = not bpy.app.background and self.window_manager is not None
+        self.last_print = 0.0
+        self.bar_started = False
 
-@contextlib.contextmanager
-def _picture_progress(context):
-    """progress(done, total) for `render_thumbnails`: in a window the window's progress
-    bar, begun again for the pictures and ended after them; in background a line on
-    stderr at most once a PROGRESS_INTERVAL and at the end."""
-    window_manager = context.window_manager
-    in_window = not bpy.app.background and window_manager is not None
-    last_print = [time.monotonic()]
+    def bar(self, done: int, total: int, restart: bool = False) -> None:
+        """Show `done` of `total` on the window's progress bar, begun on the first call
+        and again with `restart` (a new stage)."""
+        if restart or not self.bar_started:
+            self.window_manager.progress_begin(0, max(total, 1))
+            self.bar_started = True
+        self.window_manager.progress_update(done)
 
-    def progress(done: int, total: int) -> None:
-        if in_window:
-            if done == 0:
-                window_manager.progress_begin(0, max(total, 1))
-            window_manager.progress_update(done)
-        elif done == total or time.monotonic() - last_print[0] >= PROGRESS_INTERVAL:
-            last_print[0] = time.monotonic()
+    def line(self, before: str, done: int, total: int, after: str = "", last=False) -> None:
+        """Print "collide: BEFORE (DONE/TOTAL, P%)AFTER", unless a line was printed less
+        than PROGRESS_INTERVAL ago and this is not the `last` of its stage."""
+        if last or time.monotonic() - self.last_print >= PROGRESS_INTERVAL:
+            self.last_print = time.monotonic()
             percent = 100.0 * done / max(total, 1)
             print(
-                f"collide: thumbnails ({done}/{total}, {percent:.0f}%)",
+                f"collide: {before} ({done}/{total}, {percent:.0f}%){after}",
                 file=sys.stderr,
                 flush=True,
             )
 
-    try:
-        yield progress
-    finally:
-        if in_window:
-            window_manager.progress_end()
+    def pictures(self, done: int, total: int) -> None:
+        """progress(done, total) for `render_thumbnails`: a bar of its own, ended with
+        the last picture; lines spaced from the pictures' start."""
+        if self.in_window:
+            self.bar(done, total, restart=done == 0)
+            if done == total:
+                self.end()
+        elif done == 0 and total:
+            self.last_print = time.monotonic()
+        else:
+            self.line("thumbnails", done, total, last=done == total)
+
+    def end(self) -> None:
+        if self.bar_started:
+            self.window_manager.progress_end()
+            self.bar_started = False
 
 
 class _SceneFrames:
@@ -206,32 +214,20 @@ def run_clash_report(
     scene = context.scene
     if frames is None:
         frames = (scene.frame_start, scene.frame_end, scene.frame_step)
-    window_manager = context.window_manager
-    use_ui_progress = not bpy.app.background and window_manager is not None
-    last_print = [0.0]
-    ui_progress_started = [False]
+    reporter = _RunProgress(context)
 
     def progress(done: int, total: int, frame: int, rows: int) -> None:
-        if use_ui_progress:
-            if not ui_progress_started[0]:
-                window_manager.progress_begin(0, total)
-                ui_progress_started[0] = True
-            window_manager.progress_update(done)
-        elif time.monotonic() - last_print[0] >= PROGRESS_INTERVAL or done == total:
-            last_print[0] = time.monotonic()
-            _background_progress(done, total, frame, rows)
+        if reporter.in_window:
+            reporter.bar(done, total)
+        else:
+            reporter.line(f"frame {frame}", done, total, f", {rows} clash rows", done == total)
 
     def mesh_progress(done: int, total: int, frame: int, test: str) -> None:
         # In background only, and at most once an interval: a sample's mesh stage is
         # reported only where it is long (a large model), not on every sample.
-        if not use_ui_progress and time.monotonic() - last_print[0] >= PROGRESS_INTERVAL:
-            last_print[0] = time.monotonic()
-            print(
-                f"collide: frame {frame}, test {test!r}: deciding pairs on meshes"
-                f" ({done}/{total}, {100.0 * done / max(total, 1):.0f}%)",
-                file=sys.stderr,
-                flush=True,
-            )
+        if not reporter.in_window:
+            stage = f"frame {frame}, test {test!r}: deciding pairs on meshes"
+            reporter.line(stage, done, total)
 
     original_frame, original_subframe = scene.frame_current, scene.frame_subframe
     read_frame = _SceneFrames(context, scene, any(decides_on_meshes(test) for test in tests))
@@ -239,8 +235,7 @@ def run_clash_report(
     def pictures(clashes: Sequence[Mapping[str, Any]]) -> dict[str, bytes]:
         # Rendered from the frame the user was on, as if the scan had not moved it.
         scene.frame_set(original_frame, subframe=original_subframe)
-        with _picture_progress(context) as progress:
-            return render_thumbnails(context, scene, clashes, read_frame.owners, progress)
+        return render_thumbnails(context, scene, clashes, read_frame.owners, reporter.pictures)
 
     bpy.app.handlers.frame_change_post.append(read_frame.watch)
     try:
@@ -267,8 +262,7 @@ def run_clash_report(
         )
     finally:
         bpy.app.handlers.frame_change_post.remove(read_frame.watch)
-        if ui_progress_started[0]:
-            window_manager.progress_end()
+        reporter.end()
         scene.frame_set(original_frame, subframe=original_subframe)
 
 
@@ -296,5 +290,8 @@ def report_thumbnails(clashes: Sequence[Mapping[str, Any]], context=None) -> dic
             read_frame(time)
     finally:
         scene.frame_set(original_frame, subframe=original_subframe)
-    with _picture_progress(context) as progress:
-        return render_thumbnails(context, scene, clashes, read_frame.owners, progress)
+    reporter = _RunProgress(context)
+    try:
+        return render_thumbnails(context, scene, clashes, read_frame.owners, reporter.pictures)
+    finally:
+        reporter.end()
