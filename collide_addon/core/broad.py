@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .coherent import CoherentBounds
-from .columns import concatenate_fields, either_flagged, rows_as_bytes
+from .columns import concatenate_fields, either_flagged, pair_order, rows_as_bytes
 from .grid import overlapping_among, overlapping_bounds
 from .narrow import PairResult, check_margin, distances_within, pair_intersects
 from .shapes import ShapeBatch
@@ -70,7 +70,7 @@ def find_contacts(
 
 def _in_order(pairs: np.ndarray, result: PairResult) -> tuple[np.ndarray, PairResult]:
     """Pairs (k, 2) sorted lexicographically, with their results."""
-    order = _pair_order(pairs)
+    order = pair_order(pairs)
     return pairs[order], result.take(order)
 
 
@@ -158,9 +158,4 @@ def _candidates(
 
 
 def _sorted(pairs: np.ndarray) -> np.ndarray:
-    return pairs[_pair_order(pairs)]
-
-
-def _pair_order(pairs: np.ndarray) -> np.ndarray:
-    """The order (k,) that sorts pairs (k, 2) lexicographically."""
-    return np.lexsort((pairs[:, 1], pairs[:, 0]))
+    return pairs[pair_order(pairs)]

@@ -30,6 +30,12 @@ def rows_as_bytes(values: np.ndarray) -> np.ndarray:
     return rows.view(np.dtype((np.void, rows.shape[1] * rows.itemsize))).ravel()
 
 
+def pair_order(pairs: np.ndarray) -> np.ndarray:
+    """The order (k,) that sorts pairs (k, 2) lexicographically, by first item then
+    second (stable)."""
+    return np.lexsort((pairs[:, 1], pairs[:, 0]))
+
+
 def either_flagged(flags: np.ndarray, pairs: np.ndarray) -> np.ndarray:
     """Whether either item of each pair (k, 2) is flagged in `flags` (n,): (k,) bool, by
     columns (numpy's `any` over a 2-long axis is several times slower)."""

@@ -55,7 +55,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .columns import einsum_rows
+from .columns import einsum_rows, pair_order
 from .contact import CONTACT_RELATIVE
 from .grid import overlapping_among, overlapping_bounds
 from .narrow import pair_distance
@@ -297,7 +297,7 @@ def swept_pairs(
     # without turning) keep their distance: the samples decide them.
     near &= _speed_bounds(motion, pairs) > 0.0
     pairs = pairs[near]
-    return pairs[np.lexsort((pairs[:, 1], pairs[:, 0]))]
+    return pairs[pair_order(pairs)]
 
 
 def pair_slack(motion: SweptMotion, pairs: np.ndarray) -> np.ndarray:

@@ -3,7 +3,8 @@ the same whichever rows share the call; cross_rows: np.cross's products, broadca
 dot_rows: each row's products summed in order, alone or among others; reduce_short_axis:
 numpy's reductions over a short axis, bit for bit; take_rows and
 pick_rows: numpy's indexing of rows and of an entry in each row; rows_as_bytes: rows equal
-exactly when bit for bit; either_flagged: a pair with a flagged item."""
+exactly when bit for bit; either_flagged: a pair with a flagged item; pair_order: pairs
+sorted by first item, then second, ties in their order."""
 
 from dataclasses import dataclass
 
@@ -18,6 +19,7 @@ from collide_addon.core.columns import (
     dot_rows,
     einsum_rows,
     either_flagged,
+    pair_order,
     pick_rows,
     reduce_short_axis,
     rows_as_bytes,
@@ -233,3 +235,11 @@ def test_either_flagged_as_any_over_the_pair():
     flags = rng.random(20) < 0.3
     pairs = rng.integers(0, 20, (50, 2))
     np.testing.assert_array_equal(either_flagged(flags, pairs), flags[pairs].any(axis=1))
+
+
+def test_pair_order_sorts_by_first_then_second_keeping_ties_in_order():
+    rng = np.random.default_rng(5)
+    pairs = rng.integers(0, 6, (60, 2))
+    order = pair_order(pairs)
+    expected = sorted(range(len(pairs)), key=lambda row: (pairs[row, 0], pairs[row, 1], row))
+    np.testing.assert_array_equal(order, expected)
