@@ -204,6 +204,32 @@ def test_crossing_beams_with_coplanar_faces_are_hard():
     assert distance == pytest.approx(-2 * half_width, abs=1e-12)
 
 
+@pytest.mark.parametrize("overlap", [5e-6, 2e-5])
+def test_long_beams_crossing_near_the_origin_by_microns_are_hard(overlap):
+    # Two 20 m beams cross at the origin, one sunk `overlap` into the other. The contact
+    # epsilon where they cross is 1e-6; their faces' corners lie 10 m out, where it is
+    # 1e-5. No vertex or face centre of either lies inside the other, so only the
+    # crossing faces show the overlap, and they must be weighed by the epsilon at the
+    # contact, as every rule is: 5 micrometres came out as a 5 micrometre gap.
+    along_x = box([-10.0, -0.1, -1.0], [10.0, 0.1, 0.0])
+    along_y = box([-0.1, -10.0, -overlap], [0.1, 10.0, 1.0])
+    distance, relation, point_i, point_j = one_pair(along_x, along_y)
+    assert relation == CROSSING
+    assert distance == pytest.approx(-overlap, rel=1e-6)
+    # The witnesses: where the beams cross, the overlap apart.
+    assert np.abs(point_i[:2]).max() <= 0.1 + 1e-12
+    assert np.linalg.norm(point_i - point_j) == pytest.approx(overlap, rel=1e-6)
+    assert coal_mesh_collide(
+        coal_mesh(*box_mesh([-10.0, -0.1, -1.0], [10.0, 0.1, 0.0]), np.eye(4)),
+        coal_mesh(*box_mesh([-0.1, -10.0, -overlap], [0.1, 10.0, 1.0]), np.eye(4)),
+    )
+    # Lifted by the overlap, they touch; lifted by twice the epsilon, they are apart.
+    lifted = one_pair(along_x, along_y, second_matrix=affine(offset=(0.0, 0.0, overlap)))
+    assert lifted[1] == TOUCHING
+    apart = one_pair(along_x, along_y, second_matrix=affine(offset=(0.0, 0.0, overlap + 2e-6)))
+    assert apart[1] == APART and apart[0] == pytest.approx(2e-6, rel=1e-6)
+
+
 def test_faces_overlapping_by_a_millimetre_along_an_edge_are_that_deep():
     # A slab's edge overlaps a wall's side by 1 mm (as in the Allplan model): each of
     # the slab's end faces pokes 0.29 m through the wall's bottom face, but moving the
