@@ -210,6 +210,11 @@ def _principal_frames(point_sets: list[np.ndarray]) -> np.ndarray:
     scatter = np.add.reduceat(products, starts, axis=0).reshape(-1, 3, 3)
     _, vectors = np.linalg.eigh(scatter)
     axes = vectors[:, :, ::-1].copy()
+    # An eigenvector's sign is arbitrary, and the searches' sampled orientations turn
+    # this frame: each of the first two axes points where the set's third moment along
+    # it is positive, so that the same points give the same frame in any pose.
+    skew = np.add.reduceat(np.einsum("nk,nkj->nj", centred, axes[owners]) ** 3, starts, axis=0)
+    axes[:, :, :2] *= np.where(skew[:, :2] < 0.0, -1.0, 1.0)[:, None, :]
     axes[np.linalg.det(axes) < 0, :, 2] *= -1.0
     return axes
 
