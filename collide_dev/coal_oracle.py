@@ -57,6 +57,22 @@ def coal_mesh_distance(first: coal.CollisionObject, second: coal.CollisionObject
     )
 
 
+def coal_convex_distance(first_vertices, second_vertices) -> float:
+    """coal's signed distance of the convex hulls of two vertex sets (k, 3) in world
+    coordinates (GJK, and EPA when they overlap): minus the penetration depth, the
+    shortest translation that separates them."""
+    hulls = []
+    for vertices in (first_vertices, second_vertices):
+        points = coal.StdVec_Vec3s()
+        for point in np.asarray(vertices, dtype=np.float64):
+            points.append(point)
+        hull = coal.Convex.convexHull(points, False, "")
+        hulls.append(coal.CollisionObject(hull, coal.Transform3s()))
+    result = coal.DistanceResult()
+    coal.distance(*hulls, coal.DistanceRequest(), result)
+    return float(result.min_distance)
+
+
 def coal_mesh_collide(first: coal.CollisionObject, second: coal.CollisionObject) -> bool:
     """Whether coal finds any pair of intersecting triangles of two mesh objects."""
     result = coal.CollisionResult()

@@ -1,5 +1,5 @@
 """Closed, outward-oriented triangle meshes for tests and benchmarks: boxes, UV spheres,
-cylinders and tori, as (vertices (v, 3) float64, triangles (t, 3) int64)."""
+cylinders, prisms and tori, as (vertices (v, 3) float64, triangles (t, 3) int64)."""
 
 from __future__ import annotations
 
@@ -57,15 +57,25 @@ def cylinder(radius: float, length: float, segments: int) -> tuple[np.ndarray, n
     `segments` vertices starting on the x axis; 4 segments triangles."""
     azimuth = np.linspace(0.0, 2 * np.pi, segments, endpoint=False)
     circle = radius * np.stack([np.cos(azimuth), np.sin(azimuth)], axis=1)
-    rings = [np.column_stack([circle, np.full(segments, z)]) for z in (length, 0.0)]
-    vertices = np.concatenate([*rings, [[0, 0, length], [0, 0, 0]]])
+    return prism(circle, 0.0, length, centre=(0.0, 0.0))
+
+
+def prism(footprint, bottom: float, top: float, centre=None) -> tuple[np.ndarray, np.ndarray]:
+    """Upright prism over a convex polygon `footprint` (n, 2), counter-clockwise seen from
+    above, from z = `bottom` to `top`: its top ring, its bottom ring, then the caps'
+    centres (`centre` (2,), the footprint's mean if not given); 4 n triangles."""
+    footprint = np.asarray(footprint, dtype=np.float64)
+    segments = len(footprint)
+    middle = footprint.mean(axis=0) if centre is None else np.asarray(centre, dtype=np.float64)
+    rings = [np.column_stack([footprint, np.full(segments, z)]) for z in (top, bottom)]
+    vertices = np.concatenate([*rings, [[*middle, top], [*middle, bottom]]])
     s = np.arange(segments)
-    top = np.stack([np.full(segments, 2 * segments), s, (s + 1) % segments], axis=1)
-    bottom = np.stack(
+    top_fan = np.stack([np.full(segments, 2 * segments), s, (s + 1) % segments], axis=1)
+    bottom_fan = np.stack(
         [np.full(segments, 2 * segments + 1), segments + (s + 1) % segments, segments + s], 1
     )
     side = _grid_triangles(2, segments, wrap_rings=False)
-    return vertices, np.concatenate([top, side, bottom]).astype(np.int64)
+    return vertices, np.concatenate([top_fan, side, bottom_fan]).astype(np.int64)
 
 
 def torus(major: float, minor: float, rings: int, segments: int):

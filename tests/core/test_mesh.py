@@ -24,8 +24,13 @@ from collide_addon.core import (
 from collide_addon.core import mesh as mesh_module
 from collide_addon.core.contact import contact_epsilon
 from collide_addon.core.mesh import closest_on_triangles
-from collide_dev.coal_oracle import coal_mesh, coal_mesh_collide, coal_mesh_distance
-from collide_dev.mesh_shapes import box_mesh, cylinder, torus, uv_sphere
+from collide_dev.coal_oracle import (
+    coal_convex_distance,
+    coal_mesh,
+    coal_mesh_collide,
+    coal_mesh_distance,
+)
+from collide_dev.mesh_shapes import box_mesh, cylinder, prism, torus, uv_sphere
 from tests.core.shapes_for_tests import turn
 
 SHAPES = (
@@ -137,6 +142,26 @@ def test_face_frame_is_a_turned_walls_own_axes_largest_faces_first():
     assert np.ptp(along, axis=0) == pytest.approx([0.3, 2.7, 4.0], abs=1e-5)
     empty = prepare_mesh(np.zeros((3, 3)), np.zeros((0, 3), dtype=np.int64))
     np.testing.assert_array_equal(empty.face_frame, np.eye(3))
+
+
+def test_polyhedra_of_few_directions_keep_their_face_normals_and_edges():
+    # A mitred wall: its faces' normals (top, sides, mitre, end) and its edges'
+    # directions, one sign each; the diagonals splitting its faces into triangles are no
+    # edges of it. A UV sphere has too many to keep.
+    wall = prepare_mesh(*prism([(0.0, 0.0), (5.3, 0.0), (5.0, 0.3), (0.0, 0.3)], 0.0, 3.0))
+    half = np.sqrt(0.5)
+    normals = [[0, 0, 1], [0, 1, 0], [half, half, 0], [1, 0, 0]]
+    edges = [[0, 0, 1], [0, 1, 0], [-half, half, 0], [1, 0, 0]]
+    assert wall.normal_count == 4
+
+    def rows(directions):
+        return directions[np.lexsort(np.round(directions, 9).T)]
+
+    kept = wall.few_directions
+    np.testing.assert_allclose(rows(kept[:4]), rows(np.array(normals, float)), atol=1e-12)
+    np.testing.assert_allclose(rows(kept[4:]), rows(np.array(edges, float)), atol=1e-12)
+    assert len(prepare_mesh(*uv_sphere(1.0, 8, 16)).few_directions) == 0
+    assert len(prepare_mesh(np.zeros((0, 3)), np.zeros((0, 3), dtype=int)).few_directions) == 0
 
 
 @pytest.mark.parametrize(
@@ -659,6 +684,62 @@ def test_box_depth_is_never_more_than_the_exact_box_box_depth(seed):
     distance, relation, _, _ = one_pair(*meshes, *poses)
     assert relation == CROSSING or relation in (I_INSIDE_J, J_INSIDE_I)
     assert exact - 1e-9 <= distance < 0
+
+
+def test_mitred_walls_overlapping_at_their_corner_are_as_deep_as_their_penetration():
+    # Two walls meeting in a mitred corner (their 45-degree end faces on each other), one
+    # tilted by 4 degrees about the corner and pushed 5 cm into the other, as a fuzz of
+    # the AC11 building's mitred walls met them: the shortest move that separates them
+    # is 0.109 m (coal's EPA on the two convex walls). Their end faces cross over 0.35 m,
+    # and the frames' axes bounded that no lower: it came out 0.35 m deep, not along the
+    # mitre's normal or the edges' crosses.
+    along_x = prism([(0.0, 0.0), (5.3, 0.0), (5.0, 0.3), (0.0, 0.3)], 0.0, 3.0)
+    along_y = prism([(5.3, 0.0), (5.3, 5.0), (5.0, 5.0), (5.0, 0.3)], 0.0, 3.0)
+    corner = np.array([5.15, 0.15, 1.5])
+    pushed = affine(turn([0.0, 1.0, 0.0], 4.0))
+    pushed[:3, 3] = corner - pushed[:3, :3] @ corner + [0.0, -0.05, 0.0]
+    exact = coal_convex_distance(along_x[0], along_y[0] @ pushed[:3, :3].T + pushed[:3, 3])
+    assert exact == pytest.approx(-0.1094, abs=1e-4)
+    meshes = prepare_mesh(*along_x), prepare_mesh(*along_y)
+    distance, relation, _, _ = one_pair(*meshes, second_matrix=pushed)
+    assert relation == CROSSING
+    assert distance == pytest.approx(exact, abs=1e-9)
+    # Turned and moved as one, they are as deep.
+    pose = affine(turn([0.3, -0.5, 1.0], 33.0), (40.0, -7.0, 2.0))
+    assert one_pair(*meshes, pose, pose @ pushed)[0] == pytest.approx(exact, abs=1e-9)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_convex_prisms_are_never_deeper_than_their_penetration_depth(seed):
+    # With every face normal and edge cross of two convex polyhedra of few directions,
+    # the depth's cap is their penetration depth (coal's EPA on their hulls): the
+    # estimate may be shallower, never deeper. Prisms of 3 to 7 sides (at most 8 face normals
+    # and 8 edge directions, `_FEW_DIRECTIONS`), stretched and
+    # turned (an affine map keeps them convex).
+    rng = np.random.default_rng(seed)
+    shapes, poses = [], []
+    for _ in range(2):
+        sides = int(rng.integers(3, 8))
+        step = 2.0 * np.pi / sides
+        corners = rng.uniform(0.0, step) + step * (np.arange(sides) + rng.uniform(-0.3, 0.3, sides))
+        footprint = np.column_stack([np.cos(corners), np.sin(corners)])
+        shapes.append(prism(footprint, 0.0, float(rng.uniform(0.2, 3.0))))
+        rotation = np.linalg.qr(rng.normal(size=(3, 3)))[0]
+        rotation[:, 0] *= np.sign(np.linalg.det(rotation))
+        poses.append(
+            affine(rotation @ np.diag(rng.uniform(0.3, 2.0, 3)), rng.uniform(-0.5, 0.5, 3))
+        )
+    distance, relation, _, _ = one_pair(*(prepare_mesh(*shape) for shape in shapes), *poses)
+    exact = coal_convex_distance(
+        *(
+            shape[0] @ pose[:3, :3].T + pose[:3, 3]
+            for shape, pose in zip(shapes, poses, strict=True)
+        )
+    )
+    assume(exact < -1e-6)
+    assert relation in (CROSSING, I_INSIDE_J, J_INSIDE_I)
+    assert exact - 1e-6 <= distance < 0
 
 
 @settings(max_examples=40, deadline=None)
