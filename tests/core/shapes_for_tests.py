@@ -8,14 +8,7 @@ import pytest
 from hypothesis import strategies as st
 
 from collide_addon.core import KIND_BOX, KIND_CAPSULE, KIND_SPHERE, ShapeBatch
-
-
-def turn(axis, degrees: float) -> np.ndarray:
-    """(3, 3) rotation by `degrees` about `axis` (3,)."""
-    x, y, z = np.asarray(axis, dtype=np.float64) / np.linalg.norm(axis)
-    cross = np.array([[0.0, -z, y], [z, 0.0, -x], [-y, x, 0.0]])
-    angle = np.radians(degrees)
-    return np.eye(3) + np.sin(angle) * cross + (1.0 - np.cos(angle)) * cross @ cross
+from collide_dev.real_poses import turn  # noqa: F401  (the tests' rotations by angle)
 
 
 def rotation_from_quaternion(quaternion) -> np.ndarray:

@@ -27,6 +27,7 @@ from collide_addon.core.mesh import (
     prepare_mesh,
 )
 from collide_dev.coal_oracle import coal_mesh, coal_mesh_collide, coal_mesh_distance
+from collide_dev.real_poses import blender_pose, nudge, posed, winding_numbers
 from tests.core.shapes_for_tests import turn
 
 FIXTURE = Path(__file__).resolve().parent.parent / "data" / "ifc"
@@ -209,23 +210,6 @@ def fzk_elements() -> tuple:
     return [(mesh.vertices, mesh.triangles) for mesh in meshes], meshes, pairs
 
 
-def blender_pose(rng: np.random.Generator, far: float) -> np.ndarray:
-    """A world matrix as a chain of three parents multiplies it in float32: turns by
-    multiples of 5 or 45 degrees, offsets up to `far`."""
-    matrix = np.eye(4, dtype=np.float32)
-    for _ in range(3):
-        local = np.eye(4)
-        axis = np.eye(3)[rng.integers(3)]
-        local[:3, :3] = turn(axis, float(rng.choice([5.0, 45.0])) * int(rng.integers(-8, 9)))
-        local[:3, 3] = rng.uniform(-far, far, 3)
-        matrix = matrix @ local.astype(np.float32)
-    return matrix.astype(np.float64)
-
-
-def posed(raw: tuple, matrix: np.ndarray) -> np.ndarray:
-    return raw[0] @ matrix[:3, :3].T + matrix[:3, 3]
-
-
 @settings(max_examples=60, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), far=st.sampled_from([0.0, 100.0, 3000.0]))
 def test_touching_elements_nudged_and_posed_as_blender_poses_them_agree_with_coal(seed, far):
@@ -239,14 +223,14 @@ def test_touching_elements_nudged_and_posed_as_blender_poses_them_agree_with_coa
     rng = np.random.default_rng(seed)
     first, second = pairs[rng.integers(len(pairs))]
     world = blender_pose(rng, far)
-    nudge = np.eye(4)
-    nudge[:3, :3] = turn(np.eye(3)[rng.integers(3)], np.degrees(rng.normal() * 0.03))
     pivot = raw[first][0][rng.integers(len(raw[first][0]))]
-    nudge[:3, 3] = pivot - nudge[:3, :3] @ pivot + rng.normal(size=3) * rng.choice([0, 1e-4, 0.3])
-    matrices = np.array([world, (world.astype(np.float32) @ nudge.astype(np.float32))])
+    moved = nudge(rng, pivot, 0.03, rng.choice([0, 1e-4, 0.3]))
+    matrices = np.array([world, (world.astype(np.float32) @ moved.astype(np.float32))])
     contact = mesh_contacts([meshes[first], meshes[second]], matrices, [[0, 1]], 0.1)
     distance, relation = contact.distance[0], contact.relation[0]
-    reach = np.abs(np.r_[posed(raw[first], matrices[0]), posed(raw[second], matrices[1])]).max()
+    reach = np.abs(
+        np.r_[posed(raw[first][0], matrices[0]), posed(raw[second][0], matrices[1])]
+    ).max()
     epsilon = float(contact_epsilon([[reach, 0.0, 0.0]])[0])
     assume(abs(distance) > 3 * epsilon)
     ours = coal_mesh(*raw[first], matrices[0]), coal_mesh(*raw[second], matrices[1])
@@ -261,22 +245,6 @@ def test_touching_elements_nudged_and_posed_as_blender_poses_them_agree_with_coa
         if np.isfinite(distance):
             coal_distance = coal_mesh_distance(*ours)[0]
             assert distance == pytest.approx(coal_distance, rel=1e-9, abs=1e-7 * max(1, reach))
-
-
-def winding_numbers(points: np.ndarray, corners: np.ndarray) -> np.ndarray:
-    """Generalised winding numbers (p,) of points (p, 3) about triangles (t, 3, 3): the
-    solid angles the triangles span seen from each point, over 4 pi (1 inside a closed
-    surface, 0 outside)."""
-    a, b, c = (corners[None, :, k] - points[:, None] for k in range(3))
-    la, lb, lc = (np.linalg.norm(v, axis=2) for v in (a, b, c))
-    triple = np.sum(a * np.cross(b, c), axis=2)
-    below = (
-        la * lb * lc
-        + np.sum(a * b, axis=2) * lc
-        + np.sum(b * c, axis=2) * la
-        + np.sum(c * a, axis=2) * lb
-    )
-    return 2.0 * np.arctan2(triple, below).sum(axis=1) / (4.0 * np.pi)
 
 
 @settings(max_examples=60, deadline=None)
@@ -304,10 +272,10 @@ def test_a_closed_element_shrunk_into_another_is_contained_as_its_winding_number
     relation = contact.relation[0]
     assume(relation in (APART, J_INSIDE_I, I_INSIDE_J))
     inner_in_outer = (
-        np.abs(winding_numbers(posed(raw[inner], matrix), raw[outer][0][raw[outer][1]])) > 0.5
+        np.abs(winding_numbers(posed(raw[inner][0], matrix), raw[outer][0][raw[outer][1]])) > 0.5
     )
     outer_in_inner = (
-        np.abs(winding_numbers(raw[outer][0], posed(raw[inner], matrix)[raw[inner][1]])) > 0.5
+        np.abs(winding_numbers(raw[outer][0], posed(raw[inner][0], matrix)[raw[inner][1]])) > 0.5
     )
     # The surfaces do not meet: each connected part lies wholly inside or outside.
     assert relation != J_INSIDE_I or inner_in_outer.any()
