@@ -427,9 +427,13 @@ def _few_directions(normals: np.ndarray, edges: np.ndarray) -> tuple[np.ndarray,
     """`TriangleMesh.few_directions` and `normal_count` of a mesh's distinct face normals
     (k, 3) (as `_face_frame` gives them) and the vectors (e, 3) of its edges that are not
     inside a flat face."""
-    sides = _distinct_directions(edges) if len(normals) <= _FEW_DIRECTIONS else normals
-    if len(normals) > _FEW_DIRECTIONS or len(sides) > _FEW_DIRECTIONS:
-        normals, sides = np.zeros((0, 3)), np.zeros((0, 3))
+    none = np.zeros((0, 3))
+    none.setflags(write=False)
+    if len(normals) > _FEW_DIRECTIONS:  # a curved mesh: its edges need not be looked at
+        return none, 0
+    sides = _distinct_directions(edges)
+    if len(sides) > _FEW_DIRECTIONS:
+        return none, 0
     directions = np.concatenate([normals, sides])
     directions.setflags(write=False)
     return directions, len(normals)
@@ -988,8 +992,7 @@ class _World:
     vertices: (V, 3); vertex_start: (u,) first row of each mesh's vertices
     corners: (T, 3, 3) triangle corners; triangle_start, triangle_count: (u,) each mesh's
     rows of them; unit_normal: (T, 3) their `_unit_normals`; centroid: (T, 3) their
-    centroids; lo, hi: (T, 3) triangle
-    bounds; mesh_lo, mesh_hi: (u, 3) mesh bounds
+    centroids; lo, hi: (T, 3) triangle bounds; mesh_lo, mesh_hi: (u, 3) mesh bounds
     (+inf, -inf for a mesh without triangles); closed: (u,) bool; owner: (T,) the mesh
     of each triangle; smooth_edges: (T, 3) bool, `TriangleMesh.smooth_edges`
     vertex_part, triangle_part: (V,), (T,) the connected part of each vertex and triangle,
