@@ -35,23 +35,16 @@ from pathlib import Path
 
 import numpy as np
 
-from collide_addon.core.contact import contact_epsilon
-from collide_addon.core.mesh import (
-    APART,
-    CROSSING,
-    I_INSIDE_J,
-    J_INSIDE_I,
-    TOUCHING,
-    mesh_contacts,
-    prepare_mesh,
+from collide_addon.core.mesh import APART, I_INSIDE_J, J_INSIDE_I, mesh_contacts, prepare_mesh
+from collide_dev.coal_oracle import coal_convex_distance, coal_mesh_disagreement
+from collide_dev.real_poses import (
+    contact_reach,
+    containment_disagreement,
+    nudge,
+    nudged_pair,
+    posed,
+    shrunk_inside,
 )
-from collide_dev.coal_oracle import (
-    coal_convex_distance,
-    coal_mesh,
-    coal_mesh_collide,
-    coal_mesh_distance,
-)
-from collide_dev.real_poses import blender_pose, nudge, posed, winding_numbers
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_core import near_pairs
@@ -62,9 +55,9 @@ PAIRS_PER_ROUND = 100
 EPA_PRECISION = 2e-5
 
 
-def decide(meshes, chosen: np.ndarray, matrices: list, max_distance: float):
+def decide(meshes, chosen: np.ndarray, matrices, max_distance: float):
     """`mesh_contacts` of the pairs of elements `chosen` (k, 2), posed by `matrices` (2 k
-    of them, each pair's two in turn), in one call."""
+    (4, 4) matrices, each pair's two in turn), in one call."""
     count = len(chosen)
     return mesh_contacts(
         [meshes[index] for index in np.asarray(chosen).ravel()],
@@ -77,44 +70,32 @@ def decide(meshes, chosen: np.ndarray, matrices: list, max_distance: float):
 def check_coal(raw, meshes, pairs, rng) -> tuple[int, list[str]]:
     """One round of the coal oracle: (pairs checked, disagreements)."""
     chosen = pairs[rng.choice(len(pairs), size=min(PAIRS_PER_ROUND, len(pairs)), replace=False)]
-    matrices = []
-    for first, _ in chosen:
-        world = blender_pose(rng, float(rng.choice([0.0, 100.0, 3000.0])))
-        pivot = raw[first][0][rng.integers(len(raw[first][0]))]
-        moved = nudge(
-            rng,
-            pivot,
-            float(rng.choice([0.0, 1e-3, 0.03])),
-            float(rng.choice([0, 1e-4, 0.02, 0.3])),
-        )
-        matrices += [world, (world.astype(np.float32) @ moved.astype(np.float32)).astype(float)]
+    matrices = np.concatenate(
+        [
+            nudged_pair(
+                rng,
+                raw[first][0],
+                float(rng.choice([0.0, 100.0, 3000.0])),
+                float(rng.choice([0.0, 1e-3, 0.03])),
+                float(rng.choice([0, 1e-4, 0.02, 0.3])),
+            )
+            for first, _ in chosen
+        ]
+    )
     contacts = decide(meshes, chosen, matrices, 0.1)
     checked, wrong = 0, []
     for row, (first, second) in enumerate(chosen):
-        poses = matrices[2 * row], matrices[2 * row + 1]
-        world = posed(raw[first][0], poses[0]), posed(raw[second][0], poses[1])
-        reach = float(np.abs(np.concatenate(world)).max())
-        epsilon = float(contact_epsilon([[reach, 0.0, 0.0]])[0])
+        poses = matrices[2 * row : 2 * row + 2]
+        reach, epsilon = contact_reach(raw[first][0], raw[second][0], poses)
         distance, relation = contacts.distance[row], contacts.relation[row]
         if abs(distance) <= 3 * epsilon:
             continue
         checked += 1
-        objects = coal_mesh(*raw[first], poses[0]), coal_mesh(*raw[second], poses[1])
-        collides = coal_mesh_collide(*objects)
-        if relation == CROSSING:
-            agrees = collides or coal_mesh_distance(*objects)[0] <= epsilon
-        elif relation in (I_INSIDE_J, J_INSIDE_I):
-            agrees = not collides
-        else:
-            agrees = relation in (APART, TOUCHING) and not collides
-            if agrees and np.isfinite(distance):
-                theirs = coal_mesh_distance(*objects)[0]
-                agrees = abs(theirs - distance) <= 1e-7 * max(1.0, reach) + 1e-9 * distance
-        if not agrees:
-            wrong.append(
-                f"elements {first}, {second}: relation {relation}, distance {distance:.6g},"
-                f" coal collides {collides}"
-            )
+        why = coal_mesh_disagreement(
+            relation, distance, raw[first], raw[second], poses, reach, epsilon
+        )
+        if why is not None:
+            wrong.append(f"elements {first}, {second}: {why}")
     return checked, wrong
 
 
@@ -124,15 +105,8 @@ def check_winding(raw, meshes, rng) -> tuple[int, list[str]]:
     chosen, matrices = [], []
     for _ in range(PAIRS_PER_ROUND):
         outer, inner = rng.choice(closed, 2, replace=False)
-        size = np.ptp(raw[outer][0], axis=0)
-        scale = rng.uniform(0.05, 1.2) * size.min() / max(np.ptp(raw[inner][0], axis=0).max(), 1e-9)
-        rotation = np.linalg.qr(rng.normal(size=(3, 3)))[0]
-        matrix = np.eye(4)
-        matrix[:3, :3] = rotation * np.sign(np.linalg.det(rotation)) * scale
-        middle = raw[outer][0].mean(axis=0) + rng.normal(size=3) * size * 0.2
-        matrix[:3, 3] = middle - matrix[:3, :3] @ raw[inner][0].mean(axis=0)
         chosen.append((outer, inner))
-        matrices += [np.eye(4), matrix]
+        matrices += [np.eye(4), shrunk_inside(rng, raw[outer][0], raw[inner][0])]
     contacts = decide(meshes, np.array(chosen), matrices, 0.0)
     checked, wrong = 0, []
     for row, (outer, inner) in enumerate(chosen):
@@ -140,19 +114,9 @@ def check_winding(raw, meshes, rng) -> tuple[int, list[str]]:
         if relation not in (APART, I_INSIDE_J, J_INSIDE_I):
             continue
         checked += 1
-        inner_world = posed(raw[inner][0], matrices[2 * row + 1])
-        inner_in = np.abs(winding_numbers(inner_world, raw[outer][0][raw[outer][1]])) > 0.5
-        outer_in = np.abs(winding_numbers(raw[outer][0], inner_world[raw[inner][1]])) > 0.5
-        agrees = (
-            (relation == J_INSIDE_I and inner_in.any())
-            or (relation == I_INSIDE_J and outer_in.any())
-            or (relation == APART and not (inner_in.any() or outer_in.any()))
-        )
-        if not agrees:
-            wrong.append(
-                f"elements {outer}, {inner}: relation {relation}, winding inside:"
-                f" {int(inner_in.sum())} inner, {int(outer_in.sum())} outer vertices"
-            )
+        why = containment_disagreement(relation, raw[outer], raw[inner], matrices[2 * row + 1])
+        if why is not None:
+            wrong.append(f"elements {outer}, {inner}: {why}")
     return checked, wrong
 
 

@@ -6,6 +6,7 @@ import coal
 import numpy as np
 
 from collide_addon.core import KIND_BOX, KIND_SPHERE, ShapeBatch
+from collide_addon.core.mesh import APART, CROSSING, I_INSIDE_J, J_INSIDE_I, TOUCHING
 
 
 def coal_object(batch: ShapeBatch, index: int) -> coal.CollisionObject:
@@ -78,3 +79,34 @@ def coal_mesh_collide(first: coal.CollisionObject, second: coal.CollisionObject)
     result = coal.CollisionResult()
     coal.collide(first, second, coal.CollisionRequest(), result)
     return bool(result.isCollision())
+
+
+def coal_mesh_disagreement(
+    relation: int,
+    distance: float,
+    first: tuple,
+    second: tuple,
+    matrices,
+    reach: float,
+    epsilon: float,
+):
+    """Why `mesh_contacts`' `relation` and `distance` of two meshes (vertices, triangles)
+    posed by `matrices` (2, 4, 4) disagree with coal's BVH meshes, None where they agree:
+    crossing where coal collides (or finds the surfaces within `epsilon`, the contact
+    epsilon at coordinates up to `reach`, which count as meeting), containment or apart
+    or touching where it does not, apart or touching at coal's distance (to 1e-9 of it
+    or 1e-7 of the coordinates). For pairs farther than three epsilons from contact."""
+    objects = coal_mesh(*first, matrices[0]), coal_mesh(*second, matrices[1])
+    collides = coal_mesh_collide(*objects)
+    if relation == CROSSING:
+        agrees = collides or coal_mesh_distance(*objects)[0] <= epsilon
+    elif relation in (I_INSIDE_J, J_INSIDE_I):
+        agrees = not collides
+    else:
+        agrees = relation in (APART, TOUCHING) and not collides
+        if agrees and np.isfinite(distance):
+            theirs = coal_mesh_distance(*objects)[0]
+            agrees = abs(distance - theirs) <= max(1e-9 * abs(theirs), 1e-7 * max(1.0, reach))
+    if agrees:
+        return None
+    return f"relation {relation}, distance {distance:.6g}, coal collides {collides}"

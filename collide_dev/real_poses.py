@@ -1,9 +1,13 @@
 """Poses as Blender makes them and a containment oracle, for fuzzing mesh mode on real
-elements (tests/core/test_mesh_fzk.py, benchmarks/fuzz_ifc.py)."""
+elements (tests/core/test_mesh_fzk.py, benchmarks/fuzz_ifc.py). A mesh is (vertices (v, 3),
+triangles (t, 3)), as `prepare_mesh` takes it."""
 
 from __future__ import annotations
 
 import numpy as np
+
+from collide_addon.core.contact import contact_epsilon
+from collide_addon.core.mesh import APART, I_INSIDE_J, J_INSIDE_I
 
 
 def turn(axis, degrees: float) -> np.ndarray:
@@ -40,6 +44,62 @@ def nudge(rng: np.random.Generator, pivot: np.ndarray, angle: float, move: float
 def posed(vertices: np.ndarray, matrix: np.ndarray) -> np.ndarray:
     """Vertices (v, 3) moved by an affine matrix (4, 4)."""
     return vertices @ matrix[:3, :3].T + matrix[:3, 3]
+
+
+def nudged_pair(
+    rng: np.random.Generator, vertices: np.ndarray, far: float, angle: float, move: float
+) -> np.ndarray:
+    """World matrices (2, 4, 4) of a pair of elements as Blender would hold them: the
+    first by a float32 parent chain (`blender_pose`), the second by the same chain
+    after a `nudge` about one of the first's `vertices` (v, 3), multiplied in float32."""
+    world = blender_pose(rng, far)
+    moved = nudge(rng, vertices[rng.integers(len(vertices))], angle, move)
+    return np.array([world, (world.astype(np.float32) @ moved.astype(np.float32)).astype(float)])
+
+
+def contact_reach(first: np.ndarray, second: np.ndarray, matrices: np.ndarray) -> tuple:
+    """The largest |coordinate| of two elements' vertices (v, 3) each posed by its matrix
+    of `matrices` (2, 4, 4), and the contact epsilon there: (reach, epsilon)."""
+    reach = float(
+        np.abs(np.concatenate([posed(first, matrices[0]), posed(second, matrices[1])])).max()
+    )
+    return reach, float(contact_epsilon([[reach, 0.0, 0.0]])[0])
+
+
+def shrunk_inside(rng: np.random.Generator, outer: np.ndarray, inner: np.ndarray) -> np.ndarray:
+    """A matrix (4, 4) that turns the element of vertices `inner` (v, 3) at random,
+    shrinks it to 5-120% of the least width of the element of vertices `outer`, and puts
+    it near that one's middle."""
+    size = np.ptp(outer, axis=0)
+    scale = rng.uniform(0.05, 1.2) * size.min() / max(np.ptp(inner, axis=0).max(), 1e-9)
+    rotation = np.linalg.qr(rng.normal(size=(3, 3)))[0]
+    matrix = np.eye(4)
+    matrix[:3, :3] = rotation * np.sign(np.linalg.det(rotation)) * scale
+    middle = outer.mean(axis=0) + rng.normal(size=3) * size * 0.2
+    matrix[:3, 3] = middle - matrix[:3, :3] @ inner.mean(axis=0)
+    return matrix
+
+
+def containment_disagreement(relation: int, outer: tuple, inner: tuple, matrix: np.ndarray):
+    """Why `relation` (`mesh_contacts`' APART, I_INSIDE_J or J_INSIDE_I, of the pair
+    (outer, inner)) disagrees with the winding numbers of each element's vertices about
+    the other's surface, the `outer` mesh in place and the `inner` mesh posed by `matrix`
+    (4, 4); None where it agrees. The surfaces do not meet, so each connected part lies
+    wholly inside or outside: contained means a vertex inside, apart none."""
+    inner_world = posed(inner[0], matrix)
+    inner_in = np.abs(winding_numbers(inner_world, outer[0][outer[1]])) > 0.5
+    outer_in = np.abs(winding_numbers(outer[0], inner_world[inner[1]])) > 0.5
+    agrees = (
+        (relation == J_INSIDE_I and inner_in.any())
+        or (relation == I_INSIDE_J and outer_in.any())
+        or (relation == APART and not (inner_in.any() or outer_in.any()))
+    )
+    if agrees:
+        return None
+    return (
+        f"relation {relation}, winding inside: {int(inner_in.sum())} inner,"
+        f" {int(outer_in.sum())} outer vertices"
+    )
 
 
 def winding_numbers(points: np.ndarray, corners: np.ndarray) -> np.ndarray:

@@ -19,15 +19,18 @@ from collide_addon.core import mesh as mesh_module
 from collide_addon.core.contact import clash_mask, contact_epsilon
 from collide_addon.core.mesh import (
     APART,
-    CROSSING,
     I_INSIDE_J,
     J_INSIDE_I,
-    TOUCHING,
     mesh_contacts,
     prepare_mesh,
 )
-from collide_dev.coal_oracle import coal_mesh, coal_mesh_collide, coal_mesh_distance
-from collide_dev.real_poses import blender_pose, nudge, posed, winding_numbers
+from collide_dev.coal_oracle import coal_mesh_disagreement
+from collide_dev.real_poses import (
+    contact_reach,
+    containment_disagreement,
+    nudged_pair,
+    shrunk_inside,
+)
 from tests.core.shapes_for_tests import turn
 
 FIXTURE = Path(__file__).resolve().parent.parent / "data" / "ifc"
@@ -222,29 +225,17 @@ def test_touching_elements_nudged_and_posed_as_blender_poses_them_agree_with_coa
     raw, meshes, pairs = fzk_elements()
     rng = np.random.default_rng(seed)
     first, second = pairs[rng.integers(len(pairs))]
-    world = blender_pose(rng, far)
-    pivot = raw[first][0][rng.integers(len(raw[first][0]))]
-    moved = nudge(rng, pivot, 0.03, rng.choice([0, 1e-4, 0.3]))
-    matrices = np.array([world, (world.astype(np.float32) @ moved.astype(np.float32))])
+    matrices = nudged_pair(rng, raw[first][0], far, 0.03, rng.choice([0, 1e-4, 0.3]))
     contact = mesh_contacts([meshes[first], meshes[second]], matrices, [[0, 1]], 0.1)
     distance, relation = contact.distance[0], contact.relation[0]
-    reach = np.abs(
-        np.r_[posed(raw[first][0], matrices[0]), posed(raw[second][0], matrices[1])]
-    ).max()
-    epsilon = float(contact_epsilon([[reach, 0.0, 0.0]])[0])
+    reach, epsilon = contact_reach(raw[first][0], raw[second][0], matrices)
     assume(abs(distance) > 3 * epsilon)
-    ours = coal_mesh(*raw[first], matrices[0]), coal_mesh(*raw[second], matrices[1])
-    collides = coal_mesh_collide(*ours)
-    if relation == CROSSING:
-        # Surfaces within the epsilon count as meeting, where coal may find a hair's gap.
-        assert collides or coal_mesh_distance(*ours)[0] <= epsilon
-    elif relation in (I_INSIDE_J, J_INSIDE_I):
-        assert not collides
-    else:
-        assert relation in (APART, TOUCHING) and not collides
-        if np.isfinite(distance):
-            coal_distance = coal_mesh_distance(*ours)[0]
-            assert distance == pytest.approx(coal_distance, rel=1e-9, abs=1e-7 * max(1, reach))
+    assert (
+        coal_mesh_disagreement(
+            relation, distance, raw[first], raw[second], matrices, reach, epsilon
+        )
+        is None
+    )
 
 
 @settings(max_examples=60, deadline=None)
@@ -259,25 +250,10 @@ def test_a_closed_element_shrunk_into_another_is_contained_as_its_winding_number
     rng = np.random.default_rng(seed)
     closed = [index for index, mesh in enumerate(meshes) if mesh.closed]
     outer, inner = rng.choice(closed, 2, replace=False)
-    size = np.ptp(raw[outer][0], axis=0)
-    scale = rng.uniform(0.05, 1.2) * size.min() / max(np.ptp(raw[inner][0], axis=0).max(), 1e-9)
-    matrix = np.eye(4)
-    rotation = np.linalg.qr(rng.normal(size=(3, 3)))[0]
-    matrix[:3, :3] = rotation * np.sign(np.linalg.det(rotation)) * scale
-    middle = raw[outer][0].mean(axis=0) + rng.normal(size=3) * size * 0.2
-    matrix[:3, 3] = middle - matrix[:3, :3] @ raw[inner][0].mean(axis=0)
+    matrix = shrunk_inside(rng, raw[outer][0], raw[inner][0])
     contact = mesh_contacts(
         [meshes[outer], meshes[inner]], np.array([np.eye(4), matrix]), [[0, 1]], 0.0
     )
     relation = contact.relation[0]
     assume(relation in (APART, J_INSIDE_I, I_INSIDE_J))
-    inner_in_outer = (
-        np.abs(winding_numbers(posed(raw[inner][0], matrix), raw[outer][0][raw[outer][1]])) > 0.5
-    )
-    outer_in_inner = (
-        np.abs(winding_numbers(raw[outer][0], posed(raw[inner][0], matrix)[raw[inner][1]])) > 0.5
-    )
-    # The surfaces do not meet: each connected part lies wholly inside or outside.
-    assert relation != J_INSIDE_I or inner_in_outer.any()
-    assert relation != I_INSIDE_J or outer_in_inner.any()
-    assert relation != APART or not (inner_in_outer.any() or outer_in_inner.any())
+    assert containment_disagreement(relation, raw[outer], raw[inner], matrix) is None
