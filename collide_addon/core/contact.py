@@ -55,6 +55,17 @@ def largest_contact_epsilon(batch: ShapeBatch) -> float:
     return CONTACT_RELATIVE * max(1.0, float(reach))
 
 
+def largest_coordinate(batch: ShapeBatch) -> float:
+    """The largest |coordinate| of any point of the shapes of `batch` (0 for none): the
+    reach of their world bounds, whose contact epsilon bounds every contact's."""
+    if len(batch) == 0:
+        return 0.0
+    # Each shape's half-width along a world axis: its core's extents turned, plus radius.
+    half_widths = np.abs(batch.rotations) @ batch.half_extents[:, :, None]
+    reach = np.abs(batch.centers) + half_widths[:, :, 0] + batch.radii[:, None]
+    return float(reach.max())
+
+
 def penetrating(distance, tolerance: float, epsilon) -> np.ndarray:
     """Pairs that penetrate deeper than `tolerance` (>= 0) beyond rounding: (k,) bool.
 

@@ -15,6 +15,9 @@ Document (schema: `schema/collide-report-1.schema.json`):
      "clashes": [clash, ...],             see collide_addon.clash.records.ClashRecord
      "open_meshes": [name, ...],          objects with open meshes among mesh tests'
                                           candidates: nothing was looked for inside them
+     "reach": float,                      the largest |coordinate| of the objects
+                                          scanned: contacts are decided to 1e-6 of it
+                                          (the contact epsilon; `reach_warning`)
      "warnings": [str, ...],              what the run could not check, one sentence each
      "summary": {...},                    see `summarize`
      "groups": {...}}                     open clashes grouped, see `group_open_clashes`
@@ -38,6 +41,7 @@ from ..clash.groups import group_by_cluster, group_by_object, group_by_test
 from ..clash.json_input import JsonInputError, read_json_file
 from ..clash.records import STATUSES
 from ..clash.tests import TEST_TYPES, ClashTest, clash_test_to_dict
+from ..core.contact import CONTACT_RELATIVE
 
 # Clash points closer than this (scene units, metres by default) share a cluster.
 DEFAULT_CLUSTER_RADIUS = 1.0
@@ -115,6 +119,7 @@ def build_report(
     objects: Mapping[str, Mapping[str, Any]] | None = None,
     cluster_radius: float = DEFAULT_CLUSTER_RADIUS,
     open_meshes: Sequence[str] = (),
+    reach: float = 0.0,
     substeps: int = 1,
     lookahead: bool = False,
 ) -> dict[str, Any]:
@@ -126,6 +131,7 @@ def build_report(
     file: the scanned file's path; bytes of it that are not UTF-8 become U+FFFD
     open_meshes: names of the objects with open or non-manifold meshes among the mesh
         tests' candidate pairs (the report warns about them, `open_mesh_warning`)
+    reach: the largest |coordinate| of the objects scanned (`reach_warning`)
     substeps, lookahead: how the frames were sampled (report.run.run_report); written
         only when not the default (1, False)
     """
@@ -144,7 +150,8 @@ def build_report(
         "objects": {name: dict(data) for name, data in sorted((objects or {}).items())},
         "clashes": [dict(record) for record in clashes],
         "open_meshes": sorted(open_meshes),
-        "warnings": open_mesh_warning(open_meshes),
+        "reach": float(reach),
+        "warnings": open_mesh_warning(open_meshes) + reach_warning(reach),
         "summary": summarize(clashes, tests),
         "groups": group_open_clashes(clashes, cluster_radius),
     }
@@ -166,6 +173,29 @@ def open_mesh_warning(names: Sequence[str]) -> list[str]:
         f"{len(listed)} object(s) in mesh tests have open or non-manifold meshes, so whether "
         f"another object lies wholly inside them was not tested (only their surfaces): "
         f"{shown}{more}"
+    ]
+
+
+# Past this many metres (scene units, as the reports' distances) from the origin the
+# contact epsilon, a millionth of the coordinate, reaches a millimetre: a georeferenced
+# model, placed at its site's coordinates.
+_FAR_REACH = 1000.0
+
+
+def reach_warning(reach: float) -> list[str]:
+    """The report's warning for objects far from the origin, whose contacts Blender's
+    single-precision coordinates decide only to the contact epsilon there (1e-6 of the
+    coordinate): [] below `_FAR_REACH`, or [one sentence]."""
+    if not reach >= _FAR_REACH:
+        return []
+    epsilon = CONTACT_RELATIVE * reach
+    decided = f"{epsilon * 1000.0:.3g} mm" if epsilon < 1.0 else f"{epsilon:.3g} m"
+    return [
+        f"Objects lie up to {reach:,.0f} m from the origin, where Blender's single-precision "
+        f"coordinates decide contacts only to {decided} (the contact epsilon, a millionth "
+        f"of the coordinate): penetrations and gaps smaller than that count as touching. "
+        f"Move the model near the origin (an IFC import's false origin) to decide contacts "
+        f"to the micrometre."
     ]
 
 

@@ -257,5 +257,6 @@ def merge_reports(
         file=first["file"],
         objects=_objects(ordered, clashes),
         open_meshes=sorted({name for part in parts for name in part.get("open_meshes", [])}),
+        reach=max(part.get("reach", 0.0) for part in parts),
         substeps=first.get("substeps", 1),
     )

@@ -53,6 +53,7 @@ from ..clash.records import (
 )
 from ..clash.tests import ClashTest
 from ..core import CoherentBounds, ShapeBatch
+from ..core.contact import largest_coordinate
 from .bcf_report import object_ifc_guid, write_bcf_report
 from .csv_report import write_csv_report
 from .html_report import write_html_report
@@ -260,7 +261,7 @@ def scan_frames(
     scope: str = "",
     lookahead: bool = False,
     mesh_progress: MeshProgress | None = None,
-) -> tuple[list[ClashRecord], dict[str, ObjectMetadata], list[str]]:
+) -> tuple[list[ClashRecord], dict[str, ObjectMetadata], list[str], float]:
     """Run `tests` on every sample of `sample_times(frames, substeps)`; a clash found at
     any sample of frame f is reported on frame f. Continuous tests also test the motion
     between consecutive samples of the same objects (`evaluate_intervals`); a clash that
@@ -275,7 +276,8 @@ def scan_frames(
         continuous tests)
     returns: (records of all tests, status "new"; metadata of every object that took
               part; names of the objects with open meshes among mesh tests' candidates,
-              see json_report.open_mesh_warning)
+              see json_report.open_mesh_warning; the largest |coordinate| of the shapes
+              read, `core.contact.largest_coordinate`, see json_report.reach_warning)
     Raises ClashRunError when, at the first frame, no object takes part or a test's set
     selects nothing, or when `read_frame` raises it.
     """
@@ -293,9 +295,11 @@ def scan_frames(
     broad_phases: list[CoherentBounds] = []
     # the previous sample: frame, time, shapes and each test's contacts (None unsampled)
     previous: tuple[int, float, ShapeBatch, list[SampleContacts | None]] | None = None
+    reach = 0.0
     intervals: list[list[Interval]] = []  # per test, waiting for `_interval_hits`
     for done, (frame, time) in enumerate(itertools.islice(sample_times(sampled, substeps), total)):
         sample = _read_sample(read_frame, frame, time)
+        reach = max(reach, largest_coordinate(sample.batch))
         frame_names = [obj.name for obj in sample.objects]
         if frame_names != names:
             # Who takes part changed (first frame, or visibility animated): rows of the
@@ -345,7 +349,7 @@ def scan_frames(
             progress(done + 1, total, frame, kept.rows)
     kept.add(prepared_tests, _interval_hits(prepared_tests, intervals))
     records, open_names = kept.records(tests, frames[2])
-    return records, metadata, open_names
+    return records, metadata, open_names, reach
 
 
 def _add_intervals(intervals, prepared_tests, previous, later) -> None:
@@ -513,7 +517,7 @@ def run_report(
         fail_on = effective_fail_on(fail_on, baseline is not None)
     except ValueError as error:
         raise ClashRunError(str(error)) from None
-    clashes, metadata, open_meshes = scan_frames(
+    clashes, metadata, open_meshes, reach = scan_frames(
         tests, frames, read_frame, progress, substeps, scope, lookahead, mesh_progress
     )
     if baseline is not None:
@@ -530,6 +534,7 @@ def run_report(
         file=file,
         objects=object_entries(clashes, metadata),
         open_meshes=open_meshes,
+        reach=reach,
         substeps=substeps,
         lookahead=lookahead,
     )

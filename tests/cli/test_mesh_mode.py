@@ -197,3 +197,34 @@ def test_geometry_animated_by_a_shape_key_or_a_modifier_is_read_again(tmp_path, 
         ("Blob", "Wall", [[6, 10]]),
         ("Post", "Rail", [[6, 10]]),
     ]
+
+
+# A crate sunk 1 mm into a floor 2 km from the origin, where the contact epsilon is 2 mm.
+FAR_SCENE = (
+    BOX_HELPERS
+    + """
+scene.frame_start, scene.frame_end = 1, 1
+box("Floor", (2000, 0, -0.1), (2, 2, 0.1))
+box("Crate", (2000, 0, 0.499), (0.5, 0.5, 0.5))
+bpy.ops.wm.save_as_mainfile(filepath=out)
+"""
+)
+
+
+def test_a_scene_far_from_the_origin_is_warned_of_where_its_millimetres_are_contact(
+    tmp_path,
+):
+    blend = build_scene(tmp_path, FAR_SCENE, "far")
+    tests = tmp_path / "tests.json"
+    tests.write_text(json.dumps(TESTS))
+    out = tmp_path / "report.json"
+    result = clash_report(blend, "--tests", str(tests), "--json", str(out))
+    report = json.loads(out.read_text(encoding="utf-8"))
+    jsonschema.Draft202012Validator(json.loads(SCHEMA.read_text())).validate(report)
+    assert [(clash["test"], clash["relation"]) for clash in report["clashes"]] == [
+        ("touch", "touching")
+    ]
+    assert report["reach"] == pytest.approx(2002.0, abs=1e-3)
+    (warning,) = report["warnings"]
+    assert "2,002 m from the origin" in warning and "only to 2 mm " in warning
+    assert f"collide: warning: {warning}" in result.stderr.splitlines()

@@ -6,12 +6,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from collide_addon.core import ShapeBatch, find_contacts, pair_distance
+from collide_addon.core.constants import CUBE_CORNER_SIGNS
 from collide_addon.core.contact import (
     CONTACT_RELATIVE,
     clash_mask,
     contact_epsilon,
     contact_margin,
     largest_contact_epsilon,
+    largest_coordinate,
     penetrating,
     resolved_distance,
     touching,
@@ -85,6 +87,32 @@ def test_boxes_stacked_under_float32_matrices_touch_and_do_not_penetrate(angles,
     # The broad phase margin from largest_contact_epsilon keeps the pair.
     pairs, _ = find_contacts(batch, margin=largest_contact_epsilon(batch))
     assert pairs.tolist() == [[0, 1]]
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), far=st.sampled_from([1.0, 1e3, 5e5]))
+def test_largest_coordinate_is_the_farthest_point_of_any_shape(seed, far):
+    rng = np.random.default_rng(seed)
+    count = 6
+    centers = rng.uniform(-far, far, (count, 3))
+    rotations = np.linalg.qr(rng.normal(size=(count, 3, 3)))[0]
+    sizes = rng.uniform(0.1, 5.0, (count, 3))
+    radii = rng.uniform(0.1, 5.0, count)
+    boxes = ShapeBatch.boxes(centers, rotations, sizes)
+    corners = centers[:, None] + (CUBE_CORNER_SIGNS * sizes[:, None]) @ np.swapaxes(
+        boxes.rotations, 1, 2
+    )
+    assert largest_coordinate(boxes) == pytest.approx(np.abs(corners).max(), rel=1e-12)
+    spheres = ShapeBatch.spheres(centers, radii)
+    assert largest_coordinate(spheres) == pytest.approx(
+        (np.abs(centers) + radii[:, None]).max(), rel=1e-12
+    )
+    starts, ends = centers - sizes, centers + sizes
+    capsules = ShapeBatch.capsules(starts, ends, radii)
+    assert largest_coordinate(capsules) == pytest.approx(
+        (np.maximum(np.abs(starts), np.abs(ends)) + radii[:, None]).max(), rel=1e-12
+    )
+    assert largest_coordinate(ShapeBatch.spheres(np.zeros((0, 3)), np.zeros(0))) == 0.0
 
 
 def test_largest_epsilon_bounds_every_contact_of_the_batch():

@@ -16,6 +16,7 @@ from collide_addon.report.json_report import (
     SCHEMA_PATH,
     ReportError,
     group_open_clashes,
+    reach_warning,
     read_json_report,
     report_to_json,
     summarize,
@@ -232,10 +233,18 @@ def test_read_json_report_accepts_a_baseline_from_before_mesh_mode(tmp_path, rep
     for clash in report["clashes"]:
         for field in OPTIONAL_CLASH_FIELDS:
             clash.pop(field, None)  # "fix" is only there with --suggest-fixes
-    del report["warnings"], report["open_meshes"]
+    del report["warnings"], report["open_meshes"], report["reach"]
     path = tmp_path / "baseline.json"
     path.write_text(json.dumps(report))
     assert read_json_report(path)["clashes"] == report["clashes"]
+
+
+def test_a_model_far_from_the_origin_is_warned_of_with_its_contact_epsilon():
+    assert reach_warning(999.9) == [] and reach_warning(0.0) == []
+    (warning,) = reach_warning(2_500_000.0)
+    assert "2,500,000 m from the origin" in warning and "only to 2.5 m " in warning
+    (warning,) = reach_warning(4_321.0)
+    assert "4,321 m" in warning and "only to 4.32 mm " in warning
 
 
 def test_clash_fields_are_the_schema_clash_fields():

@@ -21,6 +21,7 @@ from collide_addon.clash.evaluate import (
 from collide_addon.clash.records import clash_records
 from collide_addon.clash.tests import ClashTest, Selector
 from collide_addon.core import ShapeBatch
+from collide_addon.core.contact import largest_coordinate
 from collide_addon.report import run as run_module
 from collide_addon.report.bcf_report import object_ifc_guid, topic_guid
 from collide_addon.report.csv_report import csv_text
@@ -71,9 +72,26 @@ def test_run_report_is_the_pipeline_by_hand():
             for name, obj in zip(NAMES, SAMPLE_OBJECTS, strict=True)
             if name in clashing
         },
+        reach=max(largest_coordinate(sample_batch(frame)) for frame in (1, 2, 3, 4)),
     )
     assert make_report() == by_hand
     assert by_hand["objects"][QUOTED]["ifc_guid"] == QUOTED_IFC_GUID
+
+
+def test_a_scan_far_from_the_origin_reports_its_reach_and_warns():
+    def read_frame(time):
+        # Two touching boxes 5 km out on the first frame, moved 1 km further on the next.
+        centers = np.array([[5000.0, 0.0, 0.0], [5001.0, 0.0, 0.0]])
+        centers[:, 0] += 1000.0 * (time - 1)
+        batch = ShapeBatch.boxes(centers, np.repeat(np.eye(3)[None], 2, axis=0), [[0.5] * 3] * 2)
+        return FrameSample(batch, [ObjectMetadata("A"), ObjectMetadata("B")])
+
+    report = run_report([ClashTest("touch", test_type="touching")], (1, 2, 1), read_frame).report
+    assert report["reach"] == 6001.5
+    (warning,) = report["warnings"]
+    assert "6,002 m from the origin" in warning and "only to 6 mm " in warning
+    near = run_report([ClashTest("touch", test_type="touching")], (1, 1, 1), read_sample_frame)
+    assert near.report["reach"] < 1000.0 and near.report["warnings"] == []
 
 
 def test_sample_times_with_substeps():
@@ -538,7 +556,7 @@ def test_a_mesh_test_reports_its_pairs_progress_at_each_sample(monkeypatch):
         return FrameSample(batch, objects, FrameMeshes(lambda row: cube, matrices))
 
     calls = []
-    records, _, _ = run_module.scan_frames(
+    records, _, _, _ = run_module.scan_frames(
         [ClashTest("t", geometry="mesh")],
         (1, 2, 1),
         read_frame,
