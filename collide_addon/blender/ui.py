@@ -3,8 +3,13 @@ sub-panel."""
 
 import bpy
 
-from ..core.contact import contact_epsilon
-from ..report.common import pair_label
+from ..core.contact import (
+    CONTACT_RELATIVE,
+    contact_epsilon,
+    largest_contact_epsilon,
+    largest_coordinate,
+)
+from ..report.common import FAR_REACH, far_resolution, pair_label
 from . import session
 
 # Live mode's budget for a check: one frame at 60 fps (seconds). Checks on meshes slower
@@ -86,6 +91,18 @@ def mesh_cost_note(scene) -> str | None:
     return f"Mesh check: {seconds * 1e3:.0f} ms"
 
 
+def far_origin_note(scene) -> str | None:
+    """What the panel says when the last check's proxies reach `FAR_REACH` or more from
+    the origin, where contacts are decided only to the contact epsilon (a millionth of
+    the coordinate, as the reports warn): "Far out: contacts to 2 mm"; None otherwise."""
+    proxies = session.session_for(scene).proxies
+    # A cheap bound first: a scene near the origin needs no turn of every proxy.
+    if proxies is None or largest_contact_epsilon(proxies.batch) < CONTACT_RELATIVE * FAR_REACH:
+        return None
+    resolution = far_resolution(largest_coordinate(proxies.batch))
+    return None if resolution is None else f"Far out: contacts to {resolution}"
+
+
 def _draw_clash_details(layout, context, record) -> None:
     """The picked clash in full: names, depth or gap, what decided it, proxy kinds;
     Resolve buttons."""
@@ -137,6 +154,9 @@ class COLLIDE_PT_main(bpy.types.Panel):
         row.operator("collide.clear", icon="X")
         if settings.last_error:
             layout.label(text=settings.last_error, icon="ERROR")
+        note = far_origin_note(context.scene)
+        if note is not None:
+            layout.label(text=note, icon="INFO")
         layout.label(text=f"Clashes: {len(settings.clashes)}")
         layout.template_list(
             "COLLIDE_UL_clashes",

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from ..core.contact import CONTACT_RELATIVE
+
 # The first 8 bytes of every PNG file; thumbnails are checked against it before embedding.
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -13,6 +15,22 @@ def format_intervals(intervals: list[list[int]], separator: str = ";") -> str:
     return separator.join(
         str(first) if first == last else f"{first}-{last}" for first, last in intervals
     )
+
+
+# Past this many metres (scene units, as the reports' distances) from the origin the
+# contact epsilon, a millionth of the coordinate, reaches a millimetre: a georeferenced
+# model, placed at its site's coordinates.
+FAR_REACH = 1000.0
+
+
+def far_resolution(reach: float) -> str | None:
+    """To what contacts are decided where objects reach `reach` from the origin (the
+    contact epsilon there, a millionth of it), when that is `FAR_REACH` or more:
+    "2 mm", "2.5 m"; None nearer."""
+    if not reach >= FAR_REACH:
+        return None
+    epsilon = CONTACT_RELATIVE * reach
+    return f"{epsilon * 1000.0:.3g} mm" if epsilon < 1.0 else f"{epsilon:.3g} m"
 
 
 # Characters str.splitlines() breaks at: a name holding one would split a printed line.

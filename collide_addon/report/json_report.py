@@ -41,7 +41,7 @@ from ..clash.groups import group_by_cluster, group_by_object, group_by_test
 from ..clash.json_input import JsonInputError, read_json_file
 from ..clash.records import STATUSES
 from ..clash.tests import TEST_TYPES, ClashTest, clash_test_to_dict
-from ..core.contact import CONTACT_RELATIVE
+from .common import far_resolution
 
 # Clash points closer than this (scene units, metres by default) share a cluster.
 DEFAULT_CLUSTER_RADIUS = 1.0
@@ -176,20 +176,14 @@ def open_mesh_warning(names: Sequence[str]) -> list[str]:
     ]
 
 
-# Past this many metres (scene units, as the reports' distances) from the origin the
-# contact epsilon, a millionth of the coordinate, reaches a millimetre: a georeferenced
-# model, placed at its site's coordinates.
-_FAR_REACH = 1000.0
-
-
 def reach_warning(reach: float) -> list[str]:
     """The report's warning for objects far from the origin, whose contacts Blender's
     single-precision coordinates decide only to the contact epsilon there (1e-6 of the
-    coordinate): [] below `_FAR_REACH`, or [one sentence]."""
-    if not reach >= _FAR_REACH:
+    coordinate, `common.far_resolution`): [] below `common.FAR_REACH`, or [one
+    sentence]."""
+    decided = far_resolution(reach)
+    if decided is None:
         return []
-    epsilon = CONTACT_RELATIVE * reach
-    decided = f"{epsilon * 1000.0:.3g} mm" if epsilon < 1.0 else f"{epsilon:.3g} m"
     return [
         f"Objects lie up to {reach:,.0f} m from the origin, where Blender's single-precision "
         f"coordinates decide contacts only to {decided} (the contact epsilon, a millionth "

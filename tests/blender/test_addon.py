@@ -200,6 +200,28 @@ def test_by_default_objects_resting_on_the_floor_are_no_clash(addon):
     assert scenes.records() == []
 
 
+def test_the_panel_says_to_what_contacts_are_decided_far_from_the_origin(addon):
+    """2 km out the contact epsilon is 2 mm: a crate sunk 1 mm into the floor is no
+    clash there, and the panel says so, as the reports warn."""
+    ui = sys.modules[f"{addon.__name__}.blender.ui"]
+    scene = bpy.context.scene
+    floor = scenes.add_object("Floor", scenes.mesh("cube"), location=(2000, 0, -1))
+    crate = scenes.add_object("Crate", scenes.mesh("cube"), location=(2000, 0, 0.999))
+    assert ui.far_origin_note(scene) is None  # nothing checked yet
+    bpy.ops.collide.detect()
+    assert scenes.records() == []
+    assert ui.far_origin_note(scene) == "Far out: contacts to 2 mm"
+    drawn = []
+    bpy.types.COLLIDE_PT_main.draw(SimpleNamespace(layout=RecordingLayout(drawn)), bpy.context)
+    assert "label: Far out: contacts to 2 mm" in drawn
+    # Near the origin the same crate sinks deeper than the epsilon there, and no note.
+    floor.location.x = crate.location.x = 0.0
+    bpy.context.view_layer.update()
+    bpy.ops.collide.detect()
+    assert scenes.records() == [("Floor", "Crate")]
+    assert ui.far_origin_note(scene) is None
+
+
 def test_shape_override_and_capsule(addon):
     rod = scenes.add_object("Rod", scenes.mesh("cylinder"))
     rod.collide.shape = "CAPSULE"
