@@ -1779,7 +1779,10 @@ def _triangle_stage(world: _World, slots: np.ndarray, grow: float):
             ),
         )
         deepest.offer(rows[cross], -depth, deep_a, deep_b)
-    unmet = np.flatnonzero((nearest.value[pair] > 0) & (lower <= upper[pair]))
+    # A candidate tied with the nearest centroids (faces of copies facing each other) may
+    # have a lower bound a few units in the last place above them: with the slack, the
+    # nearest candidate stays.
+    unmet = np.flatnonzero((nearest.value[pair] > 0) & (lower <= upper[pair] + slack))
     bound, seed = _seed_distances(world, len(slots), pair, first, second, lower, unmet)
     # Behind a candidate at distance 0 none comes closer, nor first among equals.
     rest = unmet[

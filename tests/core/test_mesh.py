@@ -336,6 +336,32 @@ def test_separated_box_gives_its_gap_and_witnesses_on_the_surfaces():
     assert np.linalg.norm(point_i - point_j) == pytest.approx(distance)
 
 
+@settings(max_examples=60, deadline=None)
+@given(
+    spacing=st.sampled_from([0.9, 1.1, 1.3, 0.7, 2.1]),
+    first=st.integers(0, 12),
+    step=st.integers(2, 3),
+    axis=st.integers(0, 2),
+)
+def test_copies_facing_each_other_across_a_gap_get_it_whatever_their_rounding(
+    spacing, first, step, axis
+):
+    """Unit cubes in a row, `spacing` apart: facing faces of copies have triangles whose
+    centroids lie exactly opposite, and rounding could put every candidate's lower bound
+    a few units in the last place above the nearest centroids' distance. Two cubes at
+    2.7 and 4.5 came out +inf, not 0.8 apart (so a clearance test missed them)."""
+    cube = box([-0.5] * 3, [0.5] * 3)
+    offsets = np.zeros((2, 3))
+    offsets[:, axis] = spacing * first, spacing * (first + step)
+    gap = spacing * step - 1.0
+    distance, relation, point_i, point_j = one_pair(
+        cube, cube, affine(offset=offsets[0]), affine(offset=offsets[1]), gap + 0.5
+    )
+    assert relation == APART
+    assert distance == pytest.approx(gap, abs=1e-12)
+    assert np.linalg.norm(point_i - point_j) == pytest.approx(distance, abs=1e-12)
+
+
 def test_containment_either_way_with_the_inner_depth():
     outer, inner = box([-1.0] * 3, [1.0] * 3), box([-0.1, -0.1, -0.1], [0.1, 0.1, 0.3])
     distance, relation, point_i, point_j = one_pair(inner, outer)
