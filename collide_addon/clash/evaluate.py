@@ -705,6 +705,7 @@ def evaluate_frame(
     meshes: FrameMeshes | None = None,
     sampled: SampleContacts | None = None,
     progress=None,
+    mesh_cache: MeshPairCache | None = None,
 ) -> FrameHits:
     """The clashes of one test in one frame.
 
@@ -715,6 +716,9 @@ def evaluate_frame(
     sampled: `sample_contacts` of this test and batch, when the caller has them already
     progress: progress(done, total) over the candidate pairs decided on meshes
         (`mesh_pair_contacts`), for a mesh test
+    mesh_cache: for a mesh test, the pairs' mesh contacts of the test decided before at
+        the same sample (`MeshPairCache`): the pairs it holds with a margin at least
+        this test's are not decided again
     Only objects in set A or B enter the broad phase; candidate pairs then go through the
     ignore rules, the narrow phase (proxies, then triangles for a mesh test) and the test
     type's criterion.
@@ -729,7 +733,7 @@ def evaluate_frame(
     else:
         if meshes is not None and decides_on_meshes(test):
             contacts, open_rows = mesh_pair_contacts(
-                contacts, meshes, sampled.margin, progress=progress
+                contacts, meshes, sampled.margin, mesh_cache, progress
             )
             open_names = prepared.table.names[open_rows]
         epsilon = contact_epsilon(0.5 * (contacts.points_i + contacts.points_j))

@@ -32,6 +32,7 @@ from ..clash.evaluate import (
     FrameMeshes,
     Interval,
     IntervalCandidates,
+    MeshPairCache,
     ObjectMetadata,
     PreparedTest,
     SampleContacts,
@@ -232,20 +233,28 @@ def _sample_hits(
     contacts: Sequence[SampleContacts],
     mesh_progress: MeshProgress | None = None,
 ) -> list[FrameHits]:
-    """Each test's hits at one sample, from its candidate pairs there (`contacts`)."""
-    return [
-        evaluate_frame(
+    """Each test's hits at one sample, from its candidate pairs there (`contacts`).
+
+    Tests of one scene's objects mostly share their candidate pairs (a clearance test's
+    hold a hard test's): the tests run widest margin first, and each decides on meshes
+    only the pairs that the tests before it did not (`MeshPairCache`; a contact decided
+    with a wider margin answers every test as its own would)."""
+    cache = MeshPairCache()
+    hits: list[FrameHits | None] = [None] * len(prepared_tests)
+    for index in sorted(range(len(prepared_tests)), key=lambda k: -contacts[k].margin):
+        prepared = prepared_tests[index]
+        hits[index] = evaluate_frame(
             prepared,
             sample.batch,
             frame,
             meshes=sample.meshes,
-            sampled=sampled,
+            sampled=contacts[index],
             progress=None
             if mesh_progress is None
             else partial(_test_progress, mesh_progress, frame, prepared.test.name),
+            mesh_cache=cache,
         )
-        for prepared, sampled in zip(prepared_tests, contacts, strict=True)
-    ]
+    return hits
 
 
 def _test_progress(mesh_progress: MeshProgress, frame: int, test: str, done: int, total: int):

@@ -30,6 +30,7 @@ from collide_addon.report.json_report import build_report, read_json_report
 from collide_addon.report.run import (
     ClashRunError,
     FrameSample,
+    ReadFrame,
     check_output_paths,
     object_entries,
     parse_frame_range,
@@ -534,19 +535,17 @@ def test_parse_frame_range_says_what_is_wrong(text, message):
     assert message in str(error.value)
 
 
-def test_a_mesh_test_reports_its_pairs_progress_at_each_sample(monkeypatch):
-    # A row of twelve unit cubes 0.9 apart, each overlapping the next: 11 candidate pairs per
-    # sample, decided on their triangles in shares of 3.
+def cube_row(spacing: float) -> ReadFrame:
+    """`read_frame` of a row of twelve unit cubes `spacing` apart along x, with their
+    meshes."""
     from collide_addon.clash.evaluate import FrameMeshes
-    from collide_addon.core import mesh as mesh_module
     from collide_addon.core.mesh import prepare_mesh
 
-    monkeypatch.setattr(mesh_module, "_PAIRS_PER_SHARE", 3)
     corners = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], float)
     quads = [(0, 1, 3, 2), (4, 6, 7, 5), (0, 4, 5, 1), (2, 3, 7, 6), (0, 2, 6, 4), (1, 5, 7, 3)]
     triangles = [(a, b, c) for a, b, c, _ in quads] + [(a, c, d) for a, _, c, d in quads]
     cube = prepare_mesh(0.5 * corners, triangles)
-    centers = np.column_stack([0.9 * np.arange(12), np.zeros(12), np.zeros(12)])
+    centers = np.column_stack([spacing * np.arange(12), np.zeros(12), np.zeros(12)])
     matrices = np.repeat(np.eye(4)[None], 12, axis=0)
     matrices[:, :3, 3] = centers
     batch = ShapeBatch.boxes(centers, np.repeat(np.eye(3)[None], 12, axis=0), [[0.5] * 3] * 12)
@@ -555,6 +554,42 @@ def test_a_mesh_test_reports_its_pairs_progress_at_each_sample(monkeypatch):
     def read_frame(time):
         return FrameSample(batch, objects, FrameMeshes(lambda row: cube, matrices))
 
+    return read_frame
+
+
+def test_mesh_tests_of_one_sample_decide_each_pair_once(monkeypatch):
+    # Cubes 0.9 apart overlap their neighbours; a clearance of 1.2 also takes the next
+    # but one (1.8 apart, a gap of 0.8).
+    from collide_addon.clash import evaluate as evaluate_module
+
+    tests = [
+        ClashTest("hard", geometry="mesh"),
+        ClashTest("gap", test_type="clearance", tolerance=1.2, geometry="mesh"),
+        ClashTest("touch", test_type="touching", geometry="mesh"),
+    ]
+    alone = [run_module.scan_frames([test], (1, 1, 1), cube_row(0.9))[0] for test in tests]
+    decided = []
+    mesh_contacts = evaluate_module.mesh_contacts
+
+    def counting(meshes, matrices, pairs, *arguments):
+        decided.append(len(pairs))
+        return mesh_contacts(meshes, matrices, pairs, *arguments)
+
+    monkeypatch.setattr(evaluate_module, "mesh_contacts", counting)
+    together, _, _, _ = run_module.scan_frames(tests, (1, 1, 1), cube_row(0.9))
+    # The clearance test's 21 pairs first; the others' 11 are among them.
+    assert decided == [21]
+    assert [len(records) for records in alone] == [11, 21, 0]
+    assert together == [record for records in alone for record in records]
+
+
+def test_a_mesh_test_reports_its_pairs_progress_at_each_sample(monkeypatch):
+    # A row of twelve unit cubes 0.9 apart, each overlapping the next: 11 candidate pairs per
+    # sample, decided on their triangles in shares of 3.
+    from collide_addon.core import mesh as mesh_module
+
+    monkeypatch.setattr(mesh_module, "_PAIRS_PER_SHARE", 3)
+    read_frame = cube_row(0.9)
     calls = []
     records, _, _, _ = run_module.scan_frames(
         [ClashTest("t", geometry="mesh")],
