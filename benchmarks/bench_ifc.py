@@ -384,10 +384,25 @@ def bench_model(source: Path, work: Path, python: Path, blender: str) -> tuple[d
         reports `outputs` (options and paths)."""
         script = ROOT / "blender_scripts" / "clash_report.py"
         tests = work / "collide-tests.json"
-        return [blender, "-b", blend, "--python", script, "--", "--tests", tests, *outputs]
+        # --factory-startup: the checkout's add-on, even where one is enabled in the
+        # user's preferences (it would be imported first, under the same name).
+        return [
+            blender,
+            "-b",
+            "--factory-startup",
+            blend,
+            "--python",
+            script,
+            "--",
+            "--tests",
+            tests,
+            *outputs,
+        ]
 
     times["collide"] = run(clash_report("--json", collide_out, *COLLIDE_ARGUMENTS), "collide")
-    times["blender_load"] = run([blender, "-b", blend, "--python-expr", "pass"], "blender")
+    times["blender_load"] = run(
+        [blender, "-b", "--factory-startup", blend, "--python-expr", "pass"], "blender"
+    )
     bcf = work / "collide.bcf"
     run(clash_report("--bcf", bcf, *COLLIDE_ARGUMENTS), "collide's BCF")
     times["bcf_components"], times["bcf_found"] = bcf_components_found(bcf, ifc, python)

@@ -45,7 +45,18 @@ def import_addon():
     if (CHECKOUT_ROOT / "collide_addon" / "__init__.py").is_file():
         if str(CHECKOUT_ROOT) not in sys.path:
             sys.path.insert(0, str(CHECKOUT_ROOT))
-        return importlib.import_module("collide_addon")
+        addon = importlib.import_module("collide_addon")
+        # An add-on enabled in the user's preferences was imported at start-up, under
+        # the same name: it runs, not this checkout's, and the run says so.
+        imported = Path(addon.__file__).resolve().parent
+        if CHECKOUT_ROOT not in imported.parents:
+            print(
+                f"collide: using the enabled add-on in {imported}, not "
+                f"{CHECKOUT_ROOT / 'collide_addon'} (run Blender with --factory-startup for "
+                "the checkout's)",
+                file=sys.stderr,
+            )
+        return addon
     import addon_utils
 
     for module in addon_utils.modules():

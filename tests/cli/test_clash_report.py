@@ -592,6 +592,20 @@ def test_runs_with_the_add_on_installed_instead_of_a_checkout(small_scene, tmp_p
     )
     assert result.returncode == 1, result.stderr
     assert len(json.loads(out.read_text(encoding="utf-8"))["clashes"]) == 4
+    assert "collide: using" not in result.stderr
+    # Enabled, and the checkout's script: the enabled add-on was imported at start-up
+    # under the same name, so it runs, and the run says so.
+    enabled = [*command[:3], "--addons", "collide_addon", str(small_scene)]
+    result = subprocess.run(
+        [*enabled, "--python", str(SCRIPT), "--", "--json", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=environment,
+    )
+    assert result.returncode == 1, result.stderr
+    installed = (scripts / "addons" / "collide_addon").resolve()
+    assert f"collide: using the enabled add-on in {installed}, not" in result.stderr
     # Neither a checkout nor an enabled add-on: exit 2 with the reason.
     result = subprocess.run(
         [*command, "--", "--json", str(out)], capture_output=True, text=True, timeout=300
