@@ -19,6 +19,10 @@ against an oracle that shares no code with collide's:
   element's least width, put near the other's middle: containment must match the
   winding number of the inner vertices about the outer surface, apart must have no
   vertex of either inside the other;
+- copies: an element and a copy of it beside it along an axis, from touching to 0.8 m
+  apart, both moved by steps as an array of copies places them (facing triangles exactly
+  opposite: ties that rounding decides), max_distance 0, 0.1 or 1 m: coal's distance, or
+  +inf beyond max_distance and the contact epsilon;
 - EPA: a near pair of convex closed elements, the second turned by 0.05 rad and moved by
   5 cm (normal draws): a penetration depth must be no more than coal's EPA on the two
   hulls (to EPA's own precision, 2e-5 m) where both are polyhedra of few directions
@@ -36,10 +40,15 @@ from pathlib import Path
 import numpy as np
 
 from collide_addon.core.mesh import APART, I_INSIDE_J, J_INSIDE_I, mesh_contacts, prepare_mesh
-from collide_dev.coal_oracle import coal_convex_distance, coal_mesh_disagreement
+from collide_dev.coal_oracle import (
+    coal_convex_distance,
+    coal_gap_disagreement,
+    coal_mesh_disagreement,
+)
 from collide_dev.real_poses import (
     contact_reach,
     containment_disagreement,
+    copy_beside,
     nudge,
     nudged_pair,
     posed,
@@ -96,6 +105,28 @@ def check_coal(raw, meshes, pairs, rng) -> tuple[int, list[str]]:
         )
         if why is not None:
             wrong.append(f"elements {first}, {second}: {why}")
+    return checked, wrong
+
+
+def check_copies(raw, meshes, rng) -> tuple[int, list[str]]:
+    """One round of the copies oracle: (pairs checked, disagreements)."""
+    chosen = rng.choice(len(meshes), size=PAIRS_PER_ROUND)
+    matrices = np.concatenate([copy_beside(rng, raw[element][0]) for element in chosen])
+    max_distance = float(rng.choice([0.0, 0.1, 1.0]))
+    contacts = decide(meshes, np.repeat(chosen, 2).reshape(-1, 2), matrices, max_distance)
+    checked, wrong = 0, []
+    for row, element in enumerate(chosen):
+        poses = matrices[2 * row : 2 * row + 2]
+        reach, epsilon = contact_reach(raw[element][0], raw[element][0], poses)
+        distance, relation = contacts.distance[row], contacts.relation[row]
+        if abs(distance) <= 3 * epsilon:
+            continue
+        checked += 1
+        why = coal_gap_disagreement(
+            relation, distance, raw[element], raw[element], poses, max_distance, reach
+        )
+        if why is not None:
+            wrong.append(f"element {element} and its copy: {why}")
     return checked, wrong
 
 
@@ -162,12 +193,15 @@ def main() -> None:
     for model in models:
         raw, pairs, _ = near_pairs(model)
         meshes = [prepare_mesh(*shape) for shape in raw]
-        totals = {"coal": 0, "winding": 0, "EPA": 0}
+        totals = {"coal": 0, "copies": 0, "winding": 0, "EPA": 0}
         curved, disagreements = 0, []
         for _ in range(args.rounds):
             checked, wrong = check_coal(raw, meshes, pairs, rng)
             totals["coal"] += checked
             disagreements += [f"coal: {line}" for line in wrong]
+            checked, wrong = check_copies(raw, meshes, rng)
+            totals["copies"] += checked
+            disagreements += [f"copies: {line}" for line in wrong]
             checked, wrong = check_winding(raw, meshes, rng)
             totals["winding"] += checked
             disagreements += [f"winding: {line}" for line in wrong]

@@ -6,6 +6,7 @@ import coal
 import numpy as np
 
 from collide_addon.core import KIND_BOX, KIND_SPHERE, ShapeBatch
+from collide_addon.core.contact import contact_epsilon
 from collide_addon.core.mesh import APART, CROSSING, I_INSIDE_J, J_INSIDE_I, TOUCHING
 
 
@@ -56,6 +57,26 @@ def coal_mesh_distance(first: coal.CollisionObject, second: coal.CollisionObject
         np.array(result.getNearestPoint1()),
         np.array(result.getNearestPoint2()),
     )
+
+
+def coal_gap_disagreement(
+    relation: int, distance: float, first: tuple, second: tuple, matrices, max_distance, reach
+):
+    """Why `mesh_contacts`' `relation` and `distance` (called with `max_distance`) of two
+    meshes (vertices, triangles) posed by `matrices` (2, 4, 4) that do not cross disagree
+    with coal's distance, None where they agree: coal's distance (to 1e-9 of it or 1e-7
+    of the coordinates, `reach` their largest), apart or touching, unless coal's is
+    beyond max_distance and the contact epsilon at coal's closest points, where +inf is
+    allowed too."""
+    objects = coal_mesh(*first, matrices[0]), coal_mesh(*second, matrices[1])
+    theirs, point_first, point_second = coal_mesh_distance(*objects)
+    rounding = 1e-7 * max(1.0, reach)
+    close = abs(distance - theirs) <= max(1e-9 * abs(theirs), rounding)
+    epsilon = float(contact_epsilon([(point_first + point_second) / 2.0])[0])
+    beyond = theirs > max(max_distance, epsilon) - 1e-9 * max(1.0, reach)
+    if relation in (APART, TOUCHING) and (close or (beyond and distance == np.inf)):
+        return None
+    return f"relation {relation}, distance {distance:.9g}, coal's distance {theirs:.9g}"
 
 
 def coal_convex_distance(first_vertices, second_vertices) -> float:

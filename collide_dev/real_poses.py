@@ -57,6 +57,28 @@ def nudged_pair(
     return np.array([world, (world.astype(np.float32) @ moved.astype(np.float32)).astype(float)])
 
 
+# Gaps between an element and its copy (`copy_beside`): touching, within rounding, within
+# the contact epsilon, and clearly apart.
+COPY_GAPS = (0.0, 1e-7, 1e-5, 1e-3, 0.05, 0.3, 0.8)
+
+
+def copy_beside(rng: np.random.Generator, vertices: np.ndarray) -> np.ndarray:
+    """World matrices (2, 4, 4) of an element of `vertices` (v, 3) and a copy of it beside
+    it along a world axis, across one of `COPY_GAPS`, both moved along that axis by a
+    multiple of a step (0.9, 2.7, 13.1 or 101.3), as an array of copies places them; the
+    offsets rounded to float32 half of the time, as Blender stores locations. Facing
+    faces of copies have triangles exactly opposite each other: ties that rounding
+    decides."""
+    axis = rng.integers(3)
+    base = float(rng.choice([0.0, 0.9, 2.7, 13.1, 101.3])) * rng.integers(0, 9)
+    matrices = np.array([np.eye(4), np.eye(4)])
+    matrices[0, axis, 3] = base
+    matrices[1, axis, 3] = base + np.ptp(vertices[:, axis]) + float(rng.choice(COPY_GAPS))
+    if rng.random() < 0.5:
+        matrices[:, :3, 3] = matrices[:, :3, 3].astype(np.float32)
+    return matrices
+
+
 def contact_reach(first: np.ndarray, second: np.ndarray, matrices: np.ndarray) -> tuple:
     """The largest |coordinate| of two elements' vertices (v, 3) each posed by its matrix
     of `matrices` (2, 4, 4), and the contact epsilon there: (reach, epsilon)."""
