@@ -467,11 +467,20 @@ class MeshPairCache:
     phase's margin, the max_distance of live checks, follows the scene's extent, so it
     changes a little with every move.)
 
-    poses: (id(mesh), matrix bytes) -> pose code, for the last call's meshes
+    With `scan`, for a report's scan: the contacts of every call since the last
+    `next_sample` and of the sample before are kept, not only the last call's, so that
+    the tests of one sample share their pairs (run widest margin first) and the objects
+    that kept their mesh and matrix from one sample to the next keep their pairs' contacts
+    (a building scanned over the frames of a crane's animation).
+
+    poses: (id(mesh), matrix bytes) -> pose code, for the last call's meshes (with
+        `scan`, for the poses used in this sample and the one before)
     meshes: the last call's meshes, kept alive so that no other mesh takes their ids
+        (with `scan`, `kept` keeps them, by pose)
     keys: (k,) int64 sorted pair keys (first pose code << 31 | second pose code)
     reach: (k,) the max_distance each pair's contact was computed with
     distance: (k,); point_i, point_j: (k, 3); relation: (k,) int8 `core.mesh` codes
+    used: with `scan`, the poses used since the last `next_sample`
     """
 
     poses: dict = field(default_factory=dict)
@@ -483,14 +492,18 @@ class MeshPairCache:
     point_i: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
     point_j: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
     relation: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int8))
+    scan: bool = False
+    kept: dict = field(default_factory=dict)
+    used: set = field(default_factory=set)
 
     def pose_codes(self, meshes: Sequence[TriangleMesh], matrices: np.ndarray) -> np.ndarray:
         """One code per (mesh, matrix), the same as in the last call for the same mesh
-        object under the same matrix bits; forgets the poses not seen now: (u,) int64."""
+        object under the same matrix bits; forgets the poses not seen now (with `scan`,
+        at `next_sample`): (u,) int64."""
         if self.next_code + len(meshes) >= _POSE_CODE_LIMIT:
-            self.poses, self.keys = {}, self.keys[:0]
+            self.poses, self.keys, self.kept = {}, self.keys[:0], {}
             self.next_code = 0
-        poses, codes = {}, []
+        poses, codes = (self.poses if self.scan else {}), []
         for mesh, matrix in zip(meshes, matrices, strict=True):
             token = (id(mesh), matrix.tobytes())
             code = self.poses.get(token)
@@ -498,8 +511,48 @@ class MeshPairCache:
                 code, self.next_code = self.next_code, self.next_code + 1
             poses[token] = code
             codes.append(code)
-        self.poses, self.meshes = poses, list(meshes)
+            if self.scan:
+                self.kept[token] = mesh
+                self.used.add(token)
+        if not self.scan:
+            self.poses, self.meshes = poses, list(meshes)
         return np.array(codes, dtype=np.int64)
+
+    def store(self, keys, reach, distance, point_i, point_j, relation) -> None:
+        """Keep these contacts of pairs `keys` (k,) for the next call: instead of the
+        last call's, or with `scan` beside the others kept (replacing those of the same
+        pairs)."""
+        fields = (keys, reach, distance, point_i, point_j, relation)
+        if self.scan and len(self.keys):
+            older = ~np.isin(self.keys, keys)
+            kept = (self.keys, self.reach, self.distance, self.point_i, self.point_j)
+            fields = tuple(
+                np.concatenate([old[older], new])
+                for old, new in zip((*kept, self.relation), fields, strict=True)
+            )
+        order = np.argsort(fields[0], kind="stable")
+        self.keys, self.reach, self.distance, self.point_i, self.point_j, self.relation = (
+            values[order] for values in fields
+        )
+
+    def next_sample(self) -> None:
+        """With `scan`, after a sample's calls: forget the poses not used since the last
+        `next_sample` (an object moved or its mesh changed) and their pairs' contacts."""
+        gone = [token for token in self.poses if token not in self.used]
+        codes = np.array([self.poses.pop(token) for token in gone], dtype=np.int64)
+        for token in gone:
+            self.kept.pop(token, None)
+        self.used = set()
+        if len(codes) and len(self.keys):
+            # Keys hold two codes of 31 bits each.
+            stale = np.isin(self.keys >> 31, codes) | np.isin(
+                self.keys & (_POSE_CODE_LIMIT - 1), codes
+            )
+            fields = (self.keys, self.reach, self.distance, self.point_i, self.point_j)
+            self.keys, self.reach, self.distance, self.point_i, self.point_j = (
+                values[~stale] for values in fields
+            )
+            self.relation = self.relation[~stale]
 
 
 def _cached_mesh_contacts(
@@ -535,10 +588,7 @@ def _cached_mesh_contacts(
         result = mesh_contacts(mesh_list, matrices, pairs[miss], max_distance, progress)
         distance[miss], relation[miss] = result.distance, result.relation
         point_i[miss], point_j[miss] = result.point_i, result.point_j
-    order = np.argsort(keys, kind="stable")
-    cache.keys, cache.reach = keys[order], reach[order]
-    cache.distance, cache.relation = distance[order], relation[order]
-    cache.point_i, cache.point_j = point_i[order], point_j[order]
+    cache.store(keys, reach, distance, point_i, point_j, relation)
     return distance, point_i, point_j, relation
 
 

@@ -232,14 +232,16 @@ def _sample_hits(
     frame: int,
     contacts: Sequence[SampleContacts],
     mesh_progress: MeshProgress | None = None,
+    cache: MeshPairCache | None = None,
 ) -> list[FrameHits]:
     """Each test's hits at one sample, from its candidate pairs there (`contacts`).
 
     Tests of one scene's objects mostly share their candidate pairs (a clearance test's
     hold a hard test's): the tests run widest margin first, and each decides on meshes
-    only the pairs that the tests before it did not (`MeshPairCache`; a contact decided
-    with a wider margin answers every test as its own would)."""
-    cache = MeshPairCache()
+    only the pairs that the tests before it, and at the sample before the objects that
+    kept their meshes and matrices, did not (`cache`, a `MeshPairCache` with `scan`; a
+    contact decided with a wider margin answers every test as its own would)."""
+    cache = MeshPairCache(scan=True) if cache is None else cache
     hits: list[FrameHits | None] = [None] * len(prepared_tests)
     for index in sorted(range(len(prepared_tests)), key=lambda k: -contacts[k].margin):
         prepared = prepared_tests[index]
@@ -305,6 +307,9 @@ def scan_frames(
     # the previous sample: frame, time, shapes and each test's contacts (None unsampled)
     previous: tuple[int, float, ShapeBatch, list[SampleContacts | None]] | None = None
     reach = 0.0
+    # Mesh contacts shared by the tests of a sample and kept for the objects that do not
+    # move or change to the next.
+    mesh_cache = MeshPairCache(scan=True)
     intervals: list[list[Interval]] = []  # per test, waiting for `_interval_hits`
     for done, (frame, time) in enumerate(itertools.islice(sample_times(sampled, substeps), total)):
         sample = _read_sample(read_frame, frame, time)
@@ -343,8 +348,9 @@ def scan_frames(
             ]
             kept.add(
                 prepared_tests,
-                _sample_hits(prepared_tests, sample, frame, contacts, mesh_progress),
+                _sample_hits(prepared_tests, sample, frame, contacts, mesh_progress, mesh_cache),
             )
+            mesh_cache.next_sample()
         if previous is not None and continuous:
             _add_intervals(
                 intervals, prepared_tests, previous, (time, sample.batch, contacts, arriving)

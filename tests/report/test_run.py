@@ -535,9 +535,9 @@ def test_parse_frame_range_says_what_is_wrong(text, message):
     assert message in str(error.value)
 
 
-def cube_row(spacing: float) -> ReadFrame:
+def cube_row(spacing: float, moving=()) -> ReadFrame:
     """`read_frame` of a row of twelve unit cubes `spacing` apart along x, with their
-    meshes."""
+    meshes; the cubes `moving` (indices) move by 0.25 along y a frame."""
     from collide_addon.clash.evaluate import FrameMeshes
     from collide_addon.core.mesh import prepare_mesh
 
@@ -547,12 +547,15 @@ def cube_row(spacing: float) -> ReadFrame:
     cube = prepare_mesh(0.5 * corners, triangles)
     centers = np.column_stack([spacing * np.arange(12), np.zeros(12), np.zeros(12)])
     matrices = np.repeat(np.eye(4)[None], 12, axis=0)
-    matrices[:, :3, 3] = centers
-    batch = ShapeBatch.boxes(centers, np.repeat(np.eye(3)[None], 12, axis=0), [[0.5] * 3] * 12)
     objects = [ObjectMetadata(f"Cube{k:02d}") for k in range(12)]
 
     def read_frame(time):
-        return FrameSample(batch, objects, FrameMeshes(lambda row: cube, matrices))
+        moved = centers.copy()
+        moved[list(moving), 1] += 0.25 * time
+        posed = matrices.copy()
+        posed[:, :3, 3] = moved
+        batch = ShapeBatch.boxes(moved, np.repeat(np.eye(3)[None], 12, axis=0), [[0.5] * 3] * 12)
+        return FrameSample(batch, objects, FrameMeshes(lambda row: cube, posed))
 
     return read_frame
 
@@ -583,13 +586,38 @@ def test_mesh_tests_of_one_sample_decide_each_pair_once(monkeypatch):
     assert together == [record for records in alone for record in records]
 
 
+def test_mesh_pairs_of_objects_that_kept_their_places_are_not_decided_again(monkeypatch):
+    # Cube 5 of the row moves at every frame: at frames 2 and 3 only its pairs (with 3, 4,
+    # 6 and 7 within the clearance) are decided again.
+    from collide_addon.clash import evaluate as evaluate_module
+
+    tests = [
+        ClashTest("hard", geometry="mesh"),
+        ClashTest("gap", test_type="clearance", tolerance=1.2, geometry="mesh"),
+    ]
+    alone = [run_module.scan_frames([test], (1, 3, 1), cube_row(0.9, [5]))[0] for test in tests]
+    decided = []
+    mesh_contacts = evaluate_module.mesh_contacts
+
+    def counting(meshes, matrices, pairs, *arguments):
+        decided.append(len(pairs))
+        return mesh_contacts(meshes, matrices, pairs, *arguments)
+
+    monkeypatch.setattr(evaluate_module, "mesh_contacts", counting)
+    together, _, _, _ = run_module.scan_frames(tests, (1, 3, 1), cube_row(0.9, [5]))
+    assert decided == [21, 4, 4]
+    assert together == [record for records in alone for record in records]
+    assert {tuple(map(tuple, record["frames"])) for record in together} >= {((1, 3),)}
+
+
 def test_a_mesh_test_reports_its_pairs_progress_at_each_sample(monkeypatch):
     # A row of twelve unit cubes 0.9 apart, each overlapping the next: 11 candidate pairs per
     # sample, decided on their triangles in shares of 3.
     from collide_addon.core import mesh as mesh_module
 
     monkeypatch.setattr(mesh_module, "_PAIRS_PER_SHARE", 3)
-    read_frame = cube_row(0.9)
+    # All moving: each sample decides every pair again.
+    read_frame = cube_row(0.9, moving=range(12))
     calls = []
     records, _, _, _ = run_module.scan_frames(
         [ClashTest("t", geometry="mesh")],
