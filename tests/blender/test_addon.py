@@ -1067,11 +1067,14 @@ def test_detect_prints_progress_in_background(addon, capfd):
 
 def test_a_report_run_prints_a_long_mesh_stage_in_background(addon, capfd, monkeypatch):
     # With no pause between lines (as if each stage were long): the mesh test's pairs at
-    # each frame are reported as they are decided, among the frames' own lines.
+    # each frame are reported as they are decided, among the frames' own lines. The parts
+    # move, so that frame 2 decides its pairs again (a pair of objects that kept their
+    # places keeps its contact from the frame before).
     report_run = sys.modules[f"{addon.__name__}.blender.report_run"]
     monkeypatch.setattr(report_run, "PROGRESS_INTERVAL", 0.0)
     for index in range(6):
-        scenes.add_object(f"Part{index}", scenes.mesh("sphere"), location=(1.5 * index, 0, 0))
+        part = scenes.add_object(f"Part{index}", scenes.mesh("sphere"))
+        scenes.animate_location(part, {1: (1.5 * index, 0, 0), 2: (1.5 * index, 0.1, 0)})
     test = addon.clash.tests.clash_test_from_dict(
         {"name": "hard", "a": {}, "type": "hard", "geometry": "mesh"}
     )
