@@ -92,6 +92,20 @@ def check_coal(raw, meshes, pairs, rng) -> tuple[int, list[str]]:
         ]
     )
     contacts = decide(meshes, chosen, matrices, 0.1)
+
+    def disagreement(first, second, poses, relation, distance, reach, epsilon):
+        return coal_mesh_disagreement(
+            relation, distance, raw[first], raw[second], poses, reach, epsilon
+        )
+
+    return judged(raw, chosen, matrices, contacts, disagreement)
+
+
+def judged(raw, chosen, matrices, contacts, disagreement) -> tuple[int, list[str]]:
+    """The pairs of elements `chosen` (k, 2), posed by `matrices` (2 k), whose `contacts`
+    lie farther than three contact epsilons from contact, judged by `disagreement(first,
+    second, poses, relation, distance, reach, epsilon)` (None where it agrees): (pairs
+    checked, disagreements)."""
     checked, wrong = 0, []
     for row, (first, second) in enumerate(chosen):
         poses = matrices[2 * row : 2 * row + 2]
@@ -100,9 +114,7 @@ def check_coal(raw, meshes, pairs, rng) -> tuple[int, list[str]]:
         if abs(distance) <= 3 * epsilon:
             continue
         checked += 1
-        why = coal_mesh_disagreement(
-            relation, distance, raw[first], raw[second], poses, reach, epsilon
-        )
+        why = disagreement(first, second, poses, relation, distance, reach, epsilon)
         if why is not None:
             wrong.append(f"elements {first}, {second}: {why}")
     return checked, wrong
@@ -113,21 +125,15 @@ def check_copies(raw, meshes, rng) -> tuple[int, list[str]]:
     chosen = rng.choice(len(meshes), size=PAIRS_PER_ROUND)
     matrices = np.concatenate([copy_beside(rng, raw[element][0]) for element in chosen])
     max_distance = float(rng.choice([0.0, 0.1, 1.0]))
-    contacts = decide(meshes, np.repeat(chosen, 2).reshape(-1, 2), matrices, max_distance)
-    checked, wrong = 0, []
-    for row, element in enumerate(chosen):
-        poses = matrices[2 * row : 2 * row + 2]
-        reach, epsilon = contact_reach(raw[element][0], raw[element][0], poses)
-        distance, relation = contacts.distance[row], contacts.relation[row]
-        if abs(distance) <= 3 * epsilon:
-            continue
-        checked += 1
-        why = coal_gap_disagreement(
+    pairs = np.repeat(chosen, 2).reshape(-1, 2)
+    contacts = decide(meshes, pairs, matrices, max_distance)
+
+    def disagreement(element, _, poses, relation, distance, reach, epsilon):
+        return coal_gap_disagreement(
             relation, distance, raw[element], raw[element], poses, max_distance, reach
         )
-        if why is not None:
-            wrong.append(f"element {element} and its copy: {why}")
-    return checked, wrong
+
+    return judged(raw, pairs, matrices, contacts, disagreement)
 
 
 def check_winding(raw, meshes, rng) -> tuple[int, list[str]]:

@@ -560,17 +560,12 @@ def cube_row(spacing: float, moving=()) -> ReadFrame:
     return read_frame
 
 
-def test_mesh_tests_of_one_sample_decide_each_pair_once(monkeypatch):
-    # Cubes 0.9 apart overlap their neighbours; a clearance of 1.2 also takes the next
-    # but one (1.8 apart, a gap of 0.8).
+def scan_alone_and_together(monkeypatch, tests, frames, read_frame):
+    """The records of scans of each of `tests` alone, the records of one scan of them all,
+    and how many pairs each `mesh_contacts` call of that scan decided."""
     from collide_addon.clash import evaluate as evaluate_module
 
-    tests = [
-        ClashTest("hard", geometry="mesh"),
-        ClashTest("gap", test_type="clearance", tolerance=1.2, geometry="mesh"),
-        ClashTest("touch", test_type="touching", geometry="mesh"),
-    ]
-    alone = [run_module.scan_frames([test], (1, 1, 1), cube_row(0.9))[0] for test in tests]
+    alone = [run_module.scan_frames([test], frames, read_frame)[0] for test in tests]
     decided = []
     mesh_contacts = evaluate_module.mesh_contacts
 
@@ -579,7 +574,19 @@ def test_mesh_tests_of_one_sample_decide_each_pair_once(monkeypatch):
         return mesh_contacts(meshes, matrices, pairs, *arguments)
 
     monkeypatch.setattr(evaluate_module, "mesh_contacts", counting)
-    together, _, _, _ = run_module.scan_frames(tests, (1, 1, 1), cube_row(0.9))
+    together, _, _, _ = run_module.scan_frames(tests, frames, read_frame)
+    return alone, together, decided
+
+
+def test_mesh_tests_of_one_sample_decide_each_pair_once(monkeypatch):
+    # Cubes 0.9 apart overlap their neighbours; a clearance of 1.2 also takes the next
+    # but one (1.8 apart, a gap of 0.8).
+    tests = [
+        ClashTest("hard", geometry="mesh"),
+        ClashTest("gap", test_type="clearance", tolerance=1.2, geometry="mesh"),
+        ClashTest("touch", test_type="touching", geometry="mesh"),
+    ]
+    alone, together, decided = scan_alone_and_together(monkeypatch, tests, (1, 1, 1), cube_row(0.9))
     # The clearance test's 21 pairs first; the others' 11 are among them.
     assert decided == [21]
     assert [len(records) for records in alone] == [11, 21, 0]
@@ -589,22 +596,13 @@ def test_mesh_tests_of_one_sample_decide_each_pair_once(monkeypatch):
 def test_mesh_pairs_of_objects_that_kept_their_places_are_not_decided_again(monkeypatch):
     # Cube 5 of the row moves at every frame: at frames 2 and 3 only its pairs (with 3, 4,
     # 6 and 7 within the clearance) are decided again.
-    from collide_addon.clash import evaluate as evaluate_module
-
     tests = [
         ClashTest("hard", geometry="mesh"),
         ClashTest("gap", test_type="clearance", tolerance=1.2, geometry="mesh"),
     ]
-    alone = [run_module.scan_frames([test], (1, 3, 1), cube_row(0.9, [5]))[0] for test in tests]
-    decided = []
-    mesh_contacts = evaluate_module.mesh_contacts
-
-    def counting(meshes, matrices, pairs, *arguments):
-        decided.append(len(pairs))
-        return mesh_contacts(meshes, matrices, pairs, *arguments)
-
-    monkeypatch.setattr(evaluate_module, "mesh_contacts", counting)
-    together, _, _, _ = run_module.scan_frames(tests, (1, 3, 1), cube_row(0.9, [5]))
+    alone, together, decided = scan_alone_and_together(
+        monkeypatch, tests, (1, 3, 1), cube_row(0.9, [5])
+    )
     assert decided == [21, 4, 4]
     assert together == [record for records in alone for record in records]
     assert {tuple(map(tuple, record["frames"])) for record in together} >= {((1, 3),)}
