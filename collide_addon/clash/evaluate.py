@@ -766,9 +766,10 @@ def evaluate_frame(
     sampled: `sample_contacts` of this test and batch, when the caller has them already
     progress: progress(done, total) over the candidate pairs decided on meshes
         (`mesh_pair_contacts`), for a mesh test
-    mesh_cache: for a mesh test, the pairs' mesh contacts of the test decided before at
-        the same sample (`MeshPairCache`): the pairs it holds with a margin at least
-        this test's are not decided again
+    mesh_cache: for a mesh test, mesh contacts decided before (`MeshPairCache`: by the
+        sample's other tests, or at the sample before): a pair it holds, of the same
+        meshes under the same matrices with a margin at least this test's, is not
+        decided again
     Only objects in set A or B enter the broad phase; candidate pairs then go through the
     ignore rules, the narrow phase (proxies, then triangles for a mesh test) and the test
     type's criterion.

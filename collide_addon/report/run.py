@@ -231,8 +231,8 @@ def _sample_hits(
     sample: FrameSample,
     frame: int,
     contacts: Sequence[SampleContacts],
-    mesh_progress: MeshProgress | None = None,
-    cache: MeshPairCache | None = None,
+    mesh_progress: MeshProgress | None,
+    cache: MeshPairCache,
 ) -> list[FrameHits]:
     """Each test's hits at one sample, from its candidate pairs there (`contacts`).
 
@@ -241,7 +241,6 @@ def _sample_hits(
     only the pairs that the tests before it, and at the sample before the objects that
     kept their meshes and matrices, did not (`cache`, a `MeshPairCache` with `scan`; a
     contact decided with a wider margin answers every test as its own would)."""
-    cache = MeshPairCache(scan=True) if cache is None else cache
     hits: list[FrameHits | None] = [None] * len(prepared_tests)
     for index in sorted(range(len(prepared_tests)), key=lambda k: -contacts[k].margin):
         prepared = prepared_tests[index]
