@@ -569,6 +569,53 @@ def test_mesh_pair_cache_reuses_only_pairs_whose_poses_did_not_change(monkeypatc
     assert decide(moved, max_distance=0.5)[0] == 0
 
 
+def test_a_scan_cache_keeps_a_samples_calls_and_forgets_what_moved(monkeypatch):
+    # Five cubes in a row 1.5 apart. In scan mode the contacts of every call of a sample
+    # are kept (not only the last call's), a pair whose cubes kept their places is not
+    # decided again at the next sample, and the poses of a cube that moves at every
+    # sample are forgotten with their pairs, so the cache stays the size of two samples.
+    cube = prepare_mesh(CUBE_VERTICES, CUBE_TRIANGLES)
+    pairs = all_pairs(5)
+
+    def contacts_of(rows):
+        chosen = pairs[rows]
+        return PairContacts(
+            pairs=chosen,
+            distances=np.zeros(len(chosen)),
+            points_i=np.zeros((len(chosen), 3)),
+            points_j=np.zeros((len(chosen), 3)),
+            on_mesh=np.zeros(len(chosen), dtype=bool),
+            relations=np.zeros(len(chosen), dtype=np.int8),
+        )
+
+    tested: list[int] = []
+    original = evaluate_module.mesh_contacts
+
+    def counting(meshes, matrices, pairs, max_distance, progress=None):
+        tested.append(len(pairs))
+        return original(meshes, matrices, pairs, max_distance, progress)
+
+    monkeypatch.setattr(evaluate_module, "mesh_contacts", counting)
+    cache = MeshPairCache(scan=True)
+    first, second = contacts_of(np.arange(4)), contacts_of(np.arange(4, len(pairs)))
+    for sample in range(6):
+        centers = np.array([[1.5 * k, 0.0, 0.0] for k in range(5)])
+        centers[4, 1] = 0.1 * sample  # cube 4 moves at every sample
+        frame_meshes = FrameMeshes(
+            lambda row: cube, np.array([placed(c, [1] * 3) for c in centers])
+        )
+        decided = 0
+        for part in (first, second):
+            tested.clear()
+            cached, _ = mesh_pair_contacts(part, frame_meshes, 1.0, cache)
+            decided += sum(tested)
+            fresh, _ = mesh_pair_contacts(part, frame_meshes, 1.0)
+            np.testing.assert_array_equal(cached.distances, fresh.distances)
+        assert decided == (len(pairs) if sample == 0 else 4)  # then cube 4's pairs only
+        cache.next_sample()
+        assert len(cache.poses) == len(cache.kept) == 5 and len(cache.keys) == len(pairs)
+
+
 def test_kept_mesh_contacts_decide_only_pairs_with_a_changed_object(monkeypatch):
     # Six cubes in a row 1.5 apart (neighbours overlap) and one without triangles (its
     # pairs stay decided on proxies). Over successive checks the kept contacts equal
