@@ -288,8 +288,9 @@ def run_report(addon, arguments: argparse.Namespace) -> int:
     counts = ", ".join(f"{count} {name}" for name, count in summary["by_status"].items())
     written = [path for option in OUTPUT_OPTIONS if (path := getattr(arguments, option))]
     print(f"collide: {summary['open']} open clashes ({counts})", file=sys.stderr)
-    for warning in result.report["warnings"]:
-        print(f"collide: warning: {warning}", file=sys.stderr)
+    common = importlib.import_module(addon.__name__ + ".report.common")
+    for line in common.warning_lines(result.report):
+        print(line, file=sys.stderr)
     if arguments.suggest_fixes:
         print_fixes(addon, result.report["clashes"])
     for path in written:

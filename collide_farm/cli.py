@@ -26,7 +26,7 @@ from typing import Any
 from collide_addon.clash.records import count_failing, effective_fail_on
 from collide_addon.clash.tests import ClashTestError, load_tests
 from collide_addon.report.bcf_report import write_bcf_report
-from collide_addon.report.common import fix_lines, one_line
+from collide_addon.report.common import fix_lines, one_line, warning_lines
 from collide_addon.report.csv_report import write_csv_report
 from collide_addon.report.html_report import write_html_report
 from collide_addon.report.json_report import ReportError, read_json_report, write_json_report
@@ -243,6 +243,8 @@ def finish(
     summary = report["summary"]
     counts = ", ".join(f"{number} {name}" for name, number in summary["by_status"].items())
     print(f"collide: {summary['open']} open clashes ({counts})", file=sys.stderr)
+    for line in warning_lines(report):
+        print(line, file=sys.stderr)
     for line in fix_lines(report["clashes"]):
         print(line)
     for path in written:

@@ -42,6 +42,12 @@ def one_line(text: str) -> str:
     return LINE_BREAKS.sub(lambda match: repr(match.group())[1:-1], text)
 
 
+def warning_lines(report) -> list[str]:
+    """The report's warnings as a run prints them on stderr: "collide: warning: ...", one
+    line each."""
+    return [f"collide: warning: {one_line(warning)}" for warning in report.get("warnings", [])]
+
+
 def fix_lines(clashes) -> list[str]:
     """One line per clash with a suggested fix, as the command line prints them:
     "fix <id> <a> / <b>: move <b> by (x, y, z)" or "... : none: <why>"."""

@@ -214,6 +214,20 @@ def test_merge_writes_the_report_of_one_run_and_its_exit_status(tmp_path):
     assert {clash["status"] for clash in read(out)["clashes"]} == {"approved"}
 
 
+def test_merge_prints_the_merged_reports_warnings(tmp_path):
+    # A part that reached 4,321 m from the origin: the merged report warns, as one run's.
+    parts = _write_parts(tmp_path)
+    far = read(parts[1])
+    far["reach"] = 4321.0
+    parts[1].write_text(report_to_json(far))
+    out = tmp_path / "merged.json"
+    result = collide("merge", *parts, "--json", out)
+    assert result.returncode == 1, result.stderr
+    (warning,) = read(out)["warnings"]
+    assert "4,321 m from the origin" in warning
+    assert f"collide: warning: {warning}" in result.stderr.splitlines()
+
+
 def test_merge_refuses_parts_that_do_not_fit(tmp_path):
     first, second = _write_parts(tmp_path)
     result = collide("merge", first, first, "--json", tmp_path / "out.json")

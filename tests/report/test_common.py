@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from collide_addon.report.common import pair_label, shortened_in_middle
+from collide_addon.report.common import pair_label, shortened_in_middle, warning_lines
 
 SEPARATOR = " / "
 NAMES = st.text(alphabet="abcXYZ_.0 ", min_size=1, max_size=60)
@@ -44,3 +44,12 @@ def test_shortened_names_keep_their_start_first():
     assert shortened_in_middle("Cabinet.Left.001", len, 8) == "Cabi\u2026001"
     assert shortened_in_middle("short", len, 9) == "short"
     assert shortened_in_middle("long name", len, 1) == "\u2026"
+
+
+def test_warning_lines_are_one_line_each():
+    report = {"warnings": ["Far out.", "Open mesh in\nA"]}
+    assert warning_lines(report) == [
+        "collide: warning: Far out.",
+        "collide: warning: Open mesh in\\nA",
+    ]
+    assert warning_lines({}) == []
