@@ -515,15 +515,9 @@ def test_mesh_test_names_open_meshes_among_its_candidates():
     assert hits.open_mesh_names.tolist() == ["sheet"]
 
 
-def test_mesh_pair_cache_reuses_only_pairs_whose_poses_did_not_change(monkeypatch):
-    # A row of four unit cubes 1.5 apart (each overlaps its neighbours) and a fifth far
-    # away; every pair is a candidate. With a cache, a second call with the same
-    # matrices runs no triangle test, a move reruns only the moved cube's pairs, a larger
-    # max_distance reruns all; the results are those computed afresh.
-    cube = prepare_mesh(CUBE_VERTICES, CUBE_TRIANGLES)
-    centers = np.array([[0, 0, 0], [1.5, 0, 0], [3, 0, 0], [4.5, 0, 0], [20, 0, 0]], float)
-    pairs = all_pairs(len(centers))
-    contacts = PairContacts(
+def undecided(pairs: np.ndarray) -> PairContacts:
+    """Candidate `pairs` (k, 2) with zero proxy contacts, for `mesh_pair_contacts`."""
+    return PairContacts(
         pairs=pairs,
         distances=np.zeros(len(pairs)),
         points_i=np.zeros((len(pairs), 3)),
@@ -531,6 +525,11 @@ def test_mesh_pair_cache_reuses_only_pairs_whose_poses_did_not_change(monkeypatc
         on_mesh=np.zeros(len(pairs), dtype=bool),
         relations=np.zeros(len(pairs), dtype=np.int8),
     )
+
+
+def counted_mesh_calls(monkeypatch) -> list[int]:
+    """The pairs each `mesh_contacts` call of evaluate decides from now on, as a list
+    that grows with the calls."""
     tested: list[int] = []
     original = evaluate_module.mesh_contacts
 
@@ -539,6 +538,19 @@ def test_mesh_pair_cache_reuses_only_pairs_whose_poses_did_not_change(monkeypatc
         return original(meshes, matrices, pairs, max_distance, progress)
 
     monkeypatch.setattr(evaluate_module, "mesh_contacts", counting)
+    return tested
+
+
+def test_mesh_pair_cache_reuses_only_pairs_whose_poses_did_not_change(monkeypatch):
+    # A row of four unit cubes 1.5 apart (each overlaps its neighbours) and a fifth far
+    # away; every pair is a candidate. With a cache, a second call with the same
+    # matrices runs no triangle test, a move reruns only the moved cube's pairs, a larger
+    # max_distance reruns all; the results are those computed afresh.
+    cube = prepare_mesh(CUBE_VERTICES, CUBE_TRIANGLES)
+    centers = np.array([[0, 0, 0], [1.5, 0, 0], [3, 0, 0], [4.5, 0, 0], [20, 0, 0]], float)
+    pairs = all_pairs(len(centers))
+    contacts = undecided(pairs)
+    tested = counted_mesh_calls(monkeypatch)
     cache = MeshPairCache()
 
     def decide(centers, max_distance=1.0):
@@ -576,28 +588,9 @@ def test_a_scan_cache_keeps_a_samples_calls_and_forgets_what_moved(monkeypatch):
     # sample are forgotten with their pairs, so the cache stays the size of two samples.
     cube = prepare_mesh(CUBE_VERTICES, CUBE_TRIANGLES)
     pairs = all_pairs(5)
-
-    def contacts_of(rows):
-        chosen = pairs[rows]
-        return PairContacts(
-            pairs=chosen,
-            distances=np.zeros(len(chosen)),
-            points_i=np.zeros((len(chosen), 3)),
-            points_j=np.zeros((len(chosen), 3)),
-            on_mesh=np.zeros(len(chosen), dtype=bool),
-            relations=np.zeros(len(chosen), dtype=np.int8),
-        )
-
-    tested: list[int] = []
-    original = evaluate_module.mesh_contacts
-
-    def counting(meshes, matrices, pairs, max_distance, progress=None):
-        tested.append(len(pairs))
-        return original(meshes, matrices, pairs, max_distance, progress)
-
-    monkeypatch.setattr(evaluate_module, "mesh_contacts", counting)
+    tested = counted_mesh_calls(monkeypatch)
     cache = MeshPairCache(scan=True)
-    first, second = contacts_of(np.arange(4)), contacts_of(np.arange(4, len(pairs)))
+    first, second = undecided(pairs[:4]), undecided(pairs[4:])
     for sample in range(6):
         centers = np.array([[1.5 * k, 0.0, 0.0] for k in range(5)])
         centers[4, 1] = 0.1 * sample  # cube 4 moves at every sample
