@@ -22,6 +22,20 @@ def concatenate_fields(cls, parts, build=None):
     )
 
 
+def first_distinct(values: np.ndarray, repeated: np.ndarray) -> np.ndarray:
+    """Each row's entries of `values` (k, d, ...) that are not `repeated` (k, d) bool (an
+    entry equal to an earlier one of its row, by whatever measure; the first never is),
+    in their order: (k, w, ...), w the most any row keeps, each row padded with its first
+    entry."""
+    order = np.argsort(repeated, axis=1, kind="stable")
+    width = int((~repeated).sum(axis=1).max(initial=0))
+    index = order[:, :width].reshape(order.shape[0], width, *(1,) * (values.ndim - 2))
+    kept = np.take_along_axis(values, index, axis=1)
+    padding = np.take_along_axis(repeated, order[:, :width], axis=1)
+    padding = padding.reshape(*padding.shape, *(1,) * (values.ndim - 2))
+    return np.where(padding, values[:, :1], kept)
+
+
 def rows_as_bytes(values: np.ndarray) -> np.ndarray:
     """Each row of `values` (n, ...) as one opaque value (n,): rows compared bit for bit
     (NaN equal to the same NaN, -0.0 unequal to 0.0) in one comparison each, about a

@@ -23,7 +23,7 @@ from itertools import combinations
 
 import numpy as np
 
-from .columns import pick_rows, reduce_short_axis
+from .columns import first_distinct, pick_rows, reduce_short_axis
 from .constants import COPY_TOLERANCE, CUBE_CORNER_SIGNS, KIND_BOX, KIND_CAPSULE, KIND_SPHERE
 from .grid import ranks_in_runs
 from .shapes import ShapeBatch, frames_from_axes
@@ -356,12 +356,7 @@ def _distinct_corners(corners: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """
     same = (corners[:, :, None] == corners[:, None, :]).all(axis=3)  # (g, 26, 26)
     repeated = np.tril(same, -1).any(axis=2)  # equal to an earlier corner
-    order = np.argsort(repeated, axis=1, kind="stable")
-    counts = (~repeated).sum(axis=1)
-    distinct = np.take_along_axis(corners, order[:, : counts.max(), None], axis=1)
-    padding = np.arange(distinct.shape[1]) >= counts[:, None]
-    distinct = np.where(padding[:, :, None], distinct[:, :1], distinct)
-    return distinct, (~repeated[:, :_HULL_FRAME_POINTS]).sum(axis=1)
+    return first_distinct(corners, repeated), (~repeated[:, :_HULL_FRAME_POINTS]).sum(axis=1)
 
 
 def _best_face_frames(

@@ -128,6 +128,7 @@ from .columns import (
     concatenate_fields,
     cross_rows,
     dot_rows,
+    first_distinct,
     pick_rows,
     reduce_short_axis,
     take_rows,
@@ -2567,12 +2568,7 @@ def _distinct_per_pair(directions: np.ndarray) -> np.ndarray:
     The frame axes and the face normals of a building's elements mostly coincide, and
     every direction costs a projection of both meshes' vertices."""
     cosines = np.abs(directions @ directions.transpose(0, 2, 1))  # (k, d, d)
-    repeated = np.tril(cosines > 1.0 - 1e-15, -1).any(axis=2)
-    order = np.argsort(repeated, axis=1, kind="stable")
-    width = int((~repeated).sum(axis=1).max(initial=0))
-    kept = np.take_along_axis(directions, order[:, :width, None], axis=1)
-    padding = np.take_along_axis(repeated, order[:, :width], axis=1)
-    return np.where(padding[..., None], directions[:, :1], kept)
+    return first_distinct(directions, np.tril(cosines > 1.0 - 1e-15, -1).any(axis=2))
 
 
 def _projected_overlap(world: _World, slots: np.ndarray, directions: np.ndarray) -> np.ndarray:

@@ -19,6 +19,7 @@ from collide_addon.core.columns import (
     dot_rows,
     einsum_rows,
     either_flagged,
+    first_distinct,
     pair_order,
     pick_rows,
     reduce_short_axis,
@@ -243,3 +244,25 @@ def test_pair_order_sorts_by_first_then_second_keeping_ties_in_order():
     order = pair_order(pairs)
     expected = sorted(range(len(pairs)), key=lambda row: (pairs[row, 0], pairs[row, 1], row))
     np.testing.assert_array_equal(order, expected)
+
+
+@settings(max_examples=100, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), tail=st.sampled_from([(), (3,)]))
+def test_first_distinct_keeps_each_rows_unrepeated_entries_in_order_padded_by_the_first(seed, tail):
+    rng = np.random.default_rng(seed)
+    count, width = rng.integers(1, 6), rng.integers(1, 8)
+    values = rng.integers(0, 4, (count, width, *tail)).astype(float)
+    flat = values.reshape(count, width, -1)
+    same = (flat[:, :, None] == flat[:, None, :]).all(axis=3)
+    repeated = np.tril(same, -1).any(axis=2)
+    found = first_distinct(values, repeated)
+    kept = [
+        [entry for entry, twice in zip(row, again, strict=True) if not twice]
+        for row, again in zip(values, repeated, strict=True)
+    ]
+    assert found.shape[1] == max(len(row) for row in kept)
+    for row, expected in zip(found, kept, strict=True):
+        np.testing.assert_array_equal(row[: len(expected)], expected)
+        np.testing.assert_array_equal(
+            row[len(expected) :], np.broadcast_to(expected[0], row[len(expected) :].shape)
+        )
