@@ -2,9 +2,8 @@
 sub-panel."""
 
 import bpy
-import numpy as np
 
-from ..core.contact import contact_epsilon, largest_coordinate
+from ..core.contact import contact_epsilon, coordinate_bound, largest_coordinate
 from ..report.common import FAR_REACH, far_resolution, pair_label
 from . import session
 
@@ -92,20 +91,11 @@ def far_origin_note(scene) -> str | None:
     the origin, where contacts are decided only to the contact epsilon (a millionth of
     the coordinate, as the reports warn): "Far out: contacts to 2 mm"; None otherwise."""
     proxies = session.session_for(scene).proxies
-    if proxies is None:
+    # Drawn at every redraw: a bound first, so that a scene near the origin costs a few
+    # maxima, not a turn of every proxy (0.3 ms at 10,000).
+    if proxies is None or coordinate_bound(proxies.batch) < FAR_REACH:
         return None
-    # Drawn at every redraw: a bound first (a turned core's half-width along an axis is
-    # at most sqrt(3) times its largest half-extent), so that a scene near the origin
-    # costs three maxima, not a turn of every proxy (0.3 ms at 10,000).
-    batch = proxies.batch
-    bound = (
-        np.abs(batch.centers).max(initial=0.0)
-        + np.sqrt(3.0) * batch.half_extents.max(initial=0.0)
-        + batch.radii.max(initial=0.0)
-    )
-    if bound < FAR_REACH:
-        return None
-    resolution = far_resolution(largest_coordinate(batch))
+    resolution = far_resolution(largest_coordinate(proxies.batch))
     return None if resolution is None else f"Far out: contacts to {resolution}"
 
 

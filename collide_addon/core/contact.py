@@ -44,15 +44,19 @@ def contact_epsilon(points) -> np.ndarray:
 
 def largest_contact_epsilon(batch: ShapeBatch) -> float:
     """At least the epsilon of any contact between shapes of `batch`: the margin a broad
-    phase adds so that it keeps every pair the rules below may count.
+    phase adds so that it keeps every pair the rules below may count. A contact point
+    lies in a shape, so no coordinate of it exceeds `coordinate_bound`."""
+    return CONTACT_RELATIVE * max(1.0, coordinate_bound(batch))
 
-    A contact point lies in a shape, so no coordinate of it exceeds the largest |centre
-    coordinate| plus the largest half-extent sum and radius (a cheap bound, no bounds).
-    """
+
+def coordinate_bound(batch: ShapeBatch) -> float:
+    """At least `largest_coordinate` of `batch` (0 for no shapes), without turning any
+    shape's extents: the largest |centre coordinate| plus the largest half-extent sum
+    and radius (a few maxima over the rows)."""
     if len(batch) == 0:
-        return CONTACT_RELATIVE
-    reach = np.abs(batch.centers).max() + (batch.half_extents.sum(axis=1) + batch.radii).max()
-    return CONTACT_RELATIVE * max(1.0, float(reach))
+        return 0.0
+    half_sums = reduce_short_axis(np.add, batch.half_extents)
+    return float(np.abs(batch.centers).max() + (half_sums + batch.radii).max())
 
 
 def largest_coordinate(batch: ShapeBatch) -> float:

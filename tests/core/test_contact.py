@@ -12,6 +12,7 @@ from collide_addon.core.contact import (
     clash_mask,
     contact_epsilon,
     contact_margin,
+    coordinate_bound,
     largest_contact_epsilon,
     largest_coordinate,
     penetrating,
@@ -112,7 +113,11 @@ def test_largest_coordinate_is_the_farthest_point_of_any_shape(seed, far):
     assert largest_coordinate(capsules) == pytest.approx(
         (np.maximum(np.abs(starts), np.abs(ends)) + radii[:, None]).max(), rel=1e-12
     )
-    assert largest_coordinate(ShapeBatch.spheres(np.zeros((0, 3)), np.zeros(0))) == 0.0
+    # The bound without turns is never below it.
+    for batch in (boxes, spheres, capsules):
+        assert coordinate_bound(batch) >= largest_coordinate(batch)
+    none = ShapeBatch.spheres(np.zeros((0, 3)), np.zeros(0))
+    assert largest_coordinate(none) == coordinate_bound(none) == 0.0
 
 
 def test_largest_epsilon_bounds_every_contact_of_the_batch():
