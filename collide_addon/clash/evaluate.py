@@ -453,6 +453,8 @@ def hits_from_pairs(
 
 # Pose codes of a MeshPairCache fit in 31 bits, two of them in one int64 pair key.
 _POSE_CODE_LIMIT = 1 << 31
+# A MeshPairCache's arrays of one row per kept pair.
+_CONTACT_FIELDS = ("keys", "reach", "distance", "point_i", "point_j", "relation")
 
 
 @dataclass
@@ -501,7 +503,8 @@ class MeshPairCache:
         object under the same matrix bits; forgets the poses not seen now (with `scan`,
         at `next_sample`): (u,) int64."""
         if self.next_code + len(meshes) >= _POSE_CODE_LIMIT:
-            self.poses, self.keys, self.kept = {}, self.keys[:0], {}
+            self.poses, self.kept = {}, {}
+            self._keep(slice(0, 0))
             self.next_code = 0
         poses, codes = (self.poses if self.scan else {}), []
         for mesh, matrix in zip(meshes, matrices, strict=True):
@@ -522,18 +525,18 @@ class MeshPairCache:
         """Keep these contacts of pairs `keys` (k,) for the next call: instead of the
         last call's, or with `scan` beside the others kept (replacing those of the same
         pairs)."""
-        fields = (keys, reach, distance, point_i, point_j, relation)
+        fields = dict(
+            zip(_CONTACT_FIELDS, (keys, reach, distance, point_i, point_j, relation), strict=True)
+        )
         if self.scan and len(self.keys):
             older = ~np.isin(self.keys, keys)
-            kept = (self.keys, self.reach, self.distance, self.point_i, self.point_j)
-            fields = tuple(
-                np.concatenate([old[older], new])
-                for old, new in zip((*kept, self.relation), fields, strict=True)
-            )
-        order = np.argsort(fields[0], kind="stable")
-        self.keys, self.reach, self.distance, self.point_i, self.point_j, self.relation = (
-            values[order] for values in fields
-        )
+            fields = {
+                name: np.concatenate([getattr(self, name)[older], values])
+                for name, values in fields.items()
+            }
+        order = np.argsort(fields["keys"], kind="stable")
+        for name, values in fields.items():
+            setattr(self, name, values[order])
 
     def next_sample(self) -> None:
         """With `scan`, after a sample's calls: forget the poses not used since the last
@@ -548,11 +551,12 @@ class MeshPairCache:
             stale = np.isin(self.keys >> 31, codes) | np.isin(
                 self.keys & (_POSE_CODE_LIMIT - 1), codes
             )
-            fields = (self.keys, self.reach, self.distance, self.point_i, self.point_j)
-            self.keys, self.reach, self.distance, self.point_i, self.point_j = (
-                values[~stale] for values in fields
-            )
-            self.relation = self.relation[~stale]
+            self._keep(~stale)
+
+    def _keep(self, rows) -> None:
+        """Keep the contacts of `rows` (a mask or a slice of the kept pairs) only."""
+        for name in _CONTACT_FIELDS:
+            setattr(self, name, getattr(self, name)[rows])
 
 
 def _cached_mesh_contacts(
