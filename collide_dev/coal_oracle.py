@@ -59,6 +59,12 @@ def coal_mesh_distance(first: coal.CollisionObject, second: coal.CollisionObject
     )
 
 
+def same_distance(ours: float, theirs: float, reach: float) -> bool:
+    """Whether a distance of collide's is coal's: to 1e-9 of coal's, or to 1e-7 of the
+    coordinates (up to `reach`), float32 rounding of Blender's data."""
+    return abs(ours - theirs) <= max(1e-9 * abs(theirs), 1e-7 * max(1.0, reach))
+
+
 def coal_gap_disagreement(
     relation: int, distance: float, first: tuple, second: tuple, matrices, max_distance, reach
 ):
@@ -70,8 +76,7 @@ def coal_gap_disagreement(
     allowed too."""
     objects = coal_mesh(*first, matrices[0]), coal_mesh(*second, matrices[1])
     theirs, point_first, point_second = coal_mesh_distance(*objects)
-    rounding = 1e-7 * max(1.0, reach)
-    close = abs(distance - theirs) <= max(1e-9 * abs(theirs), rounding)
+    close = same_distance(distance, theirs, reach)
     epsilon = float(contact_epsilon([(point_first + point_second) / 2.0])[0])
     beyond = theirs > max(max_distance, epsilon) - 1e-9 * max(1.0, reach)
     if relation in (APART, TOUCHING) and (close or (beyond and distance == np.inf)):
@@ -126,8 +131,7 @@ def coal_mesh_disagreement(
     else:
         agrees = relation in (APART, TOUCHING) and not collides
         if agrees and np.isfinite(distance):
-            theirs = coal_mesh_distance(*objects)[0]
-            agrees = abs(distance - theirs) <= max(1e-9 * abs(theirs), 1e-7 * max(1.0, reach))
+            agrees = same_distance(distance, coal_mesh_distance(*objects)[0], reach)
     if agrees:
         return None
     return f"relation {relation}, distance {distance:.6g}, coal collides {collides}"
