@@ -55,13 +55,22 @@ contact):
   of micrometres and the bound along the other's face normal the rounding. For box
   meshes, and convex meshes of few directions, the depth is then at most their exact
   penetration depth (the separating axis theorem); (b) is never more than the true one.
+  (c) Where faces of two closed meshes lie on each other (every corner within `eps` of
+  the other's plane) facing the same way and sharing an area (`_faces_on_faces`, with
+  the meshes' `TriangleMesh.outward` posed), the volumes behind that area overlap: a
+  copy pasted in place has no crossing and no point strictly inside, and a copy moved
+  along its faces only its end faces' centres. The depth is then the bound itself, for
+  two convex meshes (their exact penetration depth where both are polyhedra of few
+  directions), and for others only where (a) and (b) find none (a concave mesh's bound
+  may span its concavity).
   A depth of at most `eps` is no penetration: the pair touches, and its distance is
   within `eps` of 0, as above (0 where triangles cut through each other by more than
   `eps`). Near-coplanar triangles are never taken
   to meet from their planes alone, whose rounding could join faces a gap apart.
 - Relation (module constants): APART, TOUCHING (surfaces within `eps`, nothing crossing
   deeper than `eps`), CROSSING (some triangles cross, or the surfaces meet and a point of
-  (b) lies inside: the volumes overlap through the surfaces), I_INSIDE_J / J_INSIDE_I
+  (b) lies inside, or faces of (c) are shared: the volumes overlap through the
+  surfaces), I_INSIDE_J / J_INSIDE_I
   (the surfaces are apart and a point of the closed mesh i (j) lies strictly inside the
   closed mesh j (i): that mesh or one of its components is wholly inside the other, a
   penetration of the depth (b) although no triangles cross).
@@ -71,7 +80,8 @@ contact):
   report can warn that a part hidden inside an open shell is not found.
 - Witness points: of the minimum distance when the pair does not penetrate; of the
   deepest penetration otherwise: the deepest vertex of the shallower triangle for (a), or
-  the deepest point of (b), and its closest point on the other triangle or surface.
+  the deepest point of (b), and its closest point on the other triangle or surface; for
+  (c), those of (a) or (b) where they found a depth, else where the surfaces meet.
 
 Cost: each `TriangleMesh` carries a bounding volume tree over its triangles, built once
 by `prepare_mesh` (median splits, at most `_LEAF_SIZE` triangles per leaf; once per
@@ -263,6 +273,9 @@ class TriangleMesh:
         where it has at most `_FEW_DIRECTIONS` of each (a box, a wedge, a mitred wall, a
         stair); empty otherwise (a curved mesh). With their count of face normals,
         `normal_count`. `_separating_bound` measures crossing pairs' overlaps along them.
+    outward: +1 where the triangles' right-handed normals (`_unit_normals`) point out of
+        a closed mesh's volume, -1 where they point in (a mesh turned inside out), 0 for
+        an open mesh or where that is not known (`_outward_sign`)
 
     A closed mesh's `ray_grid` is built the first time a ray is cast into it.
     """
@@ -280,6 +293,7 @@ class TriangleMesh:
     face_bounds: np.ndarray
     few_directions: np.ndarray
     normal_count: int
+    outward: int
 
     @functools.cached_property
     def ray_grid(self) -> RayGrid | None:
@@ -352,7 +366,45 @@ def prepare_mesh(vertices, triangles, leaf_size: int = _LEAF_SIZE) -> TriangleMe
         face_bounds,
         few_directions,
         normal_count,
+        _outward_sign(vertices, triangles, vertex_parts) if closed else 0,
     )
+
+
+# Above this many connected parts a closed mesh's orientation is not sought (the parts'
+# boxes are compared two by two): a grating of thousands of bars.
+_ORIENTED_PARTS = 1024
+
+
+def _outward_sign(vertices: np.ndarray, triangles: np.ndarray, parts: np.ndarray) -> int:
+    """`TriangleMesh.outward` of a closed mesh of vertices (v, 3), triangles (t, 3) and
+    connected parts `parts` (v,) (`TriangleMesh.vertex_parts`): the sign of every part's
+    signed volume where they all share one, and no part lies within another's box. A
+    cavity's shell (a part inside another) must face the other way than its solid's to
+    be outward, and ray parity, which decides what is inside, ignores orientation: such
+    a mesh, or one whose parts disagree, gets 0."""
+    owner = parts[triangles[:, 0]]
+    labels, part = np.unique(owner, return_inverse=True)
+    if len(labels) > _ORIENTED_PARTS:
+        return 0
+    corners = vertices[triangles] - (vertices.min(axis=0) + vertices.max(axis=0)) / 2.0
+    # Six times each triangle's signed volume over the mesh's middle.
+    volumes = dot_rows(corners[:, 0], cross_rows(corners[:, 1], corners[:, 2]))
+    signed = np.bincount(part, volumes, minlength=len(labels))
+    # A part whose volume is rounding against its triangles' own (a flat closed shell).
+    solid = np.abs(signed) > 1e-9 * np.bincount(part, np.abs(volumes), minlength=len(labels))
+    sign = np.sign(signed)
+    if not solid.all() or not (sign == sign[0]).all():
+        return 0
+    if len(labels) > 1:
+        order = np.argsort(part, kind="stable")
+        starts = np.searchsorted(part[order], np.arange(len(labels)))
+        lo = np.minimum.reduceat(corners.min(axis=1)[order], starts)
+        hi = np.maximum.reduceat(corners.max(axis=1)[order], starts)
+        within = (lo[:, None] >= lo[None]).all(axis=2) & (hi[:, None] <= hi[None]).all(axis=2)
+        np.fill_diagonal(within, False)
+        if within.any():
+            return 0
+    return int(sign[0])
 
 
 # Face normals within about this angle (radians) of each other count as one direction
@@ -897,6 +949,7 @@ class _PlaneTests:
     crossing: (m,) they meet and cross (the cuts overlap by more than eps)
     lower: (m,) a lower bound of their distance (their separation along either normal)
     signed_first, signed_second: (m, 3) each one's corners to the other's plane
+    on_planes: (m,) each lies in the other's plane: every corner within eps of it
     """
 
     meet: np.ndarray
@@ -905,6 +958,7 @@ class _PlaneTests:
     lower: np.ndarray
     signed_first: np.ndarray
     signed_second: np.ndarray
+    on_planes: np.ndarray
 
 
 def _plane_tests(first, second, normal_first, normal_second, epsilon) -> _PlaneTests:
@@ -919,7 +973,13 @@ def _plane_tests(first, second, normal_first, normal_second, epsilon) -> _PlaneT
     at the corners) pierced neither plane, and came out touching."""
     signed_first = _plane_distances(first, second, normal_second)
     signed_second = _plane_distances(second, first, normal_first)
-    reach_first, reach_second = _reach(signed_first), _reach(signed_second)
+    above_first = reduce_short_axis(np.maximum, signed_first)
+    below_first = -reduce_short_axis(np.minimum, signed_first)
+    above_second = reduce_short_axis(np.maximum, signed_second)
+    below_second = -reduce_short_axis(np.minimum, signed_second)
+    # `_reach` of each.
+    reach_first = np.minimum(above_first, below_first)
+    reach_second = np.minimum(above_second, below_second)
     # Only triangles that both pierce the other's plane can meet: their cuts of the
     # common line are found for those alone.
     pierce = np.flatnonzero((reach_first > epsilon) & (reach_second > epsilon))
@@ -945,7 +1005,42 @@ def _plane_tests(first, second, normal_first, normal_second, epsilon) -> _PlaneT
         np.maximum(np.maximum(-reach_first, -reach_second), 0.0),
         signed_first,
         signed_second,
+        np.maximum(np.maximum(above_first, below_first), np.maximum(above_second, below_second))
+        <= epsilon,
     )
+
+
+def _faces_on_faces(tests: _PlaneTests, first, second, normal_first, normal_second, sides, epsilon):
+    """Which triangle pairs first, second (m, 3, 3) lie on each other's planes (every
+    corner within `epsilon` (m,) of the other's), facing the same way and sharing an
+    area (m,) bool: where both meshes are closed, the volumes behind such faces overlap.
+
+    tests: their `_PlaneTests`; normal_first, normal_second: (m, 3) their unit normals;
+    sides: two (m,) arrays, their meshes' `_World.outward` (0 where not known): both
+    volumes lie behind the shared area where the product of the two and the normals'
+    cosine is positive (faces abutting back to back have their volumes on either side:
+    they touch). The area is shared where the triangles overlap by more than `epsilon`
+    across each of their six edges (in the plane, the least width of two triangles'
+    overlap is across one of them): faces meeting along an edge share none."""
+    rows = np.flatnonzero(tests.on_planes)
+    facing = sides[0][rows] * sides[1][rows] * dot_rows(normal_first[rows], normal_second[rows])
+    rows = rows[facing > 0.0]
+    a, b = first[rows], second[rows]
+    width = np.full(len(rows), np.inf)
+    for triangles, normal in ((a, normal_first[rows]), (b, normal_second[rows])):
+        for corner in range(3):
+            across = cross_rows(triangles[:, (corner + 1) % 3] - triangles[:, corner], normal)
+            across /= np.maximum(_length(across), np.finfo(float).tiny)[:, None]
+            along_a, along_b = dot_rows(a, across[:, None]), dot_rows(b, across[:, None])
+            overlap = np.minimum(
+                reduce_short_axis(np.maximum, along_a), reduce_short_axis(np.maximum, along_b)
+            ) - np.maximum(
+                reduce_short_axis(np.minimum, along_a), reduce_short_axis(np.minimum, along_b)
+            )
+            width = np.minimum(width, overlap)
+    shared = np.zeros(len(first), dtype=bool)
+    shared[rows[width > epsilon[rows]]] = True
+    return shared
 
 
 def _beyond_edges(first: np.ndarray, second: np.ndarray) -> np.ndarray:
@@ -1012,6 +1107,8 @@ class _World:
         extent along its mesh's face normal; turned_normal: (u,) bool, the face normal
         is turned off every world axis (by more than about 0.08 degrees,
         `_TURNED_NORMAL`)
+    outward: (u,) float, `TriangleMesh.outward` posed: flipped where the matrix mirrors,
+        0 where it is singular
     reach: the largest |coordinate| of the corners; slack: the rounding of a bound's
         distance, `_ROUNDING` times max(1, reach)
     """
@@ -1047,6 +1144,7 @@ class _World:
     normal_lo: np.ndarray
     normal_hi: np.ndarray
     turned_normal: np.ndarray
+    outward: np.ndarray
     reach: float
     slack: float
 
@@ -1301,6 +1399,8 @@ def _pose(meshes: Sequence[TriangleMesh], matrices: np.ndarray, used: np.ndarray
         reduce_short_axis(np.minimum, along_normal),
         reduce_short_axis(np.maximum, along_normal),
         np.abs(face_axes[:, 0]).max(axis=1) < _TURNED_NORMAL,
+        np.array([mesh.outward for mesh in posed], dtype=np.float64)
+        * np.sign(np.nan_to_num(np.linalg.det(matrices[used, :3, :3]))),
         reach,
         _ROUNDING * max(1.0, reach),
     )
@@ -1736,7 +1836,9 @@ def _seed_distances(world: _World, count: int, pair, first, second, lower, rows)
 
 def _triangle_stage(world: _World, slots: np.ndarray, grow: float):
     """Minimum distance and deepest crossing of each pair of world meshes `slots` (m, 2):
-    (`_Best` of the distance, `_Best` of minus the depth (a)).
+    (`_Best` of the distance, `_Best` of minus the depth (a), and whether the pair's
+    closed meshes share an area of faces facing the same way (m,) bool,
+    `_faces_on_faces`).
 
     A first bound of each pair's distance, the exact distance of its candidate whose
     bounds are nearest, leaves out the candidates whose bounds are farther apart. Then
@@ -1749,6 +1851,8 @@ def _triangle_stage(world: _World, slots: np.ndarray, grow: float):
     below the distance found so far."""
     nearest, deepest = _Best(len(slots), np.inf), _Best(len(slots), 0.0)
     pair, first, second, lower = _candidates(world, slots, grow)
+    shared = [np.zeros(0, dtype=np.int64)]
+    outward = world.outward[world.owner]
     # The bounds are rounded differently from the distances: a triangle pair touching at
     # distance 0 may get a lower bound of 1e-16, and it must stay a candidate.
     slack = world.slack
@@ -1763,8 +1867,13 @@ def _triangle_stage(world: _World, slots: np.ndarray, grow: float):
         rows = pair[part]
         lo = np.minimum(take_rows(world.lo, first[part]), take_rows(world.lo, second[part]))
         hi = np.maximum(take_rows(world.hi, first[part]), take_rows(world.hi, second[part]))
-        tests = _plane_tests(a, b, normal_a, normal_b, _epsilon(_least_magnitude(lo, hi)))
+        epsilon = _epsilon(_least_magnitude(lo, hi))
+        tests = _plane_tests(a, b, normal_a, normal_b, epsilon)
         lower[part] = np.maximum(lower[part], tests.lower)
+        on = _faces_on_faces(
+            tests, a, b, normal_a, normal_b, (outward[first[part]], outward[second[part]]), epsilon
+        )
+        shared.append(rows[on])
         zero = np.zeros(int(tests.meet.sum()))
         meeting_point = take_rows(tests.meeting_point, tests.meet)
         nearest.offer(rows[tests.meet], zero, meeting_point, meeting_point)
@@ -1810,7 +1919,9 @@ def _triangle_stage(world: _World, slots: np.ndarray, grow: float):
         now = rank < limit
         _offer_beyond_edges(world, nearest, pair, first, second, rest[now], grow)
         rest, rank = rest[~now], rank[~now]
-    return nearest, deepest
+    faces_shared = np.zeros(len(slots), dtype=bool)
+    faces_shared[np.concatenate(shared)] = True
+    return nearest, deepest, faces_shared
 
 
 def _offer_beyond_edges(world: _World, nearest: _Best, pair, first, second, rows, grow: float):
@@ -2365,7 +2476,7 @@ def _slot_contacts(world, boxes, slots, overlap, max_distance, contact) -> MeshC
     `_posed_boxes` `boxes`, the pairs' `_face_axes_overlap` (m,) and the call's contact
     epsilon `contact` (of all its meshes, not only these)."""
     grow = max_distance + contact
-    nearest, crossing = _triangle_stage(world, slots, grow)
+    nearest, crossing, faces_shared = _triangle_stage(world, slots, grow)
     closed = world.closed[slots]
     i_in_j = _Best(len(slots), 0.0)
     j_in_i = _Best(len(slots), 0.0)
@@ -2389,19 +2500,29 @@ def _slot_contacts(world, boxes, slots, overlap, max_distance, contact) -> MeshC
             found.second if inner == 0 else found.first,
         )
     inside = -np.minimum(i_in_j.value, j_in_i.value)
+    # The pairs' contact epsilon, at their nearest points.
+    epsilon = contact_epsilon(np.nan_to_num(nearest.first))
+    # Depth (c): where faces of the two lie on each other facing the same way (a copy
+    # pasted in place, or moved along its faces), the volumes behind them overlap, maybe
+    # with no triangle crossing and no point strictly inside: the bound is the depth.
+    # Where one mesh is not convex, only if (a) and (b) found none: its bound may span a
+    # concavity (a box sunk a millimetre into an L-shaped element's arm, flush with its
+    # top, has (b) a millimetre and a bound as wide as the box).
+    faces_shared &= world.convex[slots].all(axis=1) | (
+        np.maximum(-crossing.value, inside) <= epsilon
+    )
+    crossing_depth = np.where(faces_shared, np.inf, -crossing.value)
     # The bound caps a depth: the pairs where nothing crosses and nothing lies inside have
     # none to cap (their depth is 0 whatever the bound).
     bound = np.full(len(slots), np.inf)
-    capped = np.flatnonzero(np.maximum(-crossing.value, inside) > 0)
+    capped = np.flatnonzero(np.maximum(crossing_depth, inside) > 0)
     bound[capped], directions = _separating_bound(world, boxes, slots[capped])
     # Where a penetration would be reported from crossing triangles, the meshes' own
     # extents along the same directions (their vertices, not their boxes) may show that a
     # smaller move separates. Not where points inside give the depth: no move that
     # separates is shorter than theirs.
-    # The pairs' contact epsilon, at their nearest points.
-    epsilon = contact_epsilon(np.nan_to_num(nearest.first))
     deep = np.flatnonzero(
-        (np.minimum(-crossing.value, bound) > np.maximum(inside, epsilon)) & (bound > inside)
+        (np.minimum(crossing_depth, bound) > np.maximum(inside, epsilon)) & (bound > inside)
     )
     deep_directions = take_rows(directions, np.searchsorted(capped, deep))
     # A pair with a mesh that is a polyhedron of few directions but not a box (a mitred
@@ -2424,7 +2545,15 @@ def _slot_contacts(world, boxes, slots, overlap, max_distance, contact) -> MeshC
             bound[deep[rows]], _projected_overlap(world, slots[deep[rows]], along)
         )
     return _combine(
-        nearest, crossing, i_in_j, j_in_i, bound, epsilon, max_distance, ~closed.all(axis=1)
+        nearest,
+        crossing,
+        i_in_j,
+        j_in_i,
+        faces_shared,
+        bound,
+        epsilon,
+        max_distance,
+        ~closed.all(axis=1),
     )
 
 
@@ -2620,13 +2749,14 @@ def _box_extents(corners: np.ndarray, directions: np.ndarray) -> tuple[np.ndarra
 
 
 def _combine(
-    nearest, crossing, i_in_j, j_in_i, bound, epsilon, max_distance, open_pair
+    nearest, crossing, i_in_j, j_in_i, faces_shared, bound, epsilon, max_distance, open_pair
 ) -> MeshContacts:
     """The pairs' `MeshContacts` from the per-pair stages (each a `_Best` whose value is
-    the distance, or minus a depth; witness points on mesh i first), the separating
-    bound (m,) that caps the depth and the pairs' contact epsilon (m,)."""
+    the distance, or minus a depth; witness points on mesh i first), whether the pairs
+    share faces facing the same way (m,) (depth (c): the bound), the separating bound
+    (m,) that caps the depth and the pairs' contact epsilon (m,)."""
     estimate = -np.minimum(np.minimum(crossing.value, i_in_j.value), j_in_i.value)
-    depth = np.minimum(estimate, bound)
+    depth = np.minimum(np.where(faces_shared, np.inf, estimate), bound)
     relation = np.full(len(depth), APART, dtype=np.int8)
     # A crossing that a move of at most eps separates is a touch.
     crossing_value = np.where(depth > epsilon, crossing.value, 0.0)
@@ -2636,7 +2766,11 @@ def _combine(
     apart = nearest.value > epsilon
     relation[(j_in_i.value < 0) & apart] = J_INSIDE_I
     relation[(i_in_j.value < 0) & apart] = I_INSIDE_J
-    relation[(crossing_value < 0) | (((i_in_j.value < 0) | (j_in_i.value < 0)) & ~apart)] = CROSSING
+    relation[
+        (crossing_value < 0)
+        | (((i_in_j.value < 0) | (j_in_i.value < 0)) & ~apart)
+        | (faces_shared & (depth > epsilon))
+    ] = CROSSING
     depth[depth <= epsilon] = 0.0
     distance = np.where(depth > 0, -depth, nearest.value)
     far = (depth <= 0) & (nearest.value > np.maximum(max_distance, epsilon))
@@ -2644,7 +2778,9 @@ def _combine(
     point_i, point_j = nearest.first.copy(), nearest.second.copy()
     point_i[far] = np.nan
     point_j[far] = np.nan
+    # A depth (c) keeps the witnesses of the deepest (a) or (b) where there is one, and
+    # where the surfaces meet otherwise.
     for stage in (j_in_i, i_in_j, crossing):
-        deepest = (depth > 0) & (stage.value == -estimate)
+        deepest = (depth > 0) & (estimate > 0) & (stage.value == -estimate)
         point_i[deepest], point_j[deepest] = stage.first[deepest], stage.second[deepest]
     return MeshContacts(distance, point_i, point_j, relation, open_pair)

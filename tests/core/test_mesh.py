@@ -887,6 +887,113 @@ def test_boxes_of_one_height_overlapping_end_to_end_penetrate():
     assert np.linalg.norm(point_i - point_j) == pytest.approx(0.2)
 
 
+def box_as_prism(lo, hi):
+    """The box of corners lo, hi triangulated otherwise: its caps fanned from their centres."""
+    footprint = [[lo[0], lo[1]], [hi[0], lo[1]], [hi[0], hi[1]], [lo[0], hi[1]]]
+    return prepare_mesh(*prism(footprint, lo[2], hi[2]))
+
+
+def inside_out(mesh_arrays):
+    vertices, triangles = mesh_arrays
+    return prepare_mesh(vertices, triangles[:, ::-1])
+
+
+@given(
+    half=st.tuples(*[st.floats(0.05, 2.0)] * 3),
+    axis=st.integers(0, 2),
+    share=st.sampled_from([0.0, 1e-3, 0.3, 0.9]),
+    seed=st.integers(0, 2**16),
+    copy=st.sampled_from(["same", "retriangulated", "inside out", "mirrored"]),
+)
+@settings(deadline=None)
+def test_a_copy_in_place_or_moved_along_its_faces_is_as_deep_as_coal_says(
+    half, axis, share, seed, copy
+):
+    """A box and its copy moved along one of its axes by a share of its width (0: pasted
+    in place): every face of the copy lies on a face of the box facing the same way, or
+    inside it, and no triangle crosses. Depth (c): a hard clash as deep as coal's EPA
+    says, whatever the copy's triangulation, orientation or a mirroring matrix. Before,
+    the copy in place touched and the moved one was as deep as its end face's centre
+    lies inside (a millimetre for a copy moved by a thousandth of a 1 m width)."""
+    lo, hi = -np.array(half), np.array(half)
+    first = box(lo, hi)
+    second, mirror = first, np.eye(4)
+    if copy == "retriangulated":
+        second = box_as_prism(lo, hi)
+    elif copy == "inside out":
+        second = inside_out(box_mesh(lo, hi))
+    elif copy == "mirrored":
+        mirror = affine(np.diag(np.where(np.arange(3) == (axis + 1) % 3, -1.0, 1.0)))
+    pose = random_pose(np.random.default_rng(seed), scale=False)
+    offset = np.zeros(3)
+    offset[axis] = 2.0 * half[axis] * share
+    second_matrix = pose @ affine(offset=offset) @ mirror
+    distance, relation, _, _ = one_pair(first, second, pose, second_matrix)
+    world = [
+        shape.vertices @ matrix[:3, :3].T + matrix[:3, 3]
+        for shape, matrix in ((first, pose), (second, second_matrix))
+    ]
+    assert relation == CROSSING
+    assert distance == pytest.approx(coal_convex_distance(*world), abs=1e-9)
+
+
+@pytest.mark.parametrize("copy", ["same", "inside out", "mirrored"])
+def test_faces_back_to_back_touch_whatever_the_meshes_orientation(copy):
+    # Faces on each other facing opposite ways: the volumes lie on either side.
+    second, mirror = box([-1.0] * 3, [1.0] * 3), np.eye(4)
+    if copy == "inside out":
+        second = inside_out(box_mesh([-1.0] * 3, [1.0] * 3))
+    elif copy == "mirrored":
+        mirror = affine(np.diag([1.0, -1.0, 1.0]))
+    distance, relation, _, _ = one_pair(
+        box([-1.0] * 3, [1.0] * 3), second, None, affine(offset=(2.0, 0.3, 0.0)) @ mirror
+    )
+    assert relation == TOUCHING
+    assert distance == pytest.approx(0.0, abs=1e-12)
+
+
+L_FOOTPRINT = [[0, 0], [2, 0], [2, 1], [1, 1], [1, 2], [0, 2]]
+
+
+def l_shape():
+    """An L-shaped element 1 high: a 2 x 2 square less its corner x > 1, y > 1."""
+    return prepare_mesh(*prism(L_FOOTPRINT, 0.0, 1.0, centre=(0.5, 0.5)))
+
+
+def test_an_l_shaped_copy_in_place_is_as_deep_as_it_is_high():
+    distance, relation, _, _ = one_pair(l_shape(), l_shape())
+    assert relation == CROSSING
+    assert distance == pytest.approx(-1.0, abs=1e-12)
+
+
+def test_a_box_sunk_into_an_l_arm_flush_with_its_top_is_as_deep_as_it_is_sunk():
+    """Top and bottom faces shared with the L, facing the same way, but the L is not
+    convex: its extents' overlap with the box (0.6 m, the box's width) spans the L's
+    missing corner, where the box lies. The box's face a millimetre inside the arm
+    gives the depth (b)."""
+    sunk = box([0.999, 1.2, 0.0], [1.5, 1.8, 1.0])
+    distance, relation, _, _ = one_pair(l_shape(), sunk)
+    assert relation == CROSSING
+    assert distance == pytest.approx(-0.001, abs=1e-9)
+
+
+def test_outward_is_where_the_normals_point_where_it_is_known():
+    cube = box_mesh([-1.0] * 3, [1.0] * 3)
+    assert prepare_mesh(*cube).outward == 1
+    assert inside_out(cube).outward == -1
+    assert prepare_mesh(cube[0], cube[1][:-2]).outward == 0  # a face missing: open
+    vertices, triangles = cube
+    far = vertices + np.array([5.0, 0.0, 0.0])
+    two = np.concatenate([vertices, far]), np.concatenate([triangles, triangles + 8])
+    assert prepare_mesh(*two).outward == 1
+    # Parts disagreeing, or one inside the other's box (a cavity's shell), are not known.
+    disagreeing = np.concatenate([triangles, triangles[:, ::-1] + 8])
+    assert prepare_mesh(two[0], disagreeing).outward == 0
+    cavity = np.concatenate([vertices, vertices * 0.5])
+    assert prepare_mesh(cavity, np.concatenate([triangles, triangles[:, ::-1] + 8])).outward == 0
+    assert prepare_mesh(cavity, np.concatenate([triangles, triangles + 8])).outward == 0
+
+
 def test_an_open_shell_inside_a_closed_mesh_is_found():
     vertices, triangles = box_mesh([-0.1] * 3, [0.1] * 3)
     shell = prepare_mesh(vertices, triangles[2:])  # a box without one face
