@@ -354,3 +354,33 @@ def test_copies_of_an_element_share_its_prepared_mesh(addon):
     ]
     assert all(window.tree_order is windows[0].tree_order for window in windows)
     assert len({window.vertices[0, 0] for window in windows}) == 2
+
+
+@pytest.mark.parametrize("mirrored", [False, True])
+def test_a_copy_pasted_in_place_is_a_clash_as_deep_as_the_wall_is_thick(addon, mirrored):
+    """Shift+D and a cancelled move: a wall and its copy, their faces on each other's
+    facing the same way, no triangle crossing and no point strictly inside. On the
+    proxies a clash; on the meshes they touched. A mirrored copy (scale -1 across the
+    wall) is the same wall with its normals turned by its matrix."""
+    wall = scenes.add_object(
+        "Wall", mesh_from_arrays("Wall", *box_mesh([-2.0, -0.1, 0.0], [2.0, 0.1, 3.0]))
+    )
+    copy = wall.copy()
+    copy.data = wall.data.copy()
+    bpy.context.scene.collection.objects.link(copy)
+    if mirrored:
+        copy.scale = (1.0, -1.0, 1.0)
+    settings = bpy.context.scene.collide
+    settings.geometry = "MESH"
+    assert bpy.ops.collide.detect() == {"FINISHED"}
+    rows = clash_rows(settings)
+    assert list(rows) == [("Wall", copy.name)]
+    distance, on_mesh = rows["Wall", copy.name]
+    assert on_mesh
+    assert distance == pytest.approx(-0.2, abs=1e-6)
+    # A report's hard test decides on the meshes by default.
+    test = addon.clash.tests.clash_test_from_dict({"name": "hard", "a": {}, "type": "hard"})
+    assert test.geometry == "mesh"
+    [clash] = addon.blender.run_clash_report([test]).report["clashes"]
+    assert (clash["a"], clash["b"]) == ("Wall", copy.name)
+    assert clash["distance"] == pytest.approx(-0.2, abs=1e-6)
