@@ -26,7 +26,13 @@ against an oracle that shares no code with collide's:
 - EPA: a near pair of convex closed elements, the second turned by 0.05 rad and moved by
   5 cm (normal draws): a penetration depth must be no more than coal's EPA on the two
   hulls (to EPA's own precision, 2e-5 m) where both are polyhedra of few directions
-  (`TriangleMesh.few_directions`); deeper pairs with a curved element are counted apart.
+  (`TriangleMesh.few_directions`); deeper pairs with a curved element are counted apart;
+- in place: a closed element whose outside is known (`TriangleMesh.outward`) and a copy
+  of it pasted in place or moved along a world axis by 0.1% or 30% of its extent, both
+  posed by one float32 parent chain: its faces lie on the original's, facing the same
+  way. Where coal's EPA on the two hulls is more than three contact epsilons, the pair
+  must cross, as deep as EPA for convex elements of few directions and at least as deep
+  for other convex ones.
 
 Prints, per model and oracle, the pairs checked and each disagreement.
 """
@@ -39,13 +45,21 @@ from pathlib import Path
 
 import numpy as np
 
-from collide_addon.core.mesh import APART, I_INSIDE_J, J_INSIDE_I, mesh_contacts, prepare_mesh
+from collide_addon.core.mesh import (
+    APART,
+    CROSSING,
+    I_INSIDE_J,
+    J_INSIDE_I,
+    mesh_contacts,
+    prepare_mesh,
+)
 from collide_dev.coal_oracle import (
     coal_convex_distance,
     coal_gap_disagreement,
     coal_mesh_disagreement,
 )
 from collide_dev.real_poses import (
+    blender_pose,
     contact_reach,
     containment_disagreement,
     copy_beside,
@@ -185,6 +199,39 @@ def check_epa(raw, meshes, pairs, rng) -> tuple[int, int, list[str]]:
     return checked, curved, wrong
 
 
+def check_in_place(raw, meshes, rng) -> tuple[int, list[str]]:
+    """One round of the in-place oracle: (pairs checked, disagreements)."""
+    oriented = np.flatnonzero([mesh.outward != 0 for mesh in meshes])
+    if not len(oriented):
+        return 0, []
+    chosen = rng.choice(oriented, size=PAIRS_PER_ROUND)
+    matrices = []
+    for element in chosen:
+        pose = blender_pose(rng, float(rng.choice([0.0, 100.0, 3000.0])))
+        move = np.eye(4)
+        axis = rng.integers(3)
+        move[axis, 3] = float(rng.choice([0.0, 1e-3, 0.3])) * np.ptp(raw[element][0][:, axis])
+        matrices += [pose, pose @ move]
+    contacts = decide(meshes, np.repeat(chosen, 2).reshape(-1, 2), matrices, 0.0)
+    checked, wrong = 0, []
+    for row, element in enumerate(chosen):
+        poses = matrices[2 * row : 2 * row + 2]
+        vertices = raw[element][0]
+        _, epsilon = contact_reach(vertices, vertices, np.array(poses))
+        exact = -coal_convex_distance(posed(vertices, poses[0]), posed(vertices, poses[1]))
+        if exact <= 3 * epsilon:
+            continue
+        checked += 1
+        mesh, depth = meshes[element], -contacts.distance[row]
+        if contacts.relation[row] != CROSSING or depth <= 0:
+            wrong.append(f"element {element}: relation {contacts.relation[row]}, EPA {exact:.6g}")
+        elif mesh.convex and len(mesh.few_directions) and abs(depth - exact) > EPA_PRECISION:
+            wrong.append(f"element {element}: depth {depth:.6g}, EPA {exact:.6g}")
+        elif mesh.convex and depth < exact - EPA_PRECISION:
+            wrong.append(f"element {element}: depth {depth:.6g} below EPA {exact:.6g}")
+    return checked, wrong
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--ifc-dir", type=Path, required=True)
@@ -199,7 +246,7 @@ def main() -> None:
     for model in models:
         raw, pairs, _ = near_pairs(model)
         meshes = [prepare_mesh(*shape) for shape in raw]
-        totals = {"coal": 0, "copies": 0, "winding": 0, "EPA": 0}
+        totals = {"coal": 0, "copies": 0, "winding": 0, "EPA": 0, "in place": 0}
         curved, disagreements = 0, []
         for _ in range(args.rounds):
             checked, wrong = check_coal(raw, meshes, pairs, rng)
@@ -215,6 +262,9 @@ def main() -> None:
             totals["EPA"] += checked
             curved += deeper
             disagreements += [f"EPA: {line}" for line in wrong]
+            checked, wrong = check_in_place(raw, meshes, rng)
+            totals["in place"] += checked
+            disagreements += [f"in place: {line}" for line in wrong]
         checked = ", ".join(f"{name} {count}" for name, count in totals.items())
         print(
             f"{model.parent.name}: pairs checked: {checked}; deeper than EPA with a curved"
