@@ -47,7 +47,9 @@ contact):
   their boxes, and for a pair that would penetrate of their vertices
   (`_projected_overlap`), along those and, where a mesh is a polyhedron of few
   directions but not a box (`TriangleMesh.few_directions`: a mitred wall, a wedge),
-  both meshes' face normals and their edges' cross products. A depth is the least move
+  both meshes' face normals and their edges' cross products; where a mesh has many
+  (a curved one), the least of those directions then tilted towards the meshes' face
+  axes while the overlap shrinks (`_tilted_overlap`). A depth is the least move
   that separates, so an estimate above a move that does is too deep: faces overlapping
   by a millimetre along an edge give (a) the height of the face and this bound the
   millimetre; in a building turned on its site and stored in world coordinates, a
@@ -2529,6 +2531,7 @@ def _slot_contacts(world, boxes, slots, overlap, max_distance, contact) -> MeshC
     # wall, a wedge) is measured along its faces' normals and edges' crosses too: a box's
     # are its face frame's, already among the directions.
     polyhedral = _not_boxes(world, slots[deep]).any(axis=1)
+    least = np.zeros((len(deep), 3))
     for rows, with_faces in (
         (np.flatnonzero(~polyhedral), False),
         (np.flatnonzero(polyhedral), True),
@@ -2541,9 +2544,16 @@ def _slot_contacts(world, boxes, slots, overlap, max_distance, contact) -> MeshC
                 [along, _face_and_edge_axes(world, slots[deep[rows]], along[:, 0])], axis=1
             )
         along = _distinct_per_pair(along)
-        bound[deep[rows]] = np.minimum(
-            bound[deep[rows]], _projected_overlap(world, slots[deep[rows]], along)
-        )
+        overlap, least[rows] = _projected_overlap(world, slots[deep[rows]], along)
+        bound[deep[rows]] = np.minimum(bound[deep[rows]], overlap)
+    # A pair with a mesh of many directions (a curved one) tilts its least direction.
+    curved = np.flatnonzero(
+        _many_directions(world, slots[deep]).any(axis=1)
+        & (bound[deep] > np.maximum(inside[deep], epsilon[deep]))
+    )
+    bound[deep[curved]] = _tilted_overlap(
+        world, slots[deep[curved]], bound[deep[curved]], least[curved]
+    )
     return _combine(
         nearest,
         crossing,
@@ -2638,6 +2648,15 @@ def _not_boxes(world: _World, meshes: np.ndarray) -> np.ndarray:
     return off_frame[at].reshape(np.shape(meshes))
 
 
+def _many_directions(world: _World, meshes: np.ndarray) -> np.ndarray:
+    """Whether each of the world meshes `meshes` (any shape) has more face normals or
+    edge directions than `_FEW_DIRECTIONS` (a curved mesh: no `few_directions`): same
+    shape, bool."""
+    distinct, at = np.unique(meshes, return_inverse=True)
+    many = np.array([not len(world.meshes[index].few_directions) for index in distinct], dtype=bool)
+    return many[at].reshape(np.shape(meshes))
+
+
 def _face_and_edge_axes(world: _World, slots: np.ndarray, fallback: np.ndarray) -> np.ndarray:
     """The separating axis theorem's directions of each pair of world meshes `slots`
     (k, 2), posed: both meshes' face normals and the cross products of their edges, from
@@ -2700,16 +2719,18 @@ def _distinct_per_pair(directions: np.ndarray) -> np.ndarray:
     return first_distinct(directions, np.tril(cosines > 1.0 - 1e-15, -1).any(axis=2))
 
 
-def _projected_overlap(world: _World, slots: np.ndarray, directions: np.ndarray) -> np.ndarray:
+def _projected_overlap(world: _World, slots: np.ndarray, directions: np.ndarray):
     """For each pair of world meshes `slots` (k, 2), the smallest overlap of the two
     meshes' vertices' extents along its `directions` (k, d, 3) unit vectors: (k,) >= 0,
-    a translation that separates them (+inf where a mesh has no vertices).
+    a translation that separates them (+inf where a mesh has no vertices), and the
+    direction it is along (k, 3) (the first where a mesh has no vertices).
 
     Exact where boxes are not: a rafter resting on a gable wall's sloped top overlaps it
     by rounding along the rafter's face normal, where the wall's box reaches up to the
     gable's corner. Measured in chunks of pairs, so that the vertices' projections
     (vertices times directions) stay small."""
     overlap = np.full(len(slots), np.inf)
+    along_least = directions[:, 0].copy()
     # A mesh without vertices has no extent: nothing to separate.
     measured = np.flatnonzero((world.vertex_count[slots] > 0).all(axis=1))
     counts = world.vertex_count[slots[measured]].sum(axis=1)
@@ -2725,8 +2746,60 @@ def _projected_overlap(world: _World, slots: np.ndarray, directions: np.ndarray)
             starts = _starts(world.vertex_count[meshes])
             reach.append((np.minimum.reduceat(along, starts), np.maximum.reduceat(along, starts)))
         (low_a, high_a), (low_b, high_b) = reach
-        widths = np.minimum(high_a - low_b, high_b - low_a).min(axis=1)
-        overlap[rows] = np.maximum(widths, 0.0)
+        widths = np.minimum(high_a - low_b, high_b - low_a)
+        least = widths.argmin(axis=1)
+        overlap[rows] = np.maximum(pick_rows(widths, least), 0.0)
+        along_least[rows] = pick_rows(directions[rows], least)
+    return overlap, along_least
+
+
+# A bound of a pair with a mesh of many directions (a curved one) is refined by tilting its
+# direction by each of these angles (radians) at once, moving to the best tilt while one
+# lowers it, at most _BOUND_TILT_STEPS times.
+_BOUND_TILTS = (0.1, 0.03, 0.01, 0.003, 0.001)
+_BOUND_TILT_STEPS = 12
+# A face axis within about this angle (radians) of the direction gives no side to tilt to.
+_TILT_SIDE = 1e-6
+
+
+def _tilted_overlap(world: _World, slots: np.ndarray, overlap: np.ndarray, along: np.ndarray):
+    """`_projected_overlap` of the pairs of world meshes `slots` (k, 2) lowered from
+    `overlap` (k,), measured along `along` (k, 3) unit rows, by tilting the direction
+    towards both meshes' face axes, either way, by each of `_BOUND_TILTS` at once, and
+    moving to the best tilt while one lowers it (at most `_BOUND_TILT_STEPS` moves): (k,).
+
+    Along any direction the overlap of the vertices' extents separates the two, so every
+    tilt keeps a bound. For two convex meshes the least over all directions is their
+    penetration depth: a curved element's facets have too many normals for the
+    separating axis theorem's directions (`TriangleMesh.few_directions`), and the frames'
+    directions alone left the depths of turned UV spheres and cylinders pushed into each
+    other up to 4 times coal's EPA. The face axes move with the meshes and do not depend
+    on which comes first, so the search is the same under a rigid motion and for the
+    pair either way round."""
+    overlap, along = overlap.copy(), along.copy()
+    axes = np.concatenate([world.face_axes[slots[:, 0]], world.face_axes[slots[:, 1]]], axis=1)
+    axes = np.concatenate([axes, -axes], axis=1)  # (k, 12, 3)
+    angles = np.array(_BOUND_TILTS)[:, None]
+    active = np.arange(len(slots))
+    for _ in range(_BOUND_TILT_STEPS):
+        if not len(active):
+            break
+        direction = along[active][:, None]
+        sides = axes[active] - dot_rows(axes[active], direction)[..., None] * direction
+        length = _length(sides)
+        # An axis along the direction gives no side to tilt to.
+        sides = np.where(
+            (length > _TILT_SIDE)[..., None], sides / np.maximum(length, _TILT_SIDE)[..., None], 0.0
+        )
+        tilts = (
+            np.cos(angles)[None, :, :, None] * direction[:, None]
+            + np.sin(angles)[None, :, :, None] * sides[:, None]
+        ).reshape(len(active), -1, 3)
+        tilts /= _length(tilts)[..., None]
+        tilted, best = _projected_overlap(world, slots[active], tilts)
+        better = tilted < overlap[active]
+        active = active[better]
+        overlap[active], along[active] = tilted[better], best[better]
     return overlap
 
 

@@ -994,6 +994,40 @@ def test_outward_is_where_the_normals_point_where_it_is_known():
     assert prepare_mesh(cavity, np.concatenate([triangles, triangles + 8])).outward == 0
 
 
+def test_turned_round_shapes_pushed_into_each_other_are_no_deeper_than_coal_says():
+    """UV spheres, 16-sided cylinders and cubes (the live benchmark's shapes) turned at
+    random and pushed into each other. The round ones have too many face normals for the
+    separating axis theorem's directions (`few_directions`): before the bound's
+    direction was tilted, depths came out up to 4 times coal's EPA. Never more than it
+    by 1% now (the tilts stop at a local least: 0.4% above it at worst here)."""
+    rng = np.random.default_rng(5)
+    shapes = [box_mesh([-1.0] * 3, [1.0] * 3), uv_sphere(1.0, 8, 16), cylinder(1.0, 4.0, 16)]
+    meshes = [prepare_mesh(*shape) for shape in shapes]
+    kinds = rng.integers(0, 3, (200, 2))
+    matrices = []
+    for _ in range(200):
+        matrices.append(random_pose(rng, scale=False))
+        offset = rng.normal(size=3)
+        matrices.append(
+            affine(
+                random_pose(rng, scale=False)[:3, :3],
+                matrices[-1][:3, 3] + offset / np.linalg.norm(offset) * rng.uniform(1.0, 3.0),
+            )
+        )
+    result = mesh_contacts(
+        [meshes[kind] for kind in kinds.ravel()], matrices, np.arange(400).reshape(-1, 2), 0.0
+    )
+    penetrating = np.flatnonzero(result.distance < 0)
+    assert len(penetrating) > 100
+    for row in penetrating:
+        world = [
+            shapes[kind][0] @ matrix[:3, :3].T + matrix[:3, 3]
+            for kind, matrix in zip(kinds[row], matrices[2 * row : 2 * row + 2], strict=True)
+        ]
+        exact = -coal_convex_distance(*world)
+        assert -result.distance[row] <= 1.01 * exact + 1e-9, (row, result.distance[row], exact)
+
+
 def test_an_open_shell_inside_a_closed_mesh_is_found():
     vertices, triangles = box_mesh([-0.1] * 3, [0.1] * 3)
     shell = prepare_mesh(vertices, triangles[2:])  # a box without one face
