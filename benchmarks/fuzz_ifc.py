@@ -26,7 +26,8 @@ against an oracle that shares no code with collide's:
 - EPA: a near pair of convex closed elements, the second turned by 0.05 rad and moved by
   5 cm (normal draws): a penetration depth must be no more than coal's EPA on the two
   hulls (to EPA's own precision, 2e-5 m) where both are polyhedra of few directions
-  (`TriangleMesh.few_directions`); deeper pairs with a curved element are counted apart;
+  (`TriangleMesh.few_directions`), no more than 1% deeper with a curved element (those
+  deeper than EPA are counted);
 - in place: a closed element whose outside is known (`TriangleMesh.outward`) and a copy
   of it pasted in place or moved along a world axis by 0.1% or 30% of its extent, both
   posed by one float32 parent chain: its faces lie on the original's, facing the same
@@ -77,6 +78,9 @@ PAIRS_PER_ROUND = 100
 # coal's EPA on these hulls agreed with a brute-force separating axis test to 1.3e-5 m on
 # 3,364 pairs of the three buildings' elements.
 EPA_PRECISION = 2e-5
+# A pair with a curved element (no `few_directions`) may be this many times as deep as
+# EPA: its bound's direction is tilted to a local least (`core.mesh._tilted_overlap`).
+CURVED_EPA_RATIO = 1.01
 
 
 def decide(meshes, chosen: np.ndarray, matrices, max_distance: float):
@@ -195,8 +199,10 @@ def check_epa(raw, meshes, pairs, rng) -> tuple[int, int, list[str]]:
             continue
         if len(meshes[first].few_directions) and len(meshes[second].few_directions):
             wrong.append(f"elements {first}, {second}: depth {depth:.6g}, EPA {exact:.6g}")
-        else:
+        elif depth <= CURVED_EPA_RATIO * exact + EPA_PRECISION:
             curved += 1
+        else:
+            wrong.append(f"elements {first}, {second} (curved): depth {depth:.6g}, EPA {exact:.6g}")
     return checked, curved, wrong
 
 
@@ -272,8 +278,8 @@ def main() -> None:
             disagreements += [f"in place: {line}" for line in wrong]
         checked = ", ".join(f"{name} {count}" for name, count in totals.items())
         print(
-            f"{model.parent.name}: pairs checked: {checked}; deeper than EPA with a curved"
-            f" element: {curved}; disagreements: {len(disagreements)}"
+            f"{model.parent.name}: pairs checked: {checked}; deeper than EPA (within 1%) with a"
+            f" curved element: {curved}; disagreements: {len(disagreements)}"
         )
         for line in disagreements:
             print(f"  {line}")
