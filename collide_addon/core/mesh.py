@@ -1013,9 +1013,10 @@ def _plane_tests(first, second, normal_first, normal_second, epsilon) -> _PlaneT
 
 
 def _faces_on_faces(tests: _PlaneTests, first, second, normal_first, normal_second, sides, epsilon):
-    """Which triangle pairs first, second (m, 3, 3) lie on each other's planes (every
-    corner within `epsilon` (m,) of the other's), facing the same way and sharing an
-    area (m,) bool: where both meshes are closed, the volumes behind such faces overlap.
+    """How wide an area triangle pairs first, second (m, 3, 3) share where they lie on
+    each other's planes (every corner within `epsilon` (m,) of the other's) facing the
+    same way: (m,), the least width of their overlap, -inf where they share none. Where
+    both meshes are closed, the volumes behind such faces overlap.
 
     tests: their `_PlaneTests`; normal_first, normal_second: (m, 3) their unit normals;
     sides: two (m,) arrays, their meshes' `_World.outward` (0 where not known): both
@@ -1040,9 +1041,24 @@ def _faces_on_faces(tests: _PlaneTests, first, second, normal_first, normal_seco
                 reduce_short_axis(np.minimum, along_a), reduce_short_axis(np.minimum, along_b)
             )
             width = np.minimum(width, overlap)
-    shared = np.zeros(len(first), dtype=bool)
-    shared[rows[width > epsilon[rows]]] = True
+    shared = np.full(len(first), -np.inf)
+    shared[rows] = np.where(width > epsilon[rows], width, -np.inf)
     return shared
+
+
+# Rounds of projections from one triangle onto the other and back in `_shared_point`.
+_SHARED_POINT_ROUNDS = 4
+
+
+def _shared_point(first: np.ndarray, second: np.ndarray) -> np.ndarray:
+    """A point (k, 3) of each pair of coplanar triangles first, second (k, 3, 3) that
+    share an area: from first's centroid, the closest point on second, then on first,
+    and so on (alternating projections between two convex sets approach their common
+    part); it ends on first, a few rounds bring it within rounding of second."""
+    point = reduce_short_axis(np.add, first, 1) / 3.0
+    for _ in range(_SHARED_POINT_ROUNDS):
+        point = closest_on_triangles(closest_on_triangles(point, second), first)
+    return point
 
 
 def _beyond_edges(first: np.ndarray, second: np.ndarray) -> np.ndarray:
@@ -1853,7 +1869,8 @@ def _triangle_stage(world: _World, slots: np.ndarray, grow: float):
     below the distance found so far."""
     nearest, deepest = _Best(len(slots), np.inf), _Best(len(slots), 0.0)
     pair, first, second, lower = _candidates(world, slots, grow)
-    shared = [np.zeros(0, dtype=np.int64)]
+    none = np.zeros(0, dtype=np.int64)
+    shared = [(none, none, none, np.zeros(0))]
     outward = world.outward[world.owner]
     # The bounds are rounded differently from the distances: a triangle pair touching at
     # distance 0 may get a lower bound of 1e-16, and it must stay a candidate.
@@ -1872,10 +1889,11 @@ def _triangle_stage(world: _World, slots: np.ndarray, grow: float):
         epsilon = _epsilon(_least_magnitude(lo, hi))
         tests = _plane_tests(a, b, normal_a, normal_b, epsilon)
         lower[part] = np.maximum(lower[part], tests.lower)
-        on = _faces_on_faces(
+        width = _faces_on_faces(
             tests, a, b, normal_a, normal_b, (outward[first[part]], outward[second[part]]), epsilon
         )
-        shared.append(rows[on])
+        on = np.flatnonzero(width > -np.inf)
+        shared.append((rows[on], first[part][on], second[part][on], width[on]))
         zero = np.zeros(int(tests.meet.sum()))
         meeting_point = take_rows(tests.meeting_point, tests.meet)
         nearest.offer(rows[tests.meet], zero, meeting_point, meeting_point)
@@ -1921,9 +1939,19 @@ def _triangle_stage(world: _World, slots: np.ndarray, grow: float):
         now = rank < limit
         _offer_beyond_edges(world, nearest, pair, first, second, rest[now], grow)
         rest, rank = rest[~now], rank[~now]
-    faces_shared = np.zeros(len(slots), dtype=bool)
-    faces_shared[np.concatenate(shared)] = True
-    return nearest, deepest, faces_shared
+    # Each pair's widest shared area: a point in it is the clash's point where nothing
+    # else gives one (a copy pasted in place), not a corner where the surfaces meet.
+    shared_pair, shared_first, shared_second, width = (
+        np.concatenate(column) for column in zip(*shared, strict=True)
+    )
+    widest = np.lexsort((-width, shared_pair))
+    widest = widest[run_starts(shared_pair[widest])]
+    shared_point = np.full((len(slots), 3), np.nan)
+    shared_point[shared_pair[widest]] = _shared_point(
+        take_rows(world.corners, shared_first[widest]),
+        take_rows(world.corners, shared_second[widest]),
+    )
+    return nearest, deepest, shared_point
 
 
 def _offer_beyond_edges(world: _World, nearest: _Best, pair, first, second, rows, grow: float):
@@ -2478,7 +2506,8 @@ def _slot_contacts(world, boxes, slots, overlap, max_distance, contact) -> MeshC
     `_posed_boxes` `boxes`, the pairs' `_face_axes_overlap` (m,) and the call's contact
     epsilon `contact` (of all its meshes, not only these)."""
     grow = max_distance + contact
-    nearest, crossing, faces_shared = _triangle_stage(world, slots, grow)
+    nearest, crossing, shared_point = _triangle_stage(world, slots, grow)
+    faces_shared = np.isfinite(shared_point[:, 0])
     closed = world.closed[slots]
     i_in_j = _Best(len(slots), 0.0)
     j_in_i = _Best(len(slots), 0.0)
@@ -2554,12 +2583,13 @@ def _slot_contacts(world, boxes, slots, overlap, max_distance, contact) -> MeshC
     bound[deep[curved]] = _tilted_overlap(
         world, slots[deep[curved]], bound[deep[curved]], least[curved]
     )
+    shared_point[~faces_shared] = np.nan
     return _combine(
         nearest,
         crossing,
         i_in_j,
         j_in_i,
-        faces_shared,
+        shared_point,
         bound,
         epsilon,
         max_distance,
@@ -2822,12 +2852,14 @@ def _box_extents(corners: np.ndarray, directions: np.ndarray) -> tuple[np.ndarra
 
 
 def _combine(
-    nearest, crossing, i_in_j, j_in_i, faces_shared, bound, epsilon, max_distance, open_pair
+    nearest, crossing, i_in_j, j_in_i, shared_point, bound, epsilon, max_distance, open_pair
 ) -> MeshContacts:
     """The pairs' `MeshContacts` from the per-pair stages (each a `_Best` whose value is
-    the distance, or minus a depth; witness points on mesh i first), whether the pairs
-    share faces facing the same way (m,) (depth (c): the bound), the separating bound
-    (m,) that caps the depth and the pairs' contact epsilon (m,)."""
+    the distance, or minus a depth; witness points on mesh i first), a point of the
+    faces each pair shares facing the same way (m, 3) (depth (c), the bound; NaN where
+    it shares none or (c) does not apply), the separating bound (m,) that caps the depth
+    and the pairs' contact epsilon (m,)."""
+    faces_shared = np.isfinite(shared_point[:, 0])
     estimate = -np.minimum(np.minimum(crossing.value, i_in_j.value), j_in_i.value)
     depth = np.minimum(np.where(faces_shared, np.inf, estimate), bound)
     relation = np.full(len(depth), APART, dtype=np.int8)
@@ -2852,8 +2884,10 @@ def _combine(
     point_i[far] = np.nan
     point_j[far] = np.nan
     # A depth (c) keeps the witnesses of the deepest (a) or (b) where there is one, and
-    # where the surfaces meet otherwise.
+    # a point of the faces shared otherwise.
     for stage in (j_in_i, i_in_j, crossing):
         deepest = (depth > 0) & (estimate > 0) & (stage.value == -estimate)
         point_i[deepest], point_j[deepest] = stage.first[deepest], stage.second[deepest]
+    alone = (depth > 0) & faces_shared & ~(estimate > 0)
+    point_i[alone], point_j[alone] = shared_point[alone], shared_point[alone]
     return MeshContacts(distance, point_i, point_j, relation, open_pair)

@@ -378,6 +378,10 @@ def test_a_copy_pasted_in_place_is_a_clash_as_deep_as_the_wall_is_thick(addon, m
     distance, on_mesh = rows["Wall", copy.name]
     assert on_mesh
     assert distance == pytest.approx(-0.2, abs=1e-6)
+    # The clash point lies in a face the two share, not at a corner where they meet.
+    corners = box_mesh([-2.0, -0.1, 0.0], [2.0, 0.1, 3.0])[0]
+    point = np.array(settings.clashes[0].point)
+    assert np.linalg.norm(corners - point, axis=1).min() > 0.5
     # A report's hard test decides on the meshes by default.
     test = addon.clash.tests.clash_test_from_dict({"name": "hard", "a": {}, "type": "hard"})
     assert test.geometry == "mesh"

@@ -961,9 +961,15 @@ def l_shape():
 
 
 def test_an_l_shaped_copy_in_place_is_as_deep_as_it_is_high():
-    distance, relation, _, _ = one_pair(l_shape(), l_shape())
+    distance, relation, point_i, point_j = one_pair(l_shape(), l_shape())
     assert relation == CROSSING
     assert distance == pytest.approx(-1.0, abs=1e-12)
+    # The clash point: inside the widest face they share, not a corner where they meet.
+    np.testing.assert_array_equal(point_i, point_j)
+    vertices = l_shape().vertices
+    assert np.linalg.norm(vertices - point_i, axis=1).min() > 0.2
+    on_cap = min(abs(point_i[2]), abs(point_i[2] - 1.0))
+    assert on_cap < 1e-12 or min(abs(point_i[:2] - np.round(point_i[:2]))) < 1e-12
 
 
 def test_a_box_sunk_into_an_l_arm_flush_with_its_top_is_as_deep_as_it_is_sunk():
