@@ -76,9 +76,9 @@ contact):
   (the surfaces are apart and a point of the closed mesh i (j) lies strictly inside the
   closed mesh j (i): that mesh or one of its components is wholly inside the other, a
   penetration of the depth (b) although no triangles cross).
-- Open meshes: a mesh that is not closed (`TriangleMesh.closed`) has no inside: nothing is
-  found inside it (no containment in it, no depth (b) into it), while its own points are
-  tested against a closed partner. `open_pair` flags pairs with an open mesh so that a
+- Open meshes: a mesh that is not closed (`TriangleMesh.closed`: watertight, its faces
+  turned either way) has no inside: nothing is found inside it (no containment in it, no
+  depth (b) into it), while its own points are tested against a closed partner. `open_pair` flags pairs with an open mesh so that a
   report can warn that a part hidden inside an open shell is not found.
 - Witness points: of the minimum distance when the pair does not penetrate; of the
   deepest penetration otherwise: the deepest vertex of the shallower triangle for (a), or
@@ -249,7 +249,8 @@ class TriangleMesh:
     vertices: (v, 3) float64, local coordinates
     triangles: (t, 3) int64 indices into vertices, zero-area triangles removed
     closed: watertight: after welding coincident vertices every edge is shared by exactly
-        two triangles with opposite orientation (a consistently oriented 2-manifold)
+        two triangles, in either orientation (a face flipped by a modelling slip keeps
+        the inside, which ray parity decides)
     bounds: (2, 3) float64, the low and high corners of the vertices' local box (+inf and
         -inf without vertices)
     smooth_edges: (t, 3) bool, the surface goes on across edge k (corner k to corner
@@ -277,7 +278,8 @@ class TriangleMesh:
         `normal_count`. `_separating_bound` measures crossing pairs' overlaps along them.
     outward: +1 where the triangles' right-handed normals (`_unit_normals`) point out of
         a closed mesh's volume, -1 where they point in (a mesh turned inside out), 0 for
-        an open mesh or where that is not known (`_outward_sign`)
+        an open mesh, one whose faces disagree (a flipped face), or where that is not
+        known (`_outward_sign`)
 
     A closed mesh's `ray_grid` is built the first time a ray is cast into it.
     """
@@ -368,7 +370,9 @@ def prepare_mesh(vertices, triangles, leaf_size: int = _LEAF_SIZE) -> TriangleMe
         face_bounds,
         few_directions,
         normal_count,
-        _outward_sign(vertices, triangles, vertex_parts) if closed else 0,
+        _outward_sign(vertices, triangles, vertex_parts)
+        if closed and _is_oriented(welded[triangles], len(vertices))
+        else 0,
     )
 
 
@@ -689,13 +693,27 @@ def _edges_going_on(
 
 def _is_closed(welded: np.ndarray, count: int) -> bool:
     """Whether every edge of the triangles (t, 3), given by welded vertex indices below
-    `count` (coincident vertices share one), is used once in each direction: then each
-    edge has exactly two triangles, oppositely oriented."""
+    `count` (coincident vertices share one), has exactly two triangles, in either
+    orientation: ray parity needs no more (a face flipped by a modelling slip keeps the
+    mesh's inside; `_is_oriented` tells whether the faces agree)."""
     if len(welded) == 0:
         return False
     following = welded[:, [1, 2, 0]]
     if (following == welded).any():
         return False
+    keys = np.sort((np.minimum(welded, following) * count + np.maximum(welded, following)).ravel())
+    # Sorted, each key must open a run of exactly two.
+    return bool(
+        len(keys) % 2 == 0
+        and (keys[0::2] == keys[1::2]).all()
+        and (keys[2::2] != keys[1:-1:2]).all()
+    )
+
+
+def _is_oriented(welded: np.ndarray, count: int) -> bool:
+    """Whether the triangles (t, 3) of a closed mesh, given by welded vertex indices below
+    `count`, are consistently oriented: each edge used once in each direction."""
+    following = welded[:, [1, 2, 0]]
     keys_sorted = np.sort((welded * count + following).reshape(-1))
     if (keys_sorted[1:] == keys_sorted[:-1]).any():
         return False

@@ -4,6 +4,7 @@ evaluated triangles (bpy 5.0.1 wheel)."""
 import sys
 from pathlib import Path
 
+import bmesh
 import bpy
 import numpy as np
 import pytest
@@ -388,3 +389,26 @@ def test_a_copy_pasted_in_place_is_a_clash_as_deep_as_the_wall_is_thick(addon, m
     [clash] = addon.blender.run_clash_report([test]).report["clashes"]
     assert (clash["a"], clash["b"]) == ("Wall", copy.name)
     assert clash["distance"] == pytest.approx(-0.2, abs=1e-6)
+
+
+def test_a_flipped_face_keeps_what_is_inside_found(addon):
+    """A face flipped by a modelling slip (drawn dark in Blender) leaves the box
+    watertight: a part inside it is still a clash on the meshes. Before, the box counted
+    as open and the part inside it was apart."""
+    data = scenes.mesh("cube", "Box")
+    builder = bmesh.new()
+    builder.from_mesh(data)
+    builder.faces.ensure_lookup_table()
+    builder.faces[0].normal_flip()
+    builder.to_mesh(data)
+    builder.free()
+    scenes.add_object("Box", data)
+    scenes.add_object("Part", scenes.mesh("cube", "Part"), scale=(0.1, 0.1, 0.1))
+    settings = bpy.context.scene.collide
+    settings.geometry = "MESH"
+    assert bpy.ops.collide.detect() == {"FINISHED"}
+    rows = clash_rows(settings)
+    assert list(rows) == [("Box", "Part")]
+    distance, on_mesh = rows["Box", "Part"]
+    assert on_mesh
+    assert distance == pytest.approx(-0.9, abs=1e-6)

@@ -109,11 +109,40 @@ def test_two_cubes_sharing_an_edge_are_not_closed():
     assert not prepare_mesh(vertices, triangles).closed
 
 
-def test_flipped_face_is_not_closed():
+def test_a_flipped_face_keeps_a_mesh_closed_but_not_oriented():
     vertices, triangles = box_mesh([0, 0, 0], [1, 1, 1])
     triangles = triangles.copy()
     triangles[[0, 6]] = triangles[[0, 6]][:, ::-1]
-    assert not prepare_mesh(vertices, triangles).closed
+    mesh = prepare_mesh(vertices, triangles)
+    assert mesh.closed
+    assert mesh.outward == 0
+
+
+@given(
+    flips=st.lists(st.booleans(), min_size=12, max_size=12),
+    shape=st.integers(0, 1),
+    seed=st.integers(0, 2**16),
+)
+@settings(deadline=None)
+def test_flipped_faces_change_no_contact(flips, shape, seed):
+    """Which way a face's triangles turn (a face flipped by a modelling slip, drawn dark
+    in Blender) does not change the mesh's inside: a box with any of its triangles
+    flipped contains, crosses and touches what the box does. Before, one flipped face
+    made the box open, and a part inside it was apart."""
+    vertices, triangles = box_mesh([-1.0] * 3, [1.0] * 3)
+    flipped = np.where(np.array(flips)[:, None], triangles[:, ::-1], triangles)
+    rng = np.random.default_rng(seed)
+    pose = affine(
+        random_pose(rng, scale=False)[:3, :3] * rng.uniform(0.2, 1.0), rng.uniform(-1.5, 1.5, 3)
+    )
+    other = MESHES[shape]
+    expected = mesh_contacts([box([-1.0] * 3, [1.0] * 3), other], [np.eye(4), pose], [[0, 1]], 1.0)
+    found = mesh_contacts(
+        [prepare_mesh(vertices, flipped), other], [np.eye(4), pose], [[0, 1]], 1.0
+    )
+    assert found.relation[0] == expected.relation[0]
+    assert found.distance[0] == pytest.approx(expected.distance[0], rel=1e-9, abs=1e-12)
+    assert not found.open_pair[0]
 
 
 def test_zero_area_triangles_are_removed():
