@@ -78,8 +78,9 @@ contact):
   penetration of the depth (b) although no triangles cross).
 - Open meshes: a mesh that is not closed (`TriangleMesh.closed`: watertight, its faces
   turned either way) has no inside: nothing is found inside it (no containment in it, no
-  depth (b) into it), while its own points are tested against a closed partner. `open_pair` flags pairs with an open mesh so that a
-  report can warn that a part hidden inside an open shell is not found.
+  depth (b) into it), while its own points are tested against a closed partner.
+  `open_pair` flags pairs with an open mesh so that a report can warn that a part hidden
+  inside an open shell is not found.
 - Witness points: of the minimum distance when the pair does not penetrate; of the
   deepest penetration otherwise: the deepest vertex of the shallower triangle for (a), or
   the deepest point of (b), and its closest point on the other triangle or surface; for
