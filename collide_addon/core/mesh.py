@@ -2768,11 +2768,16 @@ def _distinct_per_pair(directions: np.ndarray) -> np.ndarray:
     return first_distinct(directions, np.tril(cosines > 1.0 - 1e-15, -1).any(axis=2))
 
 
-def _projected_overlap(world: _World, slots: np.ndarray, directions: np.ndarray):
+def _projected_overlap(world: _World, slots: np.ndarray, directions: np.ndarray, near=None):
     """For each pair of world meshes `slots` (k, 2), the smallest overlap of the two
     meshes' vertices' extents along its `directions` (k, d, 3) unit vectors: (k,) >= 0,
     a translation that separates them (+inf where a mesh has no vertices), and the
     direction it is along (k, 3) (the first where a mesh has no vertices).
+
+    near: optional (k, 3) unit rows and a chord c, every direction of a pair within c
+    of its row: only the vertices that can be extreme along them are projected, those
+    within c times the mesh's diameter of its extremes along the row (for any unit u
+    within c of the row v, u.p - u.q differs from v.p - v.q by at most c |p - q|).
 
     Exact where boxes are not: a rafter resting on a gable wall's sloped top overlaps it
     by rounding along the rafter's face normal, where the wall's box reaches up to the
@@ -2789,10 +2794,18 @@ def _projected_overlap(world: _World, slots: np.ndarray, directions: np.ndarray)
         for side in (0, 1):
             meshes = slots[rows, side]
             pair, vertex = expand_runs(world.vertex_start[meshes], world.vertex_count[meshes])
-            along = (
-                take_rows(directions, rows[pair]) @ take_rows(world.vertices, vertex)[:, :, None]
-            )[:, :, 0]
+            points = take_rows(world.vertices, vertex)
             starts = _starts(world.vertex_count[meshes])
+            if near is not None:
+                row, chord = near
+                ahead = dot_rows(points, take_rows(row, rows[pair]))
+                band = chord * _length(world.mesh_hi[meshes] - world.mesh_lo[meshes]) + world.slack
+                keep = (ahead >= (np.maximum.reduceat(ahead, starts) - band)[pair]) | (
+                    ahead <= (np.minimum.reduceat(ahead, starts) + band)[pair]
+                )
+                pair, points = pair[keep], take_rows(points, keep)
+                starts = _starts(np.bincount(pair, minlength=len(rows)))
+            along = (take_rows(directions, rows[pair]) @ points[:, :, None])[:, :, 0]
             reach.append((np.minimum.reduceat(along, starts), np.maximum.reduceat(along, starts)))
         (low_a, high_a), (low_b, high_b) = reach
         widths = np.minimum(high_a - low_b, high_b - low_a)
@@ -2845,7 +2858,9 @@ def _tilted_overlap(world: _World, slots: np.ndarray, overlap: np.ndarray, along
             + np.sin(angles)[None, :, :, None] * sides[:, None]
         ).reshape(len(active), -1, 3)
         tilts /= _length(tilts)[..., None]
-        tilted, best = _projected_overlap(world, slots[active], tilts)
+        # The widest tilt moves a direction by a chord of 2 sin(angle / 2).
+        chord = 2.0 * np.sin(max(_BOUND_TILTS) / 2.0) * (1.0 + 1e-9)
+        tilted, best = _projected_overlap(world, slots[active], tilts, (along[active], chord))
         better = tilted < overlap[active]
         active = active[better]
         overlap[active], along[active] = tilted[better], best[better]
