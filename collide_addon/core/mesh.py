@@ -1873,9 +1873,9 @@ def _seed_distances(world: _World, count: int, pair, first, second, lower, rows)
 
 def _triangle_stage(world: _World, slots: np.ndarray, grow: float):
     """Minimum distance and deepest crossing of each pair of world meshes `slots` (m, 2):
-    (`_Best` of the distance, `_Best` of minus the depth (a), and whether the pair's
-    closed meshes share an area of faces facing the same way (m,) bool,
-    `_faces_on_faces`).
+    (`_Best` of the distance, `_Best` of minus the depth (a), and a point (m, 3) of the
+    widest area the pair's meshes share with faces facing the same way, NaN where they
+    share none, `_faces_on_faces`).
 
     A first bound of each pair's distance, the exact distance of its candidate whose
     bounds are nearest, leaves out the candidates whose bounds are farther apart. Then
@@ -2592,8 +2592,8 @@ def _slot_contacts(world, boxes, slots, overlap, max_distance, contact) -> MeshC
                 [along, _face_and_edge_axes(world, slots[deep[rows]], along[:, 0])], axis=1
             )
         along = _distinct_per_pair(along)
-        overlap, least[rows] = _projected_overlap(world, slots[deep[rows]], along)
-        bound[deep[rows]] = np.minimum(bound[deep[rows]], overlap)
+        measured, least[rows] = _projected_overlap(world, slots[deep[rows]], along)
+        bound[deep[rows]] = np.minimum(bound[deep[rows]], measured)
     # A pair with a mesh of many directions (a curved one) tilts its least direction.
     curved = np.flatnonzero(
         _many_directions(world, slots[deep]).any(axis=1)
