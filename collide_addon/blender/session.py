@@ -106,6 +106,9 @@ class Session:
     # Seconds the last check spent finding its clashes on meshes (0: it used proxies),
     # for the panel to say when deciding on meshes is slower than live mode's frames.
     mesh_seconds: float = 0.0
+    # The panel's far-origin note and the `generation` it was measured for: the panel
+    # redraws many times per check, and a far scene's reach turns every proxy.
+    far_note: tuple[int, str | None] | None = None
     # The last check's mesh contacts, reused for pairs whose objects did not move.
     mesh_cache: MeshPairCache = field(default_factory=MeshPairCache)
     # The last check's pairs decided on meshes, kept for pairs of unchanged objects.

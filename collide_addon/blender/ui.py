@@ -90,13 +90,17 @@ def far_origin_note(scene) -> str | None:
     """What the panel says when the last check's proxies reach `FAR_REACH` or more from
     the origin, where contacts are decided only to the contact epsilon (a millionth of
     the coordinate, as the reports warn): "Far out: contacts to 2 mm"; None otherwise."""
-    proxies = session.session_for(scene).proxies
-    # Drawn at every redraw: a bound first, so that a scene near the origin costs a few
-    # maxima, not a turn of every proxy (0.3 ms at 10,000).
-    if proxies is None or coordinate_bound(proxies.batch) < FAR_REACH:
-        return None
-    resolution = far_resolution(largest_coordinate(proxies.batch))
-    return None if resolution is None else f"Far out: contacts to {resolution}"
+    live = session.session_for(scene)
+    if live.far_note is not None and live.far_note[0] == live.generation:
+        return live.far_note[1]
+    note = None
+    # A bound first: a scene near the origin costs a few maxima, not a turn of every
+    # proxy (0.3 ms at 10,000).
+    if live.proxies is not None and coordinate_bound(live.proxies.batch) >= FAR_REACH:
+        resolution = far_resolution(largest_coordinate(live.proxies.batch))
+        note = None if resolution is None else f"Far out: contacts to {resolution}"
+    live.far_note = (live.generation, note)
+    return note
 
 
 def _draw_clash_details(layout, context, record) -> None:

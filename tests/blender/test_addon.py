@@ -200,7 +200,7 @@ def test_by_default_objects_resting_on_the_floor_are_no_clash(addon):
     assert scenes.records() == []
 
 
-def test_the_panel_says_to_what_contacts_are_decided_far_from_the_origin(addon):
+def test_the_panel_says_to_what_contacts_are_decided_far_from_the_origin(addon, monkeypatch):
     """2 km out the contact epsilon is 2 mm: a crate sunk 1 mm into the floor is no
     clash there, and the panel says so, as the reports warn."""
     ui = sys.modules[f"{addon.__name__}.blender.ui"]
@@ -214,6 +214,17 @@ def test_the_panel_says_to_what_contacts_are_decided_far_from_the_origin(addon):
     drawn = []
     bpy.types.COLLIDE_PT_main.draw(SimpleNamespace(layout=RecordingLayout(drawn)), bpy.context)
     assert "label: Far out: contacts to 2 mm" in drawn
+    # Measured once per check, however often the panel redraws.
+    measured = []
+    monkeypatch.setattr(ui, "largest_coordinate", lambda batch: measured.append(1) or 2000.0)
+    for _ in range(3):
+        assert ui.far_origin_note(scene) == "Far out: contacts to 2 mm"
+    assert measured == []
+    bpy.ops.collide.detect()
+    assert ui.far_origin_note(scene) == "Far out: contacts to 2 mm"
+    assert ui.far_origin_note(scene) == "Far out: contacts to 2 mm"
+    assert measured == [1]
+    monkeypatch.undo()
     # Near the origin the same crate sinks deeper than the epsilon there, and no note.
     floor.location.x = crate.location.x = 0.0
     bpy.context.view_layer.update()
