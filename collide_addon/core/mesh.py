@@ -349,11 +349,12 @@ def prepare_mesh(vertices, triangles, leaf_size: int = _LEAF_SIZE) -> TriangleMe
     vertex_parts = _vertex_parts(welded, triangles)
     vertex_parts.setflags(write=False)
     unit = normals / np.maximum(areas, np.finfo(float).tiny)[:, None]
+    welded_triangles = welded[triangles]
     smooth_edges, inside_faces = _edges_going_on(
-        unit, welded[triangles], len(vertices), (_SMOOTH_COSINE, _FLAT_COSINE)
+        unit, welded_triangles, len(vertices), (_SMOOTH_COSINE, _FLAT_COSINE)
     )
     smooth_edges.setflags(write=False)
-    closed = _is_closed(welded[triangles], len(vertices))
+    closed = _is_closed(welded_triangles, len(vertices))
     face_frame, face_normals = _face_frame(corners, unit, areas)
     face_bounds = _bounds_along(vertices, face_frame)
     few_directions, normal_count = _few_directions(face_normals, edges[kept][~inside_faces])
@@ -372,7 +373,7 @@ def prepare_mesh(vertices, triangles, leaf_size: int = _LEAF_SIZE) -> TriangleMe
         few_directions,
         normal_count,
         _outward_sign(vertices, triangles, vertex_parts)
-        if closed and _is_oriented(welded[triangles], len(vertices))
+        if closed and _is_oriented(welded_triangles, len(vertices))
         else 0,
     )
 
@@ -2681,29 +2682,33 @@ def _separating_bound(world: _World, boxes: np.ndarray, slots: np.ndarray):
     return bound, directions
 
 
+def _per_mesh(world: _World, meshes: np.ndarray, flag) -> np.ndarray:
+    """`flag(mesh)` of each of the world meshes `meshes` (any shape), asked once per
+    distinct mesh: same shape, bool."""
+    distinct, at = np.unique(meshes, return_inverse=True)
+    flags = np.array([bool(flag(world.meshes[index])) for index in distinct], dtype=bool)
+    return flags[at].reshape(np.shape(meshes))
+
+
 def _not_boxes(world: _World, meshes: np.ndarray) -> np.ndarray:
     """Whether each of the world meshes `meshes` (any shape) keeps `few_directions` of
     which some lie off its face frame's axes (a mitred wall, a wedge, a rafter cut
     plumb at its ends): same shape, bool. A box's face normals and edges are its face
     frame's axes, already among `_separating_bound`'s directions."""
-    distinct, at = np.unique(meshes, return_inverse=True)
-    off_frame = np.array(
-        [
-            bool((np.abs(mesh.few_directions @ mesh.face_frame).max(axis=1) < 1.0 - 1e-12).any())
-            for mesh in (world.meshes[index] for index in distinct)
-        ],
-        dtype=bool,
+    return _per_mesh(
+        world,
+        meshes,
+        lambda mesh: (
+            np.abs(mesh.few_directions @ mesh.face_frame).max(axis=1) < 1.0 - 1e-12
+        ).any(),
     )
-    return off_frame[at].reshape(np.shape(meshes))
 
 
 def _many_directions(world: _World, meshes: np.ndarray) -> np.ndarray:
     """Whether each of the world meshes `meshes` (any shape) has more face normals or
     edge directions than `_FEW_DIRECTIONS` (a curved mesh: no `few_directions`): same
     shape, bool."""
-    distinct, at = np.unique(meshes, return_inverse=True)
-    many = np.array([not len(world.meshes[index].few_directions) for index in distinct], dtype=bool)
-    return many[at].reshape(np.shape(meshes))
+    return _per_mesh(world, meshes, lambda mesh: not len(mesh.few_directions))
 
 
 def _face_and_edge_axes(world: _World, slots: np.ndarray, fallback: np.ndarray) -> np.ndarray:
@@ -2818,8 +2823,11 @@ def _projected_overlap(world: _World, slots: np.ndarray, directions: np.ndarray,
 # A bound of a pair with a mesh of many directions (a curved one) is refined by tilting its
 # direction by each of these angles (radians) at once, moving to the best tilt while one
 # lowers it, at most _BOUND_TILT_STEPS times.
-_BOUND_TILTS = (0.1, 0.03, 0.01, 0.003, 0.001)
+_BOUND_TILTS = np.array([0.1, 0.03, 0.01, 0.003, 0.001])
 _BOUND_TILT_STEPS = 12
+# The widest tilt moves a direction by this chord, 2 sin(angle / 2) (`_projected_overlap`'s
+# `near`), with room for rounding.
+_TILT_CHORD = 2.0 * np.sin(_BOUND_TILTS.max() / 2.0) * (1.0 + 1e-9)
 # A face axis within about this angle (radians) of the direction gives no side to tilt to.
 _TILT_SIDE = 1e-6
 
@@ -2841,7 +2849,8 @@ def _tilted_overlap(world: _World, slots: np.ndarray, overlap: np.ndarray, along
     overlap, along = overlap.copy(), along.copy()
     axes = np.concatenate([world.face_axes[slots[:, 0]], world.face_axes[slots[:, 1]]], axis=1)
     axes = np.concatenate([axes, -axes], axis=1)  # (k, 12, 3)
-    angles = np.array(_BOUND_TILTS)[:, None]
+    cosines = np.cos(_BOUND_TILTS)[None, :, None, None]
+    sines = np.sin(_BOUND_TILTS)[None, :, None, None]
     active = np.arange(len(slots))
     for _ in range(_BOUND_TILT_STEPS):
         if not len(active):
@@ -2853,14 +2862,9 @@ def _tilted_overlap(world: _World, slots: np.ndarray, overlap: np.ndarray, along
         sides = np.where(
             (length > _TILT_SIDE)[..., None], sides / np.maximum(length, _TILT_SIDE)[..., None], 0.0
         )
-        tilts = (
-            np.cos(angles)[None, :, :, None] * direction[:, None]
-            + np.sin(angles)[None, :, :, None] * sides[:, None]
-        ).reshape(len(active), -1, 3)
+        tilts = (cosines * direction[:, None] + sines * sides[:, None]).reshape(len(active), -1, 3)
         tilts /= _length(tilts)[..., None]
-        # The widest tilt moves a direction by a chord of 2 sin(angle / 2).
-        chord = 2.0 * np.sin(max(_BOUND_TILTS) / 2.0) * (1.0 + 1e-9)
-        tilted, best = _projected_overlap(world, slots[active], tilts, (along[active], chord))
+        tilted, best = _projected_overlap(world, slots[active], tilts, (along[active], _TILT_CHORD))
         better = tilted < overlap[active]
         active = active[better]
         overlap[active], along[active] = tilted[better], best[better]
