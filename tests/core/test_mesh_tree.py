@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from collide_addon.core import APART, I_INSIDE_J, PreparedMeshes, mesh_contacts, prepare_mesh
 from collide_addon.core import mesh as mesh_module
+from collide_addon.core.columns import dot_rows
 from collide_addon.core.fit import translated_copies
 from collide_dev.mesh_shapes import box_mesh, torus, uv_sphere
 from tests.core.shapes_for_tests import turn
@@ -850,3 +851,41 @@ def test_near_boxes_are_those_within_grow_on_every_axis_with_their_distance(seed
     apart = np.maximum(np.maximum(lo_a - hi_b, lo_b - hi_a), 0.0)[keep]
     np.testing.assert_allclose(gap, np.linalg.norm(apart, axis=1), rtol=1e-15, atol=0)
     assert (gap <= np.sqrt(3) * grow + 1e-12).all()
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 12), st.integers(1, 40))
+def test_distinct_directions_keep_one_of_each_parallel_bundle_in_order(seed, pairs, count):
+    """`_distinct_per_pair` of directions drawn from a few axes (either way, some off by
+    1e-9 rad, some by about the tolerance, so that A is parallel to B and B to C but not A
+    to C, others by 1e-3): no two kept rows of a pair are parallel, every row is parallel
+    to a kept row no later than itself, the kept rows keep their order, and a pair's row
+    is padded with its first direction."""
+    rng = np.random.default_rng(seed)
+    axes = rng.normal(size=(pairs, 5, 3))
+    axes /= np.linalg.norm(axes, axis=2, keepdims=True)
+    pick = rng.integers(0, 5, (pairs, count))
+    directions = np.take_along_axis(axes, pick[:, :, None], axis=1)
+    directions *= rng.choice([-1.0, 1.0], (pairs, count, 1))
+    directions += rng.choice([0.0, 1e-9, 3e-8, 1e-3], (pairs, count, 1)) * rng.normal(
+        size=(pairs, count, 3)
+    )
+    directions /= np.linalg.norm(directions, axis=2, keepdims=True)
+    distinct = mesh_module._distinct_per_pair(directions)
+
+    def parallel(first, second):
+        # Written out as the function sums them: near the tolerance, a product summed in
+        # another order may fall on the other side.
+        return np.abs(dot_rows(first, second)) > 1.0 - 1e-15
+
+    for pair in range(pairs):
+        kept = [0]
+        for row in range(1, count):
+            if not parallel(directions[pair, row : row + 1], directions[pair, kept]).any():
+                kept.append(row)
+        assert len(kept) <= distinct.shape[1]
+        np.testing.assert_array_equal(distinct[pair, : len(kept)], directions[pair, kept])
+        np.testing.assert_array_equal(
+            distinct[pair, len(kept) :],
+            np.broadcast_to(directions[pair, 0], (distinct.shape[1] - len(kept), 3)),
+        )
