@@ -1076,6 +1076,9 @@ def _shared_point(first: np.ndarray, second: np.ndarray) -> np.ndarray:
     and so on (alternating projections between two convex sets approach their common
     part); it ends on first, a few rounds bring it within rounding of second."""
     point = reduce_short_axis(np.add, first, 1) / 3.0
+    if not len(point):
+        # Eight projections' numpy calls on no rows: most calls share no faces.
+        return point
     for _ in range(_SHARED_POINT_ROUNDS):
         point = closest_on_triangles(closest_on_triangles(point, second), first)
     return point
@@ -2189,6 +2192,10 @@ def _parity_inside(world: _World, points, target) -> tuple[np.ndarray, np.ndarra
     one line (one target, the same two other coordinates: a wall's corners above each
     other) share the line's cell of the grid and its crossings, and each counts those
     beyond it along the ray."""
+    if not len(points):
+        # Its grid and rays are some thirty numpy calls on no rows (a live update's
+        # pairs mostly have no point to test).
+        return np.zeros(0, dtype=bool), np.zeros(0)
     meshes, slot = _meshes_of(world, target)
     rays = _rays([world.meshes[k] for k in meshes], world.linear[meshes])
     turned = (take_rows(rays.frame, slot) @ _to_local(world, points, target)[:, :, None])[:, :, 0]
@@ -2329,6 +2336,8 @@ def _outside_parts(world: _World, pair, points, target, part, apart) -> np.ndarr
     surfaces are `apart` (m,): a part that does not meet the other surface lies wholly
     on one side of it, so the ray parity of its first point decides for all of it."""
     among = np.flatnonzero(apart[pair])
+    if not len(among):
+        return np.zeros(len(pair), dtype=bool)
     key = pair[among] * len(world.vertex_part) + part[among]
     _, first, group = np.unique(key, return_index=True, return_inverse=True)
     inside, _ = _parity_inside(world, take_rows(points, among[first]), target[among[first]])
