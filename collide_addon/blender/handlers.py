@@ -2,7 +2,9 @@
 
 `frame_change_post` covers playback, scrubbing and `scene.frame_set()` (which do not fire
 `depsgraph_update_post`); `depsgraph_update_post` covers edits such as transform drags.
-Both are registered with the add-on and return at once unless a scene is live. They
+Both are registered with the add-on and check only when a scene is live; with live mode
+off they only tell a scene's kept reader what changed, once that scene was checked (for
+the next Detect), and return at once otherwise. They
 read the depsgraph they receive, never raise into Blender (an error is reported once
 and live mode switches itself off), ignore calls made while one is running, and skip
 repeats of a frame (`frame_change_post` runs once per view layer).
@@ -136,25 +138,43 @@ def _visibility_changed(live_session, depsgraph) -> bool:
     return changed
 
 
+def _note_changes(live_session, scene, depsgraph, edits: bool) -> None:
+    """Tell the session's reader what the depsgraph's updates changed: who takes part,
+    which geometry (`_changes`)."""
+    reader = live_session.reader
+    if not edits and _visibility_changed(live_session, depsgraph):
+        # Frame changes tag the scene on every frame, so membership updates tell
+        # nothing there: visibility animated by keyframes is found by its flags.
+        reader.recheck_participants()
+    if edits or reader.has_changing_geometry:
+        changes = _changes(depsgraph, scene.collide.scope, edits)
+        if changes.objects:
+            reader.invalidate(changes.geometry)
+        else:
+            reader.geometry_changed(changes.geometry)
+            if changes.membership:
+                reader.recheck_participants()
+
+
 def _live_update(scene, depsgraph, edits: bool) -> None:
-    if not scene.collide.live or depsgraph is None or depsgraph.mode != "VIEWPORT":
+    if depsgraph is None or depsgraph.mode != "VIEWPORT":
         # Renders read their own depsgraph; changing data while rendering can crash.
+        return
+    if not scene.collide.live:
+        # The reader of a scene checked before keeps what it read for the next Detect:
+        # it must hear of the edits and frame changes since, as in live mode, or that
+        # Detect would decide on geometry and rows as they were.
+        kept = session.existing_session(scene)
+        if kept is not None and kept.reader.has_read:
+            try:
+                _note_changes(kept, scene, depsgraph, edits)
+            except Exception as error:  # noqa: BLE001 - never raise into Blender
+                kept.reader.forget_everything()
+                print(f"collide: changes not followed: {error}", file=sys.stderr)
         return
     try:
         live_session = session.session_for(scene)
-        reader = live_session.reader
-        if not edits and _visibility_changed(live_session, depsgraph):
-            # Frame changes tag the scene on every frame, so membership updates tell
-            # nothing there: visibility animated by keyframes is found by its flags.
-            reader.recheck_participants()
-        if edits or reader.has_changing_geometry:
-            changes = _changes(depsgraph, scene.collide.scope, edits)
-            if changes.objects:
-                reader.invalidate(changes.geometry)
-            else:
-                reader.geometry_changed(changes.geometry)
-                if changes.membership:
-                    reader.recheck_participants()
+        _note_changes(live_session, scene, depsgraph, edits)
         tint_later = edits and _edit_tint_waits()
         session.check(
             scene, depsgraph, only_if_moved=True, frame_change=not edits, tint_later=tint_later

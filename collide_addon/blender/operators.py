@@ -73,7 +73,9 @@ class COLLIDE_OT_detect(bpy.types.Operator):
         scene = context.scene
         progress, end = _progress_reporter(context)
         try:
-            clashes = session.check(scene, context.evaluated_depsgraph_get(), progress=progress)
+            clashes = session.check(
+                scene, context.evaluated_depsgraph_get(), progress=progress, look_again=True
+            )
         except ValueError as error:  # SceneReadError, or input the core rejects
             self.report({"ERROR"}, str(error))
             return {"CANCELLED"}

@@ -193,7 +193,7 @@ def resolve(context, use_selection: bool, move_both: bool, use_mesh: bool) -> Ou
     Raises SceneReadError (or ValueError from the core) on unusable input, as a check does.
     """
     scene = context.scene
-    session.check(scene, context.evaluated_depsgraph_get())
+    session.check(scene, context.evaluated_depsgraph_get(), look_again=True)
     outcome = Outcome()
     for names in target_pairs(context, use_selection):
         _resolve_pair(context, names, move_both, use_mesh, outcome)

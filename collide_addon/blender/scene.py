@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import bpy
 import numpy as np
 
 from ..clash.evaluate import FrameMeshes
@@ -121,7 +122,7 @@ class _Structure:
 
     entries: list[_Entry]
     use_instances: bool
-    participant_pointers: np.ndarray  # sorted as_pointer() of `participants` when built
+    participant_ids: list  # sorted `_identity` of `participants` when built
     owner_names: list[str]  # name_full of each entry's owning object
     rows: np.ndarray  # (n,) row of each entry in _layer_objects (bulk path)
     object_count: int  # len(_layer_objects(depsgraph)) when built
@@ -134,6 +135,13 @@ class _Structure:
     fitted: np.ndarray  # (n,) bool, whether fits[k] is set
     # Whether an entry's geometry may change without an edit (see `has_changing_geometry`).
     changing_geometry: bool
+    # `_identity` of each object of the view layer, in its order (that of
+    # `_layer_objects`), when built (None with instances): `rows` hold only while the
+    # layer holds these objects in this order.
+    layer_ids: list | None
+    # (name, "object" | "data") whose geometry updates may give a participant left out
+    # for having no vertices (an empty mesh filled later) its vertices.
+    skipped_names: frozenset[tuple[str, str]]
     fit_arrays: ShapeBatch | None = None  # the fits in their stretched object spaces
     stretch: np.ndarray | None = None  # (n, 3, 3) normalised stretch of the current fits
     matrices: np.ndarray | None = None  # (n, 4, 4) of the last read
@@ -170,7 +178,9 @@ def _makes_instances(obj) -> bool:
 
 def read_geometry(evaluated, name: str) -> _Geometry | None:
     """Vertices and triangles of an evaluated object; None when it has no vertices."""
-    if evaluated.type == "MESH":
+    # An object in Edit Mode evaluates to a wrapper of its edit mesh whose vertices read
+    # as none: `to_mesh` makes them (the object would otherwise drop out of the check).
+    if evaluated.type == "MESH" and not evaluated.data.is_editmode:
         mesh, temporary = evaluated.data, False
     else:
         mesh, temporary = evaluated.to_mesh(), True
@@ -326,6 +336,12 @@ class ProxyReader:
         self._refit_all |= refit
         self._forget(geometry_names)
 
+    def forget_everything(self) -> None:
+        """Read every geometry and fit every proxy again at the next read (what changed
+        is not known)."""
+        self.invalidate(refit=True)
+        self._forget({_updated_by(key) for key in (*self._geometry, *self._meshes)})
+
     def geometry_changed(self, geometry_names: set[tuple[str, str]] | frozenset) -> None:
         """The geometry of `geometry_names` ((name, "object" or "data") as for
         `invalidate`) changed, nothing else: at the next read, only the proxies using it
@@ -409,6 +425,11 @@ class ProxyReader:
         self._recheck = True
 
     @property
+    def has_read(self) -> bool:
+        """Whether it keeps what a read found (who takes part, geometry, fits)."""
+        return self._structure is not None
+
+    @property
     def has_changing_geometry(self) -> bool:
         """Whether a proxy's geometry may change without an edit (modifiers, shape keys,
         curves, instances): only then must frame changes look for geometry updates."""
@@ -434,6 +455,9 @@ class ProxyReader:
         """
         previous = self._structure
         changed = self._recheck or self._changed_names or self._stale_keys
+        if previous is not None and self._changed_names & previous.skipped_names:
+            # A participant without vertices got some: it takes part now.
+            self._rebuild = True
         if changed and not self._rebuild and previous is not None:
             # Comparing who takes part, and reading the changed geometry, cost a
             # fraction of building every entry again.
@@ -530,21 +554,24 @@ class ProxyReader:
         layer_objects = _layer_objects(depsgraph)
         object_count = len(layer_objects)
         taking_part = participants(scene, depsgraph.view_layer)
-        participant_pointers = _pointer_set(taking_part)
-        pointers = set(participant_pointers.tolist())
+        pointers = {obj.as_pointer() for obj in taking_part}
         use_instances = any(_makes_instances(obj) for obj in taking_part)
+        # With instances every change builds again (`read`): no order or skipped names.
+        layer_ids, skipped_names = None, frozenset()
         if use_instances:
             entries, matrices = self._instance_entries(depsgraph, pointers)
             rows_array = np.zeros(len(entries), np.int64)
             matrices_array = np.array(matrices, dtype=np.float64).reshape(-1, 4, 4)
         else:
-            entries, rows = self._object_entries(layer_objects, pointers, progress)
+            entries, rows, layer_ids, skipped_names = self._object_entries(
+                layer_objects, pointers, progress
+            )
             rows_array = np.array(rows, dtype=np.int64)
             matrices_array = _bulk_matrices(depsgraph, object_count)[rows_array]
         structure = _Structure(
             entries=entries,
             use_instances=use_instances,
-            participant_pointers=participant_pointers,
+            participant_ids=sorted(map(_identity, taking_part)),
             owner_names=[entry.owner.name_full for entry in entries],
             rows=rows_array,
             object_count=object_count,
@@ -558,6 +585,8 @@ class ProxyReader:
             changing_geometry=any(
                 entry.is_instance or entry.geometry_key[1] != "mesh" for entry in entries
             ),
+            layer_ids=layer_ids,
+            skipped_names=skipped_names,
         )
         return structure, matrices_array
 
@@ -593,24 +622,28 @@ class ProxyReader:
             matrices.append(np.array(instance.matrix_world, dtype=np.float64))
         return entries, matrices
 
-    def _object_entries(self, layer_objects, pointers: set[int], progress) -> tuple[list, list]:
+    def _object_entries(self, layer_objects, pointers: set[int], progress) -> tuple:
         """Entries of the participants among the view layer's objects and their rows in
-        it (for the bulk matrix read)."""
-        entries, rows = [], []
+        it (for the bulk matrix read); the `_identity` of every object's original in the
+        layer's order; and the `_updated_by` names of the participants left out for
+        having no vertices."""
+        entries, rows, layer_ids, skipped = [], [], [], set()
         object_count = len(layer_objects)
         for row, evaluated in enumerate(layer_objects):
             if progress is not None:
                 progress(row, object_count, "reading")
             original = evaluated.original
+            layer_ids.append(_identity(original))
             if original.as_pointer() not in pointers or evaluated.type not in GEOMETRY_TYPES:
                 continue
             key = _geometry_key(original)
             # Objects without vertices (an empty mesh) have no proxy.
             if self._geometry_of(key, evaluated, original.name_full) is None:
+                skipped.add(_updated_by(key))
                 continue
             entries.append(_Entry(original.name_full, original, key, original, False))
             rows.append(row)
-        return entries, rows
+        return entries, rows, layer_ids, frozenset(skipped)
 
     def _place(self, structure: _Structure, matrices: np.ndarray, progress) -> np.ndarray:
         """Refit where the stretch changed or no fit exists, then move fits to the world;
@@ -710,14 +743,31 @@ def _counted_on(progress, before: int, total: int):
 
 
 def _same_participants(structure: _Structure, scene, depsgraph) -> bool:
-    """Whether the objects taking part are those `structure` was built from."""
-    taking_part = participants(scene, depsgraph.view_layer)
-    return np.array_equal(_pointer_set(taking_part), structure.participant_pointers)
+    """Whether the objects taking part are those `structure` was built from, at the
+    rows it reads their matrices from: an object moved to another collection, or one
+    deleted and another added, leaves the count as it was but moves rows."""
+    view_layer = depsgraph.view_layer
+    if sorted(map(_identity, participants(scene, view_layer))) != structure.participant_ids:
+        return False
+    # The original view layer lists its objects in the order of the evaluated one.
+    return structure.layer_ids is None or (
+        list(map(_identity, view_layer.objects)) == structure.layer_ids
+    )
 
 
-def _pointer_set(objects) -> np.ndarray:
-    """The objects' as_pointer() values, sorted: (n,) uint64."""
-    return np.sort(np.array([obj.as_pointer() for obj in objects], dtype=np.uint64))
+# Blender 4.2 and later number every datablock of a session, a number never given again;
+# an object added after another was deleted may take its address (as_pointer()), and rows
+# kept for the deleted one would then read the new one's matrix under the deleted one's
+# name (and tint through a Python object whose datablock is gone: a crash).
+_HAS_SESSION_UID = "session_uid" in bpy.types.ID.bl_rna.properties
+
+
+def _identity(obj):
+    """What tells `obj` from every other object of the session, across updates: its
+    session_uid, or (before 4.2) its address with its full name."""
+    if _HAS_SESSION_UID:
+        return obj.session_uid
+    return obj.as_pointer(), obj.name_full
 
 
 def _first_rows(keys: list) -> np.ndarray:

@@ -133,6 +133,11 @@ def session_for(scene) -> Session:
     return _sessions.setdefault(scene.as_pointer(), Session())
 
 
+def existing_session(scene) -> Session | None:
+    """`scene`'s session if it has one (it was checked since the file was loaded)."""
+    return _sessions.get(scene.as_pointer())
+
+
 def forget_sessions() -> None:
     _sessions.clear()
 
@@ -482,8 +487,14 @@ def check(
     progress: Progress | None = None,
     frame_change: bool = False,
     tint_later: bool = False,
+    look_again: bool = False,
 ) -> Clashes | None:
     """Read, detect, store and tint; None when `only_if_moved` and nothing moved.
+
+    look_again: a user's explicit check (Detect): find who takes part and at which rows
+        again, keeping the geometry and fits of what did not change, whatever the
+        updates since said (a script may link, unlink and add objects between two
+        Detects with no update in between).
 
     frame_change: called from `frame_change_post`: the tint waits (`settle`), drawn by
         the overlay meanwhile, and the objects' colours are left alone.
@@ -494,6 +505,8 @@ def check(
     Raises SceneReadError (or ValueError from the core) on unusable input.
     """
     session = session_for(scene)
+    if look_again:
+        session.reader.recheck_participants()
     proxies = session.reader.read(depsgraph, scene, only_if_moved=only_if_moved, progress=progress)
     if proxies is None:
         return None

@@ -118,3 +118,8 @@ def overlay_tinted(addon, scene=None) -> set[str]:
     live_session = session.session_for(scene or bpy.context.scene)
     rows = session.overlay_tint_rows(live_session)
     return {live_session.proxies.objects[row].name for row in rows.tolist()}
+
+
+def session_module(addon):
+    """The add-on's `blender.session` module (installed under its own package name)."""
+    return sys.modules[f"{addon.__name__}.blender.session"]
