@@ -138,11 +138,12 @@ def _visibility_changed(live_session, depsgraph) -> bool:
     return changed
 
 
-def _note_changes(live_session, scene, depsgraph, edits: bool) -> None:
+def _note_changes(live_session, scene, depsgraph, edits: bool, live: bool = True) -> None:
     """Tell the session's reader what the depsgraph's updates changed: who takes part,
-    which geometry (`_changes`)."""
+    which geometry (`_changes`). Visibility animated by keyframes is compared frame to
+    frame only when `live`: a Detect finds who takes part again anyway."""
     reader = live_session.reader
-    if not edits and _visibility_changed(live_session, depsgraph):
+    if live and not edits and _visibility_changed(live_session, depsgraph):
         # Frame changes tag the scene on every frame, so membership updates tell
         # nothing there: visibility animated by keyframes is found by its flags.
         reader.recheck_participants()
@@ -167,7 +168,7 @@ def _live_update(scene, depsgraph, edits: bool) -> None:
         kept = session.existing_session(scene)
         if kept is not None and kept.reader.has_read:
             try:
-                _note_changes(kept, scene, depsgraph, edits)
+                _note_changes(kept, scene, depsgraph, edits, live=False)
             except Exception as error:  # noqa: BLE001 - never raise into Blender
                 kept.reader.forget_everything()
                 print(f"collide: changes not followed: {error}", file=sys.stderr)
