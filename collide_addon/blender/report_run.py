@@ -53,33 +53,47 @@ def object_collections() -> dict[str, tuple[str, ...]]:
     return {name: tuple(names) for name, names in found.items()}
 
 
-def proxy_metadata(name: str, owner, collections: Mapping[str, tuple[str, ...]]) -> ObjectMetadata:
+def proxy_metadata(
+    name: str, owner, collections: Mapping[str, tuple[str, ...]], source=None
+) -> ObjectMetadata:
     """Selector and ignore-rule data of one proxy.
 
     name: the proxy's name (the object's full name, with its library as Blender shows it,
-        e.g. "Cube [lib.blend]", or "Owner/Source[k]" for an instance)
+        e.g. "Cube [lib.blend]"; for an instance "Owner/Source", or "Owner/Source[k]"
+        where the instancer places that source more than once)
     owner: the original object owning the proxy (the instancer for an instance)
     collections: `object_collections()`
+    source: the object the proxy's geometry comes from (`Proxies.sources`); for an
+        instance of a collection's object, that object: its type, custom properties and
+        collections (besides the instancer's) are the instance's, so that a selector
+        taking a linked model's collection, or its beams by a property, takes the beams
+        its instances place (the instancer is an empty)
     instance_source: for an instance, the collection it instances ("collection:NAME") or
     its instancer ("instancer:NAME"); for an object sharing its data with others (linked
     duplicates), that data ("data:NAME"); otherwise None.
     """
     is_instance = name != owner.name_full
+    own = source if is_instance and source is not None else owner
     if is_instance and owner.instance_type == "COLLECTION" and owner.instance_collection:
-        source = "collection:" + owner.instance_collection.name
+        instance_source = "collection:" + owner.instance_collection.name
     elif is_instance:
-        source = "instancer:" + owner.name
+        instance_source = "instancer:" + owner.name
     elif owner.data is not None and owner.data.users > 1:
-        source = "data:" + owner.data.name
+        instance_source = "data:" + owner.data.name
     else:
-        source = None
+        instance_source = None
+    in_collections = collections.get(owner.name_full, ())
+    if own is not owner:
+        in_collections += tuple(
+            name for name in collections.get(own.name_full, ()) if name not in in_collections
+        )
     return ObjectMetadata(
         name=name,
-        type=owner.type,
-        collections=collections.get(owner.name_full, ()),
+        type=own.type,
+        collections=in_collections,
         parent=owner.parent.name if owner.parent is not None else None,
-        properties=_json_scalar_properties(owner),
-        instance_source=source,
+        properties=_json_scalar_properties(own),
+        instance_source=instance_source,
         is_instance=is_instance,
     )
 
@@ -168,8 +182,10 @@ class _SceneFrames:
             self._names = list(proxies.names)
             collections = object_collections()
             self._objects = [
-                proxy_metadata(name, owner, collections)
-                for name, owner in zip(self._names, proxies.objects, strict=True)
+                proxy_metadata(name, owner, collections, source)
+                for name, owner, source in zip(
+                    self._names, proxies.objects, proxies.sources, strict=True
+                )
             ]
             self.owners.update(zip(self._names, proxies.objects, strict=True))
         if not self.meshes:

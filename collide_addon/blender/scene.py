@@ -9,6 +9,7 @@ objects: the fits made in a read are listed on the `Proxies` (`refitted`).
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -47,8 +48,12 @@ class Proxies:
     """The proxies of one scene read, index k the same in every field.
 
     batch: ShapeBatch of n world-space proxies
-    names: n display names ("Object", or "Owner/Source[k]" for instances)
+    names: n display names ("Object"; "Owner/Source", or "Owner/Source[k]" where an
+        instancer places a source more than once, for instances)
     objects: n original objects owning the proxies (the instancer for instances)
+    sources: n original objects each proxy's geometry and settings come from: the object
+        itself, for an instance the object instanced (the instancer where Geometry
+        Nodes made the geometry)
     owner_rows: (n,) int64, the first proxy index with the same owning object
     fits: n ProxyFit in each proxy's stretched object space (their looseness:
         `ProxyReader.looseness`)
@@ -62,6 +67,7 @@ class Proxies:
     batch: ShapeBatch
     names: list[str]
     objects: list
+    sources: list
     owner_rows: np.ndarray
     fits: list[ProxyFit]
     instances: np.ndarray
@@ -128,6 +134,7 @@ class _Structure:
     object_count: int  # len(_layer_objects(depsgraph)) when built
     names: list[str]
     owners: list
+    sources: list  # each entry's settings object (`Proxies.sources`)
     owner_rows: np.ndarray  # (n,) first entry with the same owner
     instances: np.ndarray  # (n,) bool, entry k is an instance
     geometry_keys: list[tuple]
@@ -511,6 +518,7 @@ class ProxyReader:
             batch=structure.world,
             names=structure.names,
             objects=structure.owners,
+            sources=structure.sources,
             owner_rows=structure.owner_rows,
             fits=list(structure.fits),
             instances=structure.instances,
@@ -577,6 +585,7 @@ class ProxyReader:
             object_count=object_count,
             names=unique_names([entry.name for entry in entries]),
             owners=[entry.owner for entry in entries],
+            sources=[entry.settings_object for entry in entries],
             owner_rows=_first_rows([entry.owner.as_pointer() for entry in entries]),
             instances=np.array([entry.is_instance for entry in entries], dtype=bool),
             geometry_keys=[entry.geometry_key for entry in entries],
@@ -592,9 +601,15 @@ class ProxyReader:
 
     def _instance_entries(self, depsgraph, pointers: set[int]) -> tuple[list, list]:
         """Entries and world matrices (4, 4) from the depsgraph's instances: every object
-        and every instance (collection instances, Geometry Nodes) of the participants."""
+        and every instance (collection instances, Geometry Nodes) of the participants.
+
+        An instance is named "Owner/Source" after its instancer and the object (or, made
+        by Geometry Nodes, the mesh) it places, and "Owner/Source[k]" where the instancer
+        places that source more than once, k counting those in the depsgraph's order:
+        clash ids and statuses follow names, and a count over all of an instancer's
+        instances renamed every instance of a linked model after an object deleted from
+        it (an approved clash turned resolved and came back new)."""
         entries, matrices = [], []
-        counts: dict[int, int] = {}
         for instance in depsgraph.object_instances:
             evaluated = instance.object
             if evaluated.type not in GEOMETRY_TYPES:
@@ -610,16 +625,19 @@ class ProxyReader:
             else:
                 key = _geometry_key(source)
                 source_name = source.name_full
+            name = owner.name_full
             if instance.is_instance:
-                index = counts.get(owner.as_pointer(), 0)
-                counts[owner.as_pointer()] = index + 1
-                name = f"{owner.name_full}/{source_name}[{index}]"
-            else:
-                name = owner.name_full
+                name = f"{owner.name_full}/{source_name}"
             if self._geometry_of(key, evaluated, name) is None:
                 continue
             entries.append(_Entry(name, owner, key, source, instance.is_instance))
             matrices.append(np.array(instance.matrix_world, dtype=np.float64))
+        repeats = Counter(entry.name for entry in entries if entry.is_instance)
+        seen: Counter = Counter()
+        for entry in entries:
+            if entry.is_instance and repeats[entry.name] > 1:
+                seen[entry.name] += 1
+                entry.name = f"{entry.name}[{seen[entry.name] - 1}]"
         return entries, matrices
 
     def _object_entries(self, layer_objects, pointers: set[int], progress) -> tuple:

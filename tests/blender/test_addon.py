@@ -304,14 +304,14 @@ def test_geometry_nodes_and_collection_instances(addon):
         "Host/Mesh[0]",
         "Host/Mesh[1]",
         "Host/Mesh[2]",
-        "InstanceA/Part[0]",
-        "InstanceB/Part[0]",
+        "InstanceA/Part",
+        "InstanceB/Part",
     ]
     bpy.ops.collide.detect()
     assert scenes.records() == [
         ("Host/Mesh[0]", "Host/Mesh[1]"),
         ("Host/Mesh[1]", "Host/Mesh[2]"),
-        ("InstanceA/Part[0]", "InstanceB/Part[0]"),
+        ("InstanceA/Part", "InstanceB/Part"),
     ]
     owners = {record.object_a.name for record in bpy.context.scene.collide.clashes}
     assert owners == {"Host", "InstanceA"}
