@@ -35,7 +35,7 @@ from ..core import (
 )
 from ..core.columns import concatenate_fields, either_flagged, rows_as_bytes
 from ..core.constants import CUBE_CORNER_SIGNS
-from ..core.contact import clash_mask, contact_epsilon, contact_margin
+from ..core.contact import clash_mask, contact_epsilon, contact_margin, within
 from ..core.continuous import (
     SweptCandidates,
     SweptMotion,
@@ -248,11 +248,16 @@ def decides_on_meshes(test: ClashTest) -> bool:
 
 def broad_phase_margin(test: ClashTest, batch: ShapeBatch) -> float:
     """Margin for `find_contacts` that keeps every pair the test can report: the contact
-    rule's margin for hard, touching and clearance tests (`core.contact.contact_margin`);
-    duplicates overlap. A mesh test keeps every pair whose proxies meet, since meshes
-    inside them may penetrate while their proxies only touch."""
+    rule's margin for hard, touching and clearance tests (`core.contact.contact_margin`),
+    and the touching margin for duplicates (see `duplicate_mask`). A mesh test keeps
+    every pair whose proxies meet, since meshes inside them may penetrate while their
+    proxies only touch."""
     if test.test_type == "duplicates":
-        return 0.0
+        # Two duplicates are at most their corners' Hausdorff distance apart, and
+        # `duplicate_mask` allows that up to tolerance + epsilon: flat copies (a plane, a
+        # floor covering) a float32 step or a tolerance apart do not overlap, and a
+        # margin of 0 lost them before `duplicate_mask` saw them.
+        return contact_margin("touching", test.tolerance, batch)
     return candidate_margin(test.test_type, test.tolerance, decides_on_meshes(test), batch)
 
 
@@ -281,10 +286,18 @@ def core_corners(batch: ShapeBatch, indices: np.ndarray) -> np.ndarray:
 def duplicate_mask(batch: ShapeBatch, pairs: np.ndarray, tolerance: float) -> np.ndarray:
     """Which pairs are the same geometry at the same place: same kind, radii within
     `tolerance`, and every core corner of each shape within `tolerance` of a core corner
-    of the other (Hausdorff distance of the corner sets). The corner sets make the test
-    blind to how a box's axes are numbered or signed and to a capsule's end order.
+    of the other (Hausdorff distance of the corner sets), each plus the pair's contact
+    epsilon (`duplicate_epsilon`) as clearance counts a gap (`core.contact.within`).
+
+    The corner sets make the test blind to how a box's axes are numbered or signed (a
+    box turned about an axis along which its extents are equal, or fitted again with
+    its axes permuted or flipped, is the same box) and to a capsule's end order. The
+    epsilon makes it blind to float32 rounding: a copy placed through a parent or with
+    its transform applied lands a few float32 steps off its original, which tolerance 0
+    alone would miss.
 
     pairs: (k, 2) int64
+    tolerance: >= 0
     returns: (k,) bool
     """
     pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
@@ -293,11 +306,37 @@ def duplicate_mask(batch: ShapeBatch, pairs: np.ndarray, tolerance: float) -> np
     corners_second = core_corners(batch, second)
     gaps = np.linalg.norm(corners_first[:, :, None, :] - corners_second[:, None, :, :], axis=3)
     hausdorff = np.maximum(gaps.min(axis=2).max(axis=1), gaps.min(axis=1).max(axis=1))
+    epsilon = duplicate_epsilon(
+        corners_first, corners_second, batch.radii[first], batch.radii[second]
+    )
     return (
         (batch.kinds[first] == batch.kinds[second])
-        & (np.abs(batch.radii[first] - batch.radii[second]) <= tolerance)
-        & (hausdorff <= tolerance)
+        & within(np.abs(batch.radii[first] - batch.radii[second]), tolerance, epsilon)
+        & within(hausdorff, tolerance, epsilon)
     )
+
+
+def duplicate_epsilon(
+    corners_first: np.ndarray,
+    corners_second: np.ndarray,
+    radii_first: np.ndarray,
+    radii_second: np.ndarray,
+) -> np.ndarray:
+    """The contact epsilon (`core.contact.contact_epsilon`) at the largest coordinate
+    either shape of each pair reaches: its core corners plus its radius.
+
+    Not the epsilon at each corner: a proxy's corners and radius come from its centre,
+    its turned extents and a fit over all its vertices, so each carries the rounding of
+    the shape's largest coordinates (a 100 m beam starting at the origin has its near
+    corners off by float32 steps of 100 m, not of 0).
+
+    corners_first, corners_second: (k, 8, 3) from `core_corners`
+    radii_first, radii_second: (k,)
+    returns: (k,) float64
+    """
+    reach_first = np.abs(corners_first).max(axis=1) + radii_first[:, None]
+    reach_second = np.abs(corners_second).max(axis=1) + radii_second[:, None]
+    return contact_epsilon(np.maximum(reach_first, reach_second))
 
 
 # --- Hits over frames -------------------------------------------------------------------
