@@ -95,6 +95,7 @@ def proxy_metadata(
         properties=_json_scalar_properties(own),
         instance_source=instance_source,
         is_instance=is_instance,
+        placed_name=own.name_full if own is not owner else None,
     )
 
 

@@ -62,9 +62,12 @@ class ObjectMetadata:
     instance_source: what the object is an instance of, e.g. the instanced collection or
         the mesh data shared by linked duplicates; None if not an instance (the Blender
         glue, `blender/report_run.py`, defines the values)
-    is_instance: the object is an instance made by another object (its instancer), so
-        `properties` are the instancer's and say nothing of the instance's own identity
-        (a report gives it no IfcGuid taken from them)
+    is_instance: the object is an instance made by another object (its instancer):
+        `type`, `properties` and `collections` are those of the object it places (the
+        collections besides the instancer's), and say nothing of the instance's own
+        identity (a report gives it no IfcGuid taken from them)
+    placed_name: for an instance of an object, that object's name: a selector's name
+        pattern matches it as it matches `name` ("Beam*" takes "StructureLink/Beam")
     """
 
     name: str
@@ -74,6 +77,7 @@ class ObjectMetadata:
     properties: Mapping[str, Any] = field(default_factory=dict)
     instance_source: str | None = None
     is_instance: bool = False
+    placed_name: str | None = None
 
 
 def select_objects(selector: Selector, objects: Sequence[ObjectMetadata]) -> np.ndarray:
@@ -88,7 +92,10 @@ def select_objects(selector: Selector, objects: Sequence[ObjectMetadata]) -> np.
     wanted_types = set(selector.types)
 
     def takes(obj: ObjectMetadata) -> bool:
-        if name_pattern is not None and not name_pattern.match(obj.name):
+        if name_pattern is not None and not (
+            name_pattern.match(obj.name)
+            or (obj.placed_name is not None and name_pattern.match(obj.placed_name))
+        ):
             return False
         if wanted_types and obj.type not in wanted_types:
             return False

@@ -36,15 +36,18 @@ def _pairs(addon, set_b: dict) -> list[tuple[str, str]]:
 
 
 def test_selectors_take_the_objects_an_instance_places(addon):
-    """By the placed object's collections, type and custom properties: an empty's were
-    looked at (type EMPTY, no property, the scene's collection), and the Beam's clash
-    was dropped or the set refused as matching no object."""
+    """By the placed object's collections, type, custom properties and name (or the
+    instance's own): an empty's were looked at (type EMPTY, no property, the scene's
+    collection), and the Beam's clash was dropped or the set refused as matching no
+    object."""
     _linked_structure()
     expected = [("Pipe", "StructureLink/Beam")]
     assert _pairs(addon, {}) == expected
     assert _pairs(addon, {"collections": ["Structure"]}) == expected
     assert _pairs(addon, {"types": ["MESH"]}) == expected
     assert _pairs(addon, {"properties": {"load_bearing": True}}) == expected
+    assert _pairs(addon, {"name": "Beam*"}) == expected
+    assert _pairs(addon, {"name": "StructureLink/*"}) == expected
 
 
 def test_an_instance_keeps_its_clash_id_when_its_model_loses_another_object(addon):

@@ -83,6 +83,15 @@ def test_select_objects(selector, expected):
     assert select_objects(selector, OBJECTS).tolist() == expected
 
 
+def test_a_name_pattern_takes_an_instance_by_its_own_or_its_placed_objects_name():
+    instance = ObjectMetadata(
+        "Link/Beam", "MESH", ("Structure",), is_instance=True, placed_name="Beam"
+    )
+    plain = ObjectMetadata("Beam Link", "MESH")
+    for pattern, expected in (("Beam*", [True, True]), ("Link/*", [True, False])):
+        assert select_objects(Selector(name=pattern), [instance, plain]).tolist() == expected
+
+
 def test_object_table_codes_and_membership():
     table = object_table(OBJECTS)
     assert table.names.tolist() == [obj.name for obj in OBJECTS]
