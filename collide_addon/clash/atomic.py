@@ -31,9 +31,12 @@ def write_bytes_atomic(path: str | Path, data: bytes) -> None:
         with open(target, "wb") as handle:
             handle.write(data)
         return
-    descriptor, temporary = tempfile.mkstemp(
-        prefix=f".{target.name}.", suffix=".tmp", dir=target.parent
-    )
+    try:
+        descriptor, temporary = tempfile.mkstemp(
+            prefix=f".{target.name}.", suffix=".tmp", dir=target.parent
+        )
+    except OSError as error:
+        raise _naming(error, path) from error
     try:
         with os.fdopen(descriptor, "wb") as handle:
             handle.write(data)
@@ -44,9 +47,17 @@ def write_bytes_atomic(path: str | Path, data: bytes) -> None:
         os.umask(umask)
         os.chmod(temporary, 0o666 & ~umask)
         os.replace(temporary, target)
-    except BaseException:
+    except BaseException as error:
         Path(temporary).unlink(missing_ok=True)
+        if isinstance(error, OSError):
+            raise _naming(error, path) from error
         raise
+
+
+def _naming(error: OSError, path: str | Path) -> OSError:
+    """`error` as the same kind of OSError naming `path`, the file the user asked for,
+    not the temporary file beside it that failed ("/proc/.r.json.u67u496w.tmp")."""
+    return type(error)(error.errno, error.strerror, str(path))
 
 
 def write_text_atomic(path: str | Path, text: str) -> None:

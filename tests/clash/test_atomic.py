@@ -57,3 +57,13 @@ def test_atomic_write_to_a_fifo_writes_into_it(tmp_path):
     finally:
         os.close(reader)
     assert [entry.name for entry in tmp_path.iterdir()] == ["pipe"]
+
+
+def test_a_failed_write_names_the_file_asked_for_not_its_temporary(tmp_path):
+    """A report asked for in a folder that does not exist: the error named the temporary
+    file it tried beside it (".r.json.u67u496w.tmp"), which the user never named."""
+    wanted = tmp_path / "missing" / "r.json"
+    with pytest.raises(FileNotFoundError) as raised:
+        write_text_atomic(wanted, "{}")
+    assert raised.value.filename == str(wanted)
+    assert ".tmp" not in str(raised.value)
