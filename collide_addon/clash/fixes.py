@@ -21,6 +21,7 @@ import numpy as np
 from ..core import pair_distance
 from ..core.contact import contact_epsilon, resolved_distance
 from ..core.resolve import FIX_REASONS, mesh_separating_translations, separating_translations
+from .records import frames_meet_scan
 from .tests import ClashTest
 
 # A frame's proxies as `report.run.FrameSample` gives them: (batch, objects (each with a
@@ -55,7 +56,8 @@ def _frame_fixes(records, tests, sample) -> list[dict[str, Any]]:
     )
     translations = separating_translations(batch, first, second, clearance)
     on_mesh = [index for index, k in enumerate(present) if records[k].get("geometry") == "mesh"]
-    mesh_results = _mesh_fixes(meshes, first, second, translations, clearance, on_mesh)
+    test_names = np.array([records[k]["test"] for k in present])
+    mesh_results = _mesh_fixes(meshes, first, second, translations, clearance, test_names, on_mesh)
     for index, k in enumerate(present):
         result = mesh_results.get(index, translations[index])
         if isinstance(result, str):
@@ -67,49 +69,73 @@ def _frame_fixes(records, tests, sample) -> list[dict[str, Any]]:
     return fixes
 
 
-def _mesh_fixes(meshes, first, second, translations, clearance, on_mesh) -> dict[int, Any]:
-    """{index: translation (3,) or why not (str)} of the mesh-decided pairs `on_mesh`."""
+def _mesh_fixes(
+    meshes, first, second, translations, clearance, test_names, on_mesh
+) -> dict[int, Any]:
+    """{index: translation (3,) or why not (str)} of the mesh-decided pairs `on_mesh`.
+
+    first, second: (k,) rows of a and b; translations: (k, 3) the proxies' moves, the
+    directions searched along; clearance: (k,) each pair's `resolved_distance`
+    test_names: (k,) str, each pair's test. The search takes one clearance per call, so
+    each test's pairs are searched apart with their own (the largest of its pairs', which
+    differ by their contact epsilon only): a test's fixes do not depend on which other
+    tests run, and a hard clash is not pushed a clearance test's gap away.
+    """
     if not on_mesh or meshes is None:
         return {}
     results: dict[int, Any] = {}
     used = np.unique(np.concatenate([first[on_mesh], second[on_mesh]]))
     posed = {int(row): meshes.mesh_of(int(row)) for row in used}
-    searched = [index for index in on_mesh if posed[first[index]] and posed[second[index]]]
-    for index in set(on_mesh) - set(searched):
+    searched = np.array(
+        [index for index in on_mesh if posed[first[index]] and posed[second[index]]], dtype=np.int64
+    )
+    for index in set(on_mesh) - set(searched.tolist()):
         results[index] = "an object has no triangles"
-    if not searched:
+    if not len(searched):
         return results
     order = sorted(posed)
     slot = {row: position for position, row in enumerate(order)}
-    pairs = [[slot[first[index]], slot[second[index]]] for index in searched]
-    found = mesh_separating_translations(
-        [posed[row] for row in order],
-        meshes.matrices[order],
-        pairs,
-        translations[searched],
-        # The search takes one clearance: the largest, more room for the others.
-        float(clearance[searched].max()),
-    )
-    for position, index in enumerate(searched):
-        moved = found.found[position]
-        results[index] = (
-            found.translation[position] if moved else FIX_REASONS[found.reason[position]]
+    pair_slots = np.array([[slot[first[index]], slot[second[index]]] for index in searched])
+    for test_name in np.unique(test_names[searched]):
+        of_test = test_names[searched] == test_name
+        members = searched[of_test]
+        found = mesh_separating_translations(
+            [posed[row] for row in order],
+            meshes.matrices[order],
+            pair_slots[of_test],
+            translations[members],
+            float(clearance[members].max()),
         )
+        for position, index in enumerate(members.tolist()):
+            results[index] = (
+                found.translation[position]
+                if found.found[position]
+                else FIX_REASONS[found.reason[position]]
+            )
     return results
 
 
 def add_fixes(
-    records: Sequence[Mapping[str, Any]], tests: Sequence[ClashTest], read_frame: ReadFrame
+    records: Sequence[Mapping[str, Any]],
+    tests: Sequence[ClashTest],
+    read_frame: ReadFrame,
+    frames: Sequence[int] | None = None,
 ) -> list[dict[str, Any]]:
     """`records` with a "fix" each (see the module docstring), resolved ones as they are.
 
     read_frame: (sub)frame time -> (batch, objects, meshes), read once per worst frame
+    frames: (start, end, step) of the scan; a record none of whose frames the scan
+        reported (a baseline's clash carried over unchecked, `records.frames_meet_scan`)
+        is left as it is too: its worst frame is one the run did not look at. None: every
+        record is this scan's
     """
     by_name = {test.name: test for test in tests}
     fixed = [dict(record) for record in records]
     pending: dict[int, list[int]] = {}
     for k, record in enumerate(fixed):
         if record["status"] == "resolved":
+            continue
+        if frames is not None and not frames_meet_scan(record["frames"], frames):
             continue
         if record["type"] not in _DISTANCE_TYPES or record["test"] not in by_name:
             record["fix"] = {"none": f"{record['type']} clashes are not moved apart"}

@@ -3,6 +3,7 @@ across runs, and which of them fail a CI run.
 
     FrameHits of all frames -> ClashRecord list             `clash_records`
     records + previous report's records -> statuses          `carry_over_status`
+    a record's frames + a scan's frames -> could it see it    `frames_meet_scan`
     records + fail_on -> how many fail                       `count_failing`
 """
 
@@ -193,10 +194,29 @@ def clash_records(test: ClashTest, hits: FrameHits, step: int = 1) -> list[Clash
 # --- Statuses across runs ----------------------------------------------------------------
 
 
+def frames_meet_scan(intervals: Sequence[Sequence[int]], frames: Sequence[int]) -> bool:
+    """Whether a clash's frame intervals hold a frame that a scan of `frames` reports:
+    start + k * step for k >= 0, up to end. A clash found by that scan always does; a
+    baseline clash that does not lies where the scan could not have seen it.
+
+    intervals: [[first, last], ...] inclusive, as a record's "frames"
+    frames: (start, end, step) of the scan, step >= 1
+    """
+    start, end, step = frames
+    last = start + (end - start) // step * step
+    for first, final in intervals:
+        low, high = max(first, start), min(final, last)
+        # The first scanned frame at or after `low` (ceiling division of the offset).
+        if low <= high and start - (start - low) // step * step <= high:
+            return True
+    return False
+
+
 def carry_over_status(
     clashes: Sequence[ClashRecord],
     previous_clashes: Sequence[Mapping[str, Any]],
     test_names: Iterable[str] | None = None,
+    frames: Sequence[int] | None = None,
 ) -> list[ClashRecord]:
     """Statuses of this run's clashes given the previous report's clashes (matched by id):
 
@@ -205,10 +225,13 @@ def carry_over_status(
     - found now, absent before or resolved before (it came back): "new";
     - found before (not resolved) but not now: carried into the result as "resolved",
       unless its test is not among `test_names` (a test that did not run resolves
-      nothing). Clashes resolved in the previous report are dropped.
+      nothing), or none of its frames is among the `frames` this run scanned
+      (`frames_meet_scan`): the run could not have seen it, so it is carried over as it
+      was, status included. Clashes resolved in the previous report are dropped.
 
     test_names: tests of this run; None takes the tests of `clashes`
-    returns: new records, this run's first (in their order), then the resolved ones
+    frames: (start, end, step) this run scanned; None: every previous clash was in reach
+    returns: new records, this run's first (in their order), then the previous ones
     """
     previous_by_id = {record["id"]: record for record in previous_clashes}
     tests_run = {record["test"] for record in clashes} if test_names is None else set(test_names)
@@ -224,11 +247,15 @@ def carry_over_status(
     found_now = {record["id"] for record in clashes}
     for record in previous_clashes:
         if (
-            record["id"] not in found_now
-            and record["status"] != "resolved"
-            and record["test"] in tests_run
+            record["id"] in found_now
+            or record["status"] == "resolved"
+            or record["test"] not in tests_run
         ):
+            continue
+        if frames is None or frames_meet_scan(record["frames"], frames):
             result.append({**record, "status": "resolved"})
+        else:
+            result.append(dict(record))
     return result
 
 

@@ -7,12 +7,16 @@ gives.
     + baseline statuses, objects, summary, groups -> the report   `merge_reports`
       (groups with the default cluster radius, as a run's)
 
-A part is an ordinary report (`json_report.read_json_report`). Its unresolved clashes are
-what its run found; its resolved ones came from a baseline and are left to the merge's
-own baseline. A scan with sub-steps or continuous tests looks between its frames, so
-each part but the last must have been run with lookahead (`report.run.scan_frames`):
-it also sampled its last frame's sub-steps and the motion to the next part's first
-frame, which only it can see.
+A part is an ordinary report (`json_report.read_json_report`). Its unresolved clashes on
+its own frames are what its run found; its resolved ones, and those carried over from a
+baseline unchecked (none of their frames among the part's), came from a baseline and are
+left to the merge's own baseline. A scan with sub-steps or continuous tests looks between
+its frames, so each part but the last must have been run with lookahead
+(`report.run.scan_frames`): it also sampled its last frame's sub-steps and the motion to
+the next part's first frame, which only it can see. A lookahead part lists the sets that
+selected no object at its frames ("unmatched_sets") rather than failing, as their objects
+may take part in other parts; the merge refuses a set that every part lists, as one run
+over all the frames would.
 
 Numpy and the standard library only: the farm (collide_farm) and any other scheduler
 call this outside Blender.
@@ -26,11 +30,16 @@ from typing import Any
 
 import numpy as np
 
-from ..clash.records import ClashRecord, carry_over_status, merge_frame_intervals
+from ..clash.records import (
+    ClashRecord,
+    carry_over_status,
+    frames_meet_scan,
+    merge_frame_intervals,
+)
 from ..clash.tests import clash_test_from_dict
 from .bcf_report import object_ifc_guid
 from .json_report import build_report
-from .run import last_scanned_frame
+from .run import UnmatchedSet, last_scanned_frame, unchecked_warning, unmatched_set_message
 
 
 class MergeError(ValueError):
@@ -44,6 +53,16 @@ def _is_frame_range(value: Any) -> bool:
         and all(isinstance(item, int) and not isinstance(item, bool) for item in value)
         and value[0] <= value[1]
         and value[2] >= 1
+    )
+
+
+def _is_unmatched_sets(value: Any) -> bool:
+    return isinstance(value, list) and all(
+        isinstance(entry, dict)
+        and set(entry) == {"test", "set"}
+        and isinstance(entry["test"], str)
+        and entry["set"] in ("A", "B")
+        for entry in value
     )
 
 
@@ -67,9 +86,11 @@ PART_FIELDS = {
         lambda value: isinstance(value, int) and not isinstance(value, bool) and value >= 2,
     ),
     "lookahead": ("true when present", lambda value: value is True),
+    "unmatched_sets": ('[{"test": string, "set": "A" or "B"}, ...]', _is_unmatched_sets),
 }
-# Fields a part may lack: a part without them was sampled once a frame, without lookahead.
-OPTIONAL_PART_FIELDS = ("substeps", "lookahead")
+# Fields a part may lack: a part without them was sampled once a frame, without lookahead,
+# and each test's sets selected objects at its frames.
+OPTIONAL_PART_FIELDS = ("substeps", "lookahead", "unmatched_sets")
 
 
 def _check_fields(parts: Sequence[Mapping[str, Any]], names: Sequence[str]) -> None:
@@ -184,7 +205,12 @@ def merge_clashes(
     (frames `step` apart); distance, point, bounds and kinds of the worst frame (smallest
     distance, the earliest on a tie; between samples only: the earliest first contact);
     sorted per test (in `test_names` order) by distance then id."""
-    found = [clash for part in parts for clash in part["clashes"] if clash["status"] != "resolved"]
+    found = [
+        clash
+        for part in parts
+        for clash in part["clashes"]
+        if clash["status"] != "resolved" and frames_meet_scan(clash["frames"], part["frames"])
+    ]
     sampled = {clash["id"] for clash in found if "toi" not in clash}
     found = [clash for clash in found if "toi" not in clash or clash["id"] not in sampled]
     if not found:
@@ -226,6 +252,22 @@ def _objects(
     return {name: known.get(name) or {"ifc_guid": object_ifc_guid(name, {})} for name in names}
 
 
+def check_sets_matched(parts: Sequence[Mapping[str, Any]], frames: tuple[int, int, int]) -> None:
+    """Refuse parts in all of which a test's set selected no object ("unmatched_sets", only
+    lookahead parts have it): one run over all their `frames` would have refused it. A
+    set that selected nothing in some parts only is fine (objects that take part at
+    later frames, as in 4D construction sequencing). Raises MergeError naming the test,
+    the set and the frames."""
+    listed = [
+        [UnmatchedSet(entry["test"], entry["set"]) for entry in part.get("unmatched_sets", [])]
+        for part in parts
+    ]
+    # In the first part's order, which is the tests' order: the set one run names.
+    in_every_part = [entry for entry in listed[0] if all(entry in other for other in listed[1:])]
+    if in_every_part:
+        raise MergeError(unmatched_set_message(in_every_part[0], frames))
+
+
 def merge_reports(
     parts: Sequence[Mapping[str, Any]],
     names: Sequence[str] | None = None,
@@ -238,18 +280,20 @@ def merge_reports(
     baseline: a previous report whose statuses carry over (as `--baseline` in a run).
       An object of a clash resolved since the baseline gets its guid from the parts'
       "objects" when a part lists it: parts run with the same baseline list them all.
-    Raises MergeError when the parts do not fit together (see `check_parts`).
+    Raises MergeError when the parts do not fit together (see `check_parts`), or when
+    a test's set selected nothing in every one of them (`check_sets_matched`).
     """
     names = list(names) if names is not None else [f"part {i + 1}" for i in range(len(parts))]
     order, frames = check_parts(parts, names)
     ordered = [parts[index] for index in order]
+    check_sets_matched(ordered, frames)
     first = ordered[0]
     tests = [clash_test_from_dict(test) for test in first["tests"]]
     test_names = [test.name for test in tests]
     clashes = merge_clashes(ordered, test_names, frames[2])
     if baseline is not None:
-        clashes = carry_over_status(clashes, baseline.get("clashes", []), test_names)
-    return build_report(
+        clashes = carry_over_status(clashes, baseline.get("clashes", []), test_names, frames)
+    report = build_report(
         tests=tests,
         clashes=clashes,
         frames=frames,
@@ -260,3 +304,5 @@ def merge_reports(
         reach=max(part.get("reach", 0.0) for part in parts),
         substeps=first.get("substeps", 1),
     )
+    report["warnings"] += unchecked_warning(clashes, frames)
+    return report

@@ -27,6 +27,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any, NamedTuple
 
+import numpy as np
+
 from ..clash.evaluate import (
     FrameHits,
     FrameMeshes,
@@ -51,6 +53,7 @@ from ..clash.records import (
     clash_records,
     count_failing,
     effective_fail_on,
+    frames_meet_scan,
 )
 from ..clash.tests import ClashTest
 from ..core import CoherentBounds, ShapeBatch
@@ -190,19 +193,74 @@ def check_scan_limits(frames: tuple[int, int, int], substeps: int) -> None:
         )
 
 
-def _check_first_frame(frame: int, prepared_tests: Sequence[PreparedTest], scope: str) -> None:
-    """Refuse a run that cannot find anything: no objects, or a test's set selecting no
-    object (a typo in a selector would otherwise pass a CI gate silently). Later frames
-    may hide objects without error."""
-    if not len(prepared_tests[0].table.names):
+def scanned_frames_text(frames: Sequence[int]) -> str:
+    """The frames of a scan of (start, end, step) for a message: "frame 3" for one
+    frame, else "frames 1-10" or "frames 1-10:2"."""
+    start, end, step = frames
+    if last_scanned_frame(frames) == start:
+        return f"frame {start}"
+    return f"frames {start}-{end}" + (f":{step}" if step != 1 else "")
+
+
+def _at_scanned_frames(frames: Sequence[int]) -> str:
+    """ "at frame 3", or "at any of frames 1-10": where a scan found nothing."""
+    text = scanned_frames_text(frames)
+    return f"at {text}" if text.startswith("frame ") else f"at any of {text}"
+
+
+class UnmatchedSet(NamedTuple):
+    """A test's set that selected no object at any reported frame of a scan: a typo in a
+    selector, or, in a chunk of a longer scan, objects that take part only at other
+    chunks' frames (4D construction sequencing: a beam shown from frame 5 on).
+
+    test: the test's name; set: "A" or "B" (never "B" of a self test, which is A)
+    """
+
+    test: str
+    set: str
+
+
+def _matched_sets(prepared_tests: Sequence[PreparedTest]) -> np.ndarray:
+    """(t, 2) bool: whether set A and set B of each test select an object."""
+    return np.array(
+        [[prepared.in_a.any(), prepared.in_b.any()] for prepared in prepared_tests], dtype=bool
+    ).reshape(-1, 2)
+
+
+def unmatched_set_message(unmatched: UnmatchedSet, frames: Sequence[int]) -> str:
+    """Why a run (or a merge of chunks) over `frames` that found `unmatched` is refused."""
+    return (
+        f"set {unmatched.set} of test {unmatched.test!r} matches no object "
+        f"{_at_scanned_frames(frames)}"
+    )
+
+
+def _unmatched_sets(tests: Sequence[ClashTest], matched: np.ndarray) -> list[UnmatchedSet]:
+    """The sets of `tests` that selected nothing over a scan, in test order.
+
+    matched: (t, 2) bool, `_matched_sets` or-ed over the scan's reported samples
+    """
+    return [
+        UnmatchedSet(test.name, label)
+        for test, test_matched in zip(tests, matched, strict=True)
+        for label, found in zip("AB", test_matched.tolist(), strict=True)
+        if not found and (label == "A" or test.set_b is not None)
+    ]
+
+
+def _check_sets_matched(
+    unmatched: Sequence[UnmatchedSet], took_part: bool, frames: Sequence[int], scope: str
+) -> None:
+    """Refuse a scan that could find nothing: no object took part at any reported frame,
+    or a test's set selected nothing at every one (a typo in a selector would otherwise
+    pass a CI gate silently). At some frames only is fine: objects appear and vanish
+    (animated visibility, 4D construction sequencing).
+    Raises ClashRunError naming the frames, and the test and set."""
+    if not took_part:
         where = f" (scope {scope!r})" if scope else ""
-        raise ClashRunError(f"frame {frame}: no objects take part{where}")
-    for prepared in prepared_tests:
-        for label, members in (("A", prepared.in_a), ("B", prepared.in_b)):
-            if not members.any():
-                raise ClashRunError(
-                    f"frame {frame}: set {label} of test {prepared.test.name!r} matches no object"
-                )
+        raise ClashRunError(f"no objects take part {_at_scanned_frames(frames)}{where}")
+    if unmatched:
+        raise ClashRunError(unmatched_set_message(unmatched[0], frames))
 
 
 # Intervals of continuous tests advanced together (`evaluate_intervals`): a pass over
@@ -262,6 +320,26 @@ def _test_progress(mesh_progress: MeshProgress, frame: int, test: str, done: int
     mesh_progress(done, total, frame, test)
 
 
+class ScanResult(NamedTuple):
+    """What `scan_frames` gives back.
+
+    records: the clash records of all tests, status "new"
+    metadata: {name: ObjectMetadata} of every object that took part
+    open_mesh_names: the objects with open meshes among mesh tests' candidates, see
+        json_report.open_mesh_warning
+    reach: the largest |coordinate| of the shapes read, `core.contact.largest_coordinate`,
+        see json_report.reach_warning
+    unmatched_sets: a chunk's (lookahead) sets that selected no object at any of its
+        frames, for report.merge to decide on; [] otherwise (the scan refuses them)
+    """
+
+    records: list[ClashRecord]
+    metadata: dict[str, ObjectMetadata]
+    open_mesh_names: list[str]
+    reach: float
+    unmatched_sets: list[UnmatchedSet]
+
+
 def scan_frames(
     tests: Sequence[ClashTest],
     frames: tuple[int, int, int],
@@ -271,7 +349,7 @@ def scan_frames(
     scope: str = "",
     lookahead: bool = False,
     mesh_progress: MeshProgress | None = None,
-) -> tuple[list[ClashRecord], dict[str, ObjectMetadata], list[str], float]:
+) -> ScanResult:
     """Run `tests` on every sample of `sample_times(frames, substeps)`; a clash found at
     any sample of frame f is reported on frame f. Continuous tests also test the motion
     between consecutive samples of the same objects (`evaluate_intervals`); a clash that
@@ -283,13 +361,13 @@ def scan_frames(
         the last frame is sampled with its sub-steps too and the motion from there to the
         next frame (last + step) is tested, as a scan over the longer range does, while
         nothing is reported on that next frame (the next chunk's first; read only for
-        continuous tests)
-    returns: (records of all tests, status "new"; metadata of every object that took
-              part; names of the objects with open meshes among mesh tests' candidates,
-              see json_report.open_mesh_warning; the largest |coordinate| of the shapes
-              read, `core.contact.largest_coordinate`, see json_report.reach_warning)
-    Raises ClashRunError when, at the first frame, no object takes part or a test's set
-    selects nothing, or when `read_frame` raises it.
+        continuous tests); a set selecting no object at any of the chunk's frames is
+        returned (`ScanResult.unmatched_sets`) rather than refused, since its objects
+        may take part at other chunks' frames
+    returns: `ScanResult`
+    Raises ClashRunError when no object takes part at any reported frame or a test's set
+    selects nothing at every one (`_check_sets_matched`; without lookahead), or when
+    `read_frame` raises it.
     """
     sampled = sampled_range(frames, lookahead)
     total = sample_count(sampled, substeps)
@@ -310,6 +388,10 @@ def scan_frames(
     # move or change to the next.
     mesh_cache = MeshPairCache(scan=True)
     intervals: list[list[Interval]] = []  # per test, waiting for `_interval_hits`
+    # Whether any object, and each test's sets, took part at a reported sample; the
+    # look-ahead frame is not counted: it is the next chunk's, which sees it itself.
+    took_part = False
+    matched = np.zeros((len(tests), 2), dtype=bool)
     for done, (frame, time) in enumerate(itertools.islice(sample_times(sampled, substeps), total)):
         sample = _read_sample(read_frame, frame, time)
         reach = max(reach, largest_coordinate(sample.batch))
@@ -325,8 +407,6 @@ def scan_frames(
             intervals = [[] for _ in tests]
             metadata.update(zip(names, sample.objects, strict=True))
             previous = None
-        if done == 0:
-            _check_first_frame(frame, prepared_tests, scope)
         # A continuous test's grid over the swept bounds from the previous sample serves
         # this sample's broad phase too.
         arriving: list[IntervalCandidates | None] = [None] * len(tests)
@@ -339,6 +419,8 @@ def scan_frames(
             ]
         contacts: list[SampleContacts | None] = [None] * len(tests)
         if frame <= frames[1]:
+            took_part |= bool(names)
+            matched |= _matched_sets(prepared_tests)
             contacts = [
                 sample_contacts(prepared, sample.batch, broad_phase, candidates)
                 for prepared, broad_phase, candidates in zip(
@@ -362,8 +444,11 @@ def scan_frames(
         if progress is not None:
             progress(done + 1, total, frame, kept.rows)
     kept.add(prepared_tests, _interval_hits(prepared_tests, intervals))
+    unmatched = _unmatched_sets(tests, matched)
+    if not lookahead:
+        _check_sets_matched(unmatched, took_part, frames, scope)
     records, open_names = kept.records(tests, frames[2])
-    return records, metadata, open_names, reach
+    return ScanResult(records, metadata, open_names, reach, unmatched)
 
 
 def _add_intervals(intervals, prepared_tests, previous, later) -> None:
@@ -421,6 +506,23 @@ class _KeptHits:
             records += clash_records(test, test_hits, step)
             open_names.update(test_hits.open_mesh_names.tolist())
         return records, sorted(open_names)
+
+
+def unchecked_warning(clashes: Sequence[Mapping[str, Any]], frames: Sequence[int]) -> list[str]:
+    """The report's warning for the open clashes of a baseline that a scan of `frames`
+    (start, end, step) could not have seen (`clash.records.frames_meet_scan`): carried
+    over with their statuses unchanged. [] or [one sentence]."""
+    unchecked = sum(
+        record["status"] != "resolved" and not frames_meet_scan(record["frames"], frames)
+        for record in clashes
+    )
+    if not unchecked:
+        return []
+    return [
+        f"{unchecked} clash(es) of the baseline lie outside the scanned "
+        f"{scanned_frames_text(frames)}, so they were not checked: their statuses are "
+        "the baseline's"
+    ]
 
 
 def object_entries(
@@ -509,7 +611,8 @@ def run_report(
     continuous: make every test but duplicates continuous (see `scan_frames`), as if
         its definition said so; the report's tests say it
     lookahead: the frames are a chunk of a longer scan (see `scan_frames`); the report
-        says so, and so does its "substeps", for report.merge
+        says so, and so does its "substeps", for report.merge, and it lists the sets that
+        selected no object at its frames ("unmatched_sets") instead of refusing them
     blender, file: the Blender version and the scanned file, stored in the report
     scope: see `scan_frames`
     Raises ClashRunError for input the run cannot use, before reading any frame when
@@ -531,26 +634,34 @@ def run_report(
         fail_on = effective_fail_on(fail_on, baseline is not None)
     except ValueError as error:
         raise ClashRunError(str(error)) from None
-    clashes, metadata, open_meshes, reach = scan_frames(
+    scan = scan_frames(
         tests, frames, read_frame, progress, substeps, scope, lookahead, mesh_progress
     )
+    clashes = scan.records
     if baseline is not None:
         clashes = carry_over_status(
-            clashes, baseline.get("clashes", []), [test.name for test in tests]
+            clashes, baseline.get("clashes", []), [test.name for test in tests], frames
         )
     if suggest_fixes:
-        clashes = add_fixes(clashes, tests, read_frame)
+        clashes = add_fixes(clashes, tests, read_frame, frames)
     report = build_report(
         tests=tests,
         clashes=clashes,
         frames=frames,
         blender=blender,
         file=file,
-        objects=object_entries(clashes, metadata),
-        open_meshes=open_meshes,
-        reach=reach,
+        objects=object_entries(clashes, scan.metadata),
+        open_meshes=scan.open_mesh_names,
+        reach=scan.reach,
         substeps=substeps,
         lookahead=lookahead,
+    )
+    report["warnings"] += unchecked_warning(clashes, frames)
+    # Only a chunk has them (the scan refuses them otherwise): for report.merge.
+    report |= (
+        {"unmatched_sets": [entry._asdict() for entry in scan.unmatched_sets]}
+        if scan.unmatched_sets
+        else {}
     )
     # Only the HTML and BCF reports hold pictures: a run writing neither renders none.
     pictures = (

@@ -18,6 +18,7 @@ from collide_addon.clash.records import (
     clash_records,
     count_failing,
     effective_fail_on,
+    frames_meet_scan,
     merge_frame_intervals,
 )
 from collide_addon.clash.tests import ClashTest
@@ -160,6 +161,57 @@ def test_carry_over_status_all_transitions():
     with_other = carry_over_status(current, previous, test_names=["t", "not run"])
     assert {item["id"]: item["status"] for item in with_other}["other-test"] == "resolved"
     assert carry_over_status([], previous, test_names=[]) == []
+
+
+@given(
+    st.integers(-20, 20),
+    st.integers(0, 30),
+    st.integers(1, 7),
+    st.lists(st.tuples(st.integers(-30, 50), st.integers(0, 6)), min_size=1, max_size=4),
+)
+def test_frames_meet_scan_is_an_intersection_with_the_scanned_frames(start, length, step, spans):
+    intervals = [[first, first + extra] for first, extra in spans]
+    scanned = set(range(start, start + length + 1, step))
+    recorded = {frame for first, last in intervals for frame in range(first, last + 1)}
+    assert frames_meet_scan(intervals, (start, start + length, step)) == bool(scanned & recorded)
+
+
+def test_frames_meet_scan_examples():
+    assert not frames_meet_scan([[4, 6]], (1, 1, 1))  # a one-frame run before the clash
+    assert frames_meet_scan([[4, 6]], (1, 10, 5))  # 1, 6
+    assert not frames_meet_scan([[2, 4]], (1, 10, 5))  # between 1 and 6
+    assert frames_meet_scan([[20, 20], [2, 4]], (1, 10, 3))  # 1, 4, 7, 10
+    assert frames_meet_scan([[11, 12]], (1, 12, 5))  # 1, 6, 11
+    assert not frames_meet_scan([[12, 14]], (1, 14, 5))  # the end, 14, is no scanned frame
+
+
+def with_frames(item, frames):
+    return {**item, "frames": frames}
+
+
+def test_carry_over_status_keeps_clashes_the_scan_could_not_see():
+    # A baseline from frames 1-10; this run scans frame 1 only. "early" (frames 1-2) is
+    # gone at frame 1: resolved. "later" (4-6) and "late-rev" (8) lie outside: carried
+    # over as they were, status included, and still counted as before.
+    previous = [
+        with_frames(record("early", "active"), [[1, 2]]),
+        with_frames(record("later", "new"), [[4, 6]]),
+        with_frames(record("late-rev", "reviewed"), [[8, 8]]),
+        with_frames(record("old", "resolved"), [[3, 3]]),
+    ]
+    result = carry_over_status([], previous, ["t"], (1, 1, 1))
+    assert result == [dict(previous[0], status="resolved"), previous[1], previous[2]]
+    assert count_failing(result, "new") == 1 and count_failing(result, "any") == 2
+    # A run over frames 1-10 step 5 (1 and 6) could see "later" but not "late-rev".
+    statuses = {
+        item["id"]: item["status"] for item in carry_over_status([], previous, ["t"], (1, 10, 5))
+    }
+    assert statuses == {"early": "resolved", "later": "resolved", "late-rev": "reviewed"}
+    # Found by this run, it is this run's clash, whatever frames the baseline gave it.
+    found = carry_over_status([with_frames(record("later"), [[1, 1]])], previous, ["t"], (1, 1, 1))
+    assert {item["id"]: item["status"] for item in found}["later"] == "active"
+    # Without frames every baseline clash was in reach (the rule before frames were known).
+    assert {item["status"] for item in carry_over_status([], previous[:3], ["t"])} == {"resolved"}
 
 
 def test_effective_fail_on():

@@ -117,3 +117,45 @@ def test_resolved_clashes_keep_no_fix_and_other_types_say_why():
         clash.get("fix") for clash in records[:-1]
     ]
     assert fixed[-1]["fix"] == {"none": "duplicates clashes are not moved apart"}
+
+
+def test_a_tests_mesh_fixes_do_not_depend_on_the_other_tests():
+    # The mesh search took one clearance for all the pairs of a frame, the largest: beside
+    # a clearance test of 0.5 the hard clash's fix moved the crate 0.5 too far.
+    hard = ClashTest("hard", geometry="mesh")
+    gap = ClashTest("gap", test_type="clearance", tolerance=0.5, geometry="mesh")
+
+    def crate_fixes(tests):
+        report = run_report(tests, (3, 3, 1), read_frame, suggest_fixes=True).report
+        return {
+            clash["test"]: np.array(clash["fix"]["translation"])
+            for clash in report["clashes"]
+            if clash["b"] == "crate"
+        }
+
+    together = crate_fixes([hard, gap])
+    alone = {**crate_fixes([hard]), **crate_fixes([gap])}
+    assert together.keys() == alone.keys() == {"hard", "gap"}
+    for name in ("hard", "gap"):
+        np.testing.assert_array_equal(together[name], alone[name])
+    # Overlap 0.5 along x: the hard fix leaves the crate touching no more, the clearance
+    # fix 0.5 beyond that (a search step of slack, 0.02 % of the move, each).
+    np.testing.assert_allclose(together["hard"], [0.5, 0, 0], atol=1e-3)
+    np.testing.assert_allclose(together["gap"], [1.0, 0, 0], atol=1e-3)
+
+
+def test_clashes_the_scan_could_not_see_keep_their_fix():
+    # A baseline's clash carried over unchecked (its frames, 4-5, are not the scan's 1-3):
+    # its worst frame is not read, its fix stays the baseline's.
+    report = run_report([ClashTest("hard", geometry="proxy")], (1, 5, 1), read_frame).report
+    crate = next(clash for clash in report["clashes"] if clash["b"] == "crate")
+    carried = dict(crate, frames=[[4, 5]], worst_frame=4, fix={"none": "from the baseline"})
+    times = []
+
+    def reading(time):
+        times.append(time)
+        return read_frame(time)
+
+    fixed = add_fixes([carried, crate], [ClashTest("hard", geometry="proxy")], reading, (1, 3, 1))
+    assert fixed[0] == carried and "translation" in fixed[1]["fix"]
+    assert times == [crate["worst_frame"]]

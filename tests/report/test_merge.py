@@ -14,6 +14,7 @@ from collide_addon.core import ShapeBatch
 from collide_addon.report.json_report import report_to_json
 from collide_addon.report.merge import MergeError, check_parts, merge_reports
 from collide_addon.report.run import FrameSample, run_report
+from tests.report.test_run import PIPE_VS_BEAM, beam_from_frame_5
 
 TESTS = [
     ClashTest("hard", Selector(), None, "hard", 0.0),
@@ -84,6 +85,65 @@ def test_baseline_statuses_and_objects_of_resolved_clashes():
     assert report_to_json(merged) == report_to_json(expected)
     assert merged["objects"]["far"] == {"ifc_guid": "2O2Fr$t4X7Zf8NOew3FLOH"}
     assert merged["clashes"][-1]["status"] == "resolved"
+
+
+def test_chunks_keep_the_baseline_clashes_they_could_not_see_as_one_run_does():
+    # Frames 1-16 against a baseline of frames 1-40: the clashes of the mover and the post
+    # (frames 19-21) keep their statuses, and a part does not pass on the baseline's
+    # clashes outside its own frames as found (the parts ran with the baseline too).
+    baseline = json.loads(report_to_json(run((1, 40, 1))))
+    baseline["clashes"] = [dict(clash, status="reviewed") for clash in baseline["clashes"]]
+    expected = run((1, 16, 1), baseline)
+    parts = [run(chunk, baseline) for chunk in chunks(1, 16, 1, 5)]
+    merged = merge_reports(parts, baseline=baseline)
+    assert report_to_json(merged) == report_to_json(expected)
+    unchecked = [clash for clash in merged["clashes"] if clash["frames"] == [[19, 21]]]
+    assert len(unchecked) == 2 and {clash["status"] for clash in unchecked} == {"reviewed"}
+    assert merged["warnings"][-1].startswith(f"{len(unchecked)} clash(es) of the baseline lie")
+
+
+def fourd_parts(frames, size, tests=PIPE_VS_BEAM, last_looks_ahead=False):
+    """Chunk reports of the 4D scene (the beam is built at frame 5), as collide scan makes
+    them: every chunk but the last looks ahead."""
+    ranges = chunks(*frames, size)
+    return [
+        json.loads(
+            report_to_json(
+                run_report(
+                    tests,
+                    chunk,
+                    beam_from_frame_5,
+                    lookahead=last_looks_ahead or chunk != ranges[-1],
+                ).report
+            )
+        )
+        for chunk in ranges
+    ]
+
+
+@pytest.mark.parametrize("size", [1, 3, 4, 10])
+def test_chunks_before_a_set_takes_part_merge_to_one_run(size):
+    # A chunk whose frames all come before the beam is built failed the whole scan.
+    whole = run_report(PIPE_VS_BEAM, (1, 10, 1), beam_from_frame_5).report
+    merged = merge_reports(list(reversed(fourd_parts((1, 10, 1), size))))
+    assert report_to_json(merged) == report_to_json(whole)
+
+
+def test_a_set_matching_nothing_in_every_part_is_refused():
+    # As one run over frames 1-4 refuses it (all parts looked ahead: a merge of parts
+    # made elsewhere without sub-steps may end on one).
+    parts = fourd_parts((1, 4, 1), 2, last_looks_ahead=True)
+    with pytest.raises(
+        MergeError, match=r"^set B of test 'pipe vs beam' matches no object at any of frames 1-4$"
+    ):
+        merge_reports(parts)
+    # The first set in the tests' order is named, as a run names it.
+    tests = [ClashTest("beams", Selector(name="Beam")), *PIPE_VS_BEAM]
+    with pytest.raises(MergeError, match=r"^set A of test 'beams' matches no object"):
+        merge_reports(fourd_parts((1, 4, 1), 2, tests, last_looks_ahead=True))
+    crafted = {**parts[1], "unmatched_sets": [{"test": "pipe vs beam", "set": "C"}]}
+    with pytest.raises(MergeError, match=r"^b\.json: field 'unmatched_sets' must be \["):
+        merge_reports([parts[0], crafted], ["a.json", "b.json"])
 
 
 def test_parts_without_clashes_merge_to_an_empty_report():

@@ -37,6 +37,8 @@ from collide_addon.report.run import (
     run_report,
     sample_count,
     sample_times,
+    scanned_frames_text,
+    unchecked_warning,
 )
 from collide_dev.synthetic import mixed_scene
 from tests.report.sample_report import (
@@ -350,8 +352,12 @@ def test_baseline_statuses_and_fail_on():
     again = run_report(SAMPLE_TESTS, (1, 4, 1), read_sample_frame, baseline=baseline)
     assert again.fail_on == "new" and again.failing == 0 and again.exit_status == 0
     assert {clash["status"] for clash in again.report["clashes"]} == {"approved"}
-    # Only frame 4: the moving clash is gone (resolved), the touching one stays approved.
-    later = run_report(SAMPLE_TESTS, (4, 4, 1), read_sample_frame, baseline=baseline)
+    # Only frame 4, against a baseline that saw both clashes there: the moving clash is
+    # gone (resolved), the touching one stays approved.
+    seen_at_4 = [dict(clash, frames=[[1, 4]]) for clash in baseline["clashes"]]
+    later = run_report(
+        SAMPLE_TESTS, (4, 4, 1), read_sample_frame, baseline=dict(baseline, clashes=seen_at_4)
+    )
     statuses = {clash["test"]: clash["status"] for clash in later.report["clashes"]}
     assert statuses == {"hard": "resolved", "touch": "approved"}
     counted = run_report(SAMPLE_TESTS, (1, 4, 1), read_sample_frame, fail_on="never")
@@ -377,15 +383,19 @@ def test_bad_arguments_fail_before_reading_a_frame(arguments, message):
         run_report(options.pop("tests"), options.pop("frames"), read_frame, **options)
 
 
-def test_first_frame_checks_and_read_errors():
+def test_empty_scans_and_read_errors():
     empty = ShapeBatch.spheres([[0.0, 0.0, 0.0]], [1.0]).take([])
-    with pytest.raises(ClashRunError, match=r"^frame 3: no objects take part \(scope 'VISIBLE'\)$"):
+    with pytest.raises(
+        ClashRunError, match=r"^no objects take part at any of frames 3-4 \(scope 'VISIBLE'\)$"
+    ):
         run_report(SAMPLE_TESTS, (3, 4, 1), lambda time: FrameSample(empty, []), scope="VISIBLE")
-    with pytest.raises(ClashRunError, match=r"^frame 3: no objects take part$"):
-        run_report(SAMPLE_TESTS, (3, 4, 1), lambda time: FrameSample(empty, []))
+    with pytest.raises(ClashRunError, match=r"^no objects take part at frame 3$"):
+        run_report(SAMPLE_TESTS, (3, 4, 2), lambda time: FrameSample(empty, []))
     typo = [ClashTest("pipes", Selector(name="Pipe*"))]
-    with pytest.raises(ClashRunError, match="frame 1: set A of test 'pipes' matches no object"):
-        run_report(typo, (1, 4, 1), read_sample_frame)
+    with pytest.raises(
+        ClashRunError, match=r"^set A of test 'pipes' matches no object at any of frames 1-4:3$"
+    ):
+        run_report(typo, (1, 4, 3), read_sample_frame)
 
     def unreadable(time):
         if time >= 2:
@@ -394,6 +404,111 @@ def test_first_frame_checks_and_read_errors():
 
     with pytest.raises(ClashRunError, match=r"^frame 2: object 'Cube' has NaN in its matrix$"):
         run_report(SAMPLE_TESTS, (1, 4, 1), unreadable)
+
+
+PIPE_VS_BEAM = [ClashTest("pipe vs beam", Selector(name="Pipe"), Selector(name="Beam"))]
+
+
+def beam_from_frame_5(time: float) -> FrameSample:
+    """4D construction sequencing: the pipe stands from the start; the beam, through it,
+    is built at frame 5 (hidden before, as animated visibility hides it)."""
+    if time < 5:
+        return FrameSample(ShapeBatch.spheres([[0.0, 0, 0]], [1.0]), [ObjectMetadata("Pipe")])
+    batch = ShapeBatch.spheres([[0.0, 0, 0], [1.5, 0, 0]], [1.0, 1.0])
+    return FrameSample(batch, [ObjectMetadata("Pipe"), ObjectMetadata("Beam")])
+
+
+def test_a_set_may_match_objects_at_later_frames_only():
+    # The test was refused because its set B matched nothing at frame 1.
+    report = run_report(PIPE_VS_BEAM, (1, 10, 1), beam_from_frame_5).report
+    found = [(clash["a"], clash["b"], clash["frames"]) for clash in report["clashes"]]
+    assert found == [("Pipe", "Beam", [[5, 10]])] and "unmatched_sets" not in report
+    # Matching nothing at every scanned frame is still refused, naming the frames.
+    with pytest.raises(
+        ClashRunError,
+        match=r"^set B of test 'pipe vs beam' matches no object at any of frames 1-4$",
+    ):
+        run_report(PIPE_VS_BEAM, (1, 4, 1), beam_from_frame_5)
+
+
+def test_a_chunk_lists_the_sets_that_match_nothing_at_its_frames_for_the_merge():
+    # A chunk's frames may all come before the beam is built: later chunks see it, so the
+    # chunk lists the set and the merge decides (report.merge.check_sets_matched).
+    tests = [*PIPE_VS_BEAM, ClashTest("beams", Selector(name="Beam"))]
+    chunk = run_report(tests, (1, 4, 1), beam_from_frame_5, lookahead=True).report
+    assert chunk["clashes"] == [] and chunk["unmatched_sets"] == [
+        {"test": "pipe vs beam", "set": "B"},
+        {"test": "beams", "set": "A"},  # a self test's B is its A
+    ]
+    schema_validator().validate(chunk)
+    # The look-ahead frame (5, read for continuous tests) is the next chunk's: the beam
+    # there does not count for this one.
+    swept = run_report(tests, (1, 4, 1), beam_from_frame_5, lookahead=True, continuous=True)
+    assert swept.report["unmatched_sets"] == chunk["unmatched_sets"]
+    assert (
+        "unmatched_sets"
+        not in run_report(tests, (3, 6, 1), beam_from_frame_5, lookahead=True).report
+    )
+    # No object at all in a chunk: every set is listed, nothing is refused.
+    empty = ShapeBatch.spheres([[0.0, 0.0, 0.0]], [1.0]).take([])
+    nothing = run_report(tests, (1, 2, 1), lambda time: FrameSample(empty, []), lookahead=True)
+    assert len(nothing.report["unmatched_sets"]) == 3
+
+
+@pytest.mark.parametrize(
+    ("frames", "text"),
+    [
+        ((3, 3, 1), "frame 3"),
+        ((3, 4, 2), "frame 3"),
+        ((1, 10, 1), "frames 1-10"),
+        ((1, 10, 3), "frames 1-10:3"),
+    ],
+)
+def test_scanned_frames_text(frames, text):
+    assert scanned_frames_text(frames) == text
+
+
+def test_a_baseline_clash_outside_the_scanned_frames_keeps_its_status():
+    # A baseline of frames 1-10 holds the beam's clash at frames 5-10, status new. A run
+    # of frames 1-4 could not see it: it was marked resolved and the run passed.
+    tests = [ClashTest("all")]
+    baseline = run_report(tests, (1, 10, 1), beam_from_frame_5).report
+    (clash,) = baseline["clashes"]
+    read_times = []
+
+    def reading(time):
+        read_times.append(time)
+        return beam_from_frame_5(time)
+
+    early = run_report(tests, (1, 4, 1), reading, baseline=baseline, suggest_fixes=True)
+    assert early.report["clashes"] == [clash]  # carried over as it was, no fix looked for
+    assert early.failing == 1 and early.exit_status == 1  # still new, still counted
+    assert early.report["summary"]["by_status"]["new"] == 1
+    assert early.report["warnings"] == [
+        "1 clash(es) of the baseline lie outside the scanned frames 1-4, so they were not "
+        "checked: their statuses are the baseline's"
+    ]
+    assert max(read_times) < 5  # its worst frame, 5, was not read for a fix either
+    schema_validator().validate(early.report)
+    approved = dict(baseline, clashes=[dict(clash, status="approved")])
+    kept = run_report(tests, (1, 4, 1), beam_from_frame_5, baseline=approved, fail_on="any")
+    assert kept.report["clashes"][0]["status"] == "approved" and kept.exit_status == 0
+    # A run that scans one of its frames does check it: found again, or gone.
+    again = run_report(tests, (1, 5, 1), beam_from_frame_5, baseline=baseline).report
+    assert again["clashes"] == [dict(clash, status="active", frames=[[5, 5]])]
+    gone = run_report(tests, (1, 5, 1), lambda time: beam_from_frame_5(1), baseline=baseline)
+    assert gone.report["clashes"] == [dict(clash, status="resolved")]
+    assert gone.report["warnings"] == []
+
+
+def test_unchecked_warning_counts_open_clashes_outside_the_frames():
+    clashes = [
+        {"status": "new", "frames": [[5, 10]]},
+        {"status": "resolved", "frames": [[7, 7]]},
+        {"status": "active", "frames": [[1, 2]]},
+    ]
+    assert unchecked_warning(clashes, (1, 4, 1))[0].startswith("1 clash(es) of the baseline")
+    assert unchecked_warning(clashes, (1, 10, 1)) == []
 
 
 def test_objects_taking_part_may_change_between_frames():
@@ -574,7 +689,7 @@ def scan_alone_and_together(monkeypatch, tests, frames, read_frame):
         return mesh_contacts(meshes, matrices, pairs, *arguments)
 
     monkeypatch.setattr(evaluate_module, "mesh_contacts", counting)
-    together, _, _, _ = run_module.scan_frames(tests, frames, read_frame)
+    together = run_module.scan_frames(tests, frames, read_frame).records
     return alone, together, decided
 
 
@@ -617,12 +732,12 @@ def test_a_mesh_test_reports_its_pairs_progress_at_each_sample(monkeypatch):
     # All moving: each sample decides every pair again.
     read_frame = cube_row(0.9, moving=range(12))
     calls = []
-    records, _, _, _ = run_module.scan_frames(
+    records = run_module.scan_frames(
         [ClashTest("t", geometry="mesh")],
         (1, 2, 1),
         read_frame,
         mesh_progress=lambda *call: calls.append(call),
-    )
+    ).records
     assert len(records) == 11  # one record per pair over both frames
     for frame in (1, 2):
         at = [call for call in calls if call[2] == frame]
