@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import bpy
+import numpy as np
 
 from ..clash.evaluate import ObjectMetadata, decides_on_meshes
 from ..clash.tests import ClashTest
@@ -276,6 +277,9 @@ def run_clash_report(
             blender=bpy.app.version_string,
             file=bpy.data.filepath or None,
             scope=scene.collide.scope,
+            # Blender keeps it in float32 (0.001 reads 0.0010000000474974513): the
+            # shortest decimal that float32 rounds to it, as Blender's field shows it.
+            unit_scale=float(str(np.float32(scene.unit_settings.scale_length))),
         )
     finally:
         bpy.app.handlers.frame_change_post.remove(read_frame.watch)

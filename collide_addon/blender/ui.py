@@ -96,8 +96,11 @@ def far_origin_note(scene) -> str | None:
     note = None
     # A bound first: a scene near the origin costs a few maxima, not a turn of every
     # proxy (0.3 ms at 10,000).
-    if live.proxies is not None and coordinate_bound(live.proxies.batch) >= FAR_REACH:
-        resolution = far_resolution(largest_coordinate(live.proxies.batch))
+    reach = FAR_REACH / scene.unit_settings.scale_length  # in scene units
+    if live.proxies is not None and coordinate_bound(live.proxies.batch) >= reach:
+        resolution = far_resolution(
+            largest_coordinate(live.proxies.batch), scene.unit_settings.scale_length
+        )
         note = None if resolution is None else f"Far out: contacts to {resolution}"
     live.far_note = (live.generation, note)
     return note

@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from ..clash.atomic import write_bytes_atomic
-from .common import PNG_SIGNATURE, checked_on, fix_text, format_intervals
+from .common import PNG_SIGNATURE, checked_on, fix_text, format_intervals, unit_label
 from .viewpoint import FIELD_OF_VIEW_DEGREES, camera_for_clash
 
 # Fixed namespace for every uuid5 this module derives; changing it changes every guid.
@@ -113,9 +113,11 @@ def _vector(parent: ElementTree.Element, tag: str, values: np.ndarray) -> None:
         _sub(element, axis, repr(float(value)))
 
 
-def _describe(clash: Mapping[str, Any]) -> str:
-    distance = clash["distance"]
-    depth = f"penetration {-distance:.4g} m" if distance < 0 else f"distance {distance:.4g} m"
+def _describe(clash: Mapping[str, Any], unit_scale: float = 1.0) -> str:
+    distance, unit = clash["distance"], unit_label(unit_scale)
+    depth = (
+        f"penetration {-distance:.4g} {unit}" if distance < 0 else f"distance {distance:.4g} {unit}"
+    )
     frames = format_intervals(clash["frames"], ", ")
     between = (
         f" Found between sampled frames: first contact at frame {float(clash['toi']):.4f}."
@@ -131,9 +133,14 @@ def _describe(clash: Mapping[str, Any]) -> str:
 
 
 def markup_xml(
-    clash: Mapping[str, Any], created: datetime, file: str | None, has_snapshot: bool
+    clash: Mapping[str, Any],
+    created: datetime,
+    file: str | None,
+    has_snapshot: bool,
+    unit_scale: float = 1.0,
 ) -> bytes:
-    """markup.bcf of one clash's topic (valid against BCF 2.1 markup.xsd)."""
+    """markup.bcf of one clash's topic (valid against BCF 2.1 markup.xsd); its lengths
+    in scene units of `unit_scale` metres, named."""
     root = ElementTree.Element("Markup")
     if file:
         header = _sub(root, "Header")
@@ -150,7 +157,7 @@ def markup_xml(
     _sub(topic, "Labels", clash["type"])
     _sub(topic, "CreationDate", created.isoformat())
     _sub(topic, "CreationAuthor", "collide")
-    _sub(topic, "Description", _describe(clash))
+    _sub(topic, "Description", _describe(clash, unit_scale))
     viewpoints = _sub(root, "Viewpoints", Guid=viewpoint_guid(clash["id"]))
     _sub(viewpoints, "Viewpoint", "viewpoint.bcfv")
     if has_snapshot:
@@ -158,9 +165,12 @@ def markup_xml(
     return _xml_bytes(root)
 
 
-def viewpoint_xml(clash: Mapping[str, Any], guid_a: str, guid_b: str) -> bytes:
+def viewpoint_xml(
+    clash: Mapping[str, Any], guid_a: str, guid_b: str, unit_scale: float = 1.0
+) -> bytes:
     """viewpoint.bcfv of one clash (valid against BCF 2.1 visinfo.xsd): both objects
-    selected, a coloured red and b blue, a perspective camera on the clash point."""
+    selected, a coloured red and b blue, a perspective camera on the clash point. BCF
+    places cameras in metres: the report's scene units are scaled by `unit_scale`."""
     root = ElementTree.Element("VisualizationInfo", Guid=viewpoint_guid(clash["id"]))
     components = _sub(root, "Components")
 
@@ -178,7 +188,7 @@ def viewpoint_xml(clash: Mapping[str, Any], guid_a: str, guid_b: str) -> bytes:
     component(_sub(coloring, "Color", Color=COLOR_B), clash["b"], guid_b)
     position, direction, up = camera_for_clash(clash["point"], clash["bounds"])
     camera = _sub(root, "PerspectiveCamera")
-    _vector(camera, "CameraViewPoint", position)
+    _vector(camera, "CameraViewPoint", position * unit_scale)
     _vector(camera, "CameraDirection", direction)
     _vector(camera, "CameraUpVector", up)
     _sub(camera, "FieldOfView", repr(FIELD_OF_VIEW_DEGREES))
@@ -206,6 +216,7 @@ def bcf_bytes(
     created = (created or datetime.now(UTC)).replace(microsecond=0)
     snapshots = snapshots or {}
     objects = report.get("objects", {})
+    unit_scale = report.get("unit_scale", 1.0)
 
     def guid_of(name: str) -> str:
         return objects.get(name, {}).get("ifc_guid") or object_ifc_guid(name)
@@ -227,11 +238,11 @@ def bcf_bytes(
                 raise ValueError(f"snapshot for clash {clash['id']} is not a PNG")
             add(
                 f"{folder}/markup.bcf",
-                markup_xml(clash, created, report.get("file"), snapshot is not None),
+                markup_xml(clash, created, report.get("file"), snapshot is not None, unit_scale),
             )
             add(
                 f"{folder}/viewpoint.bcfv",
-                viewpoint_xml(clash, guid_of(clash["a"]), guid_of(clash["b"])),
+                viewpoint_xml(clash, guid_of(clash["a"]), guid_of(clash["b"]), unit_scale),
             )
             if snapshot is not None:
                 add(f"{folder}/snapshot.png", snapshot)

@@ -17,19 +17,30 @@ def format_intervals(intervals: list[list[int]], separator: str = ";") -> str:
     )
 
 
-# Past this many metres (scene units, as the reports' distances) from the origin the
-# contact epsilon, a millionth of the coordinate, reaches a millimetre: a georeferenced
-# model, placed at its site's coordinates.
+# Past this many metres from the origin the contact epsilon, a millionth of the
+# coordinate, reaches a millimetre: a georeferenced model, placed at its site's
+# coordinates.
 FAR_REACH = 1000.0
 
+# Reports give lengths in the scene's units, as the panel reads them and tests files
+# write tolerances: Blender's Unit Scale is the metres in one (0.001 in a scene modelled
+# in millimetres). Its usual values are named; others are written as a multiple of a metre.
+_UNIT_NAMES = {1.0: "m", 0.001: "mm", 0.01: "cm", 1000.0: "km", 0.0254: "in", 0.3048: "ft"}
 
-def far_resolution(reach: float) -> str | None:
-    """To what contacts are decided where objects reach `reach` from the origin (the
-    contact epsilon there, a millionth of it), when that is `FAR_REACH` or more:
-    "2 mm", "2.5 m"; None nearer."""
-    if not reach >= FAR_REACH:
+
+def unit_label(unit_scale: float) -> str:
+    """The name of a scene unit of `unit_scale` metres: "m", "mm", ..., or "x 0.5 m"."""
+    return _UNIT_NAMES.get(float(unit_scale), f"\u00d7 {unit_scale:g} m")
+
+
+def far_resolution(reach: float, unit_scale: float = 1.0) -> str | None:
+    """To what contacts are decided where objects reach `reach` scene units of
+    `unit_scale` metres from the origin (the contact epsilon there, a millionth of it),
+    when that is `FAR_REACH` metres or more: "2 mm", "2.5 m"; None nearer."""
+    reach_metres = reach * unit_scale
+    if not reach_metres >= FAR_REACH:
         return None
-    epsilon = CONTACT_RELATIVE * reach
+    epsilon = CONTACT_RELATIVE * reach_metres
     return f"{epsilon * 1000.0:.3g} mm" if epsilon < 1.0 else f"{epsilon:.3g} m"
 
 

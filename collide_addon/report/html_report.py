@@ -25,7 +25,14 @@ from typing import Any
 
 from ..clash.atomic import write_text_atomic
 from ..clash.records import STATUSES
-from .common import PNG_SIGNATURE, checked_on, fix_text, format_intervals, pair_label
+from .common import (
+    PNG_SIGNATURE,
+    checked_on,
+    fix_text,
+    format_intervals,
+    pair_label,
+    unit_label,
+)
 
 # The timeline stays readable and the file small for large runs: it shows the worst
 # clashes (report order) up to this many rows and says how many it left out.
@@ -183,7 +190,8 @@ def _groups_html(report: Mapping[str, Any]) -> str:
         '<section id="groups"><h2>Groups</h2>'
         "<table><thead><tr><th>Object</th><th>Open clashes</th></tr></thead>"
         f"<tbody>{object_rows}</tbody></table>"
-        f"<p>Clusters of clash points closer than {_decimal(groups['cluster_radius'], None)}:</p>"
+        f"<p>Clusters of clash points closer than {_decimal(groups['cluster_radius'], None)}"
+        f" {_escape(unit_label(report.get('unit_scale', 1.0)))}:</p>"
         "<table><thead><tr><th>Cluster</th><th>Centre</th><th>Clashes</th>"
         f"<th>Ids</th></tr></thead><tbody>{cluster_rows}</tbody></table></section>"
     )
@@ -325,7 +333,7 @@ def _table_html(report: Mapping[str, Any], thumbnails: Mapping[str, bytes]) -> s
         ("A", "text"),
         ("B", "text"),
         ("Checked on", "text"),
-        ("Distance (m)", "number"),
+        (f"Distance ({unit_label(report.get('unit_scale', 1.0))})", "number"),
         ("Worst frame", "number"),
         ("Frames", "number"),
         ("Point", None),

@@ -15,6 +15,10 @@ Document (schema: `schema/collide-report-1.schema.json`):
      "clashes": [clash, ...],             see collide_addon.clash.records.ClashRecord
      "open_meshes": [name, ...],          objects with open meshes among mesh tests'
                                           candidates: nothing was looked for inside them
+     "unit_scale": float,                 metres in one scene unit (Blender's Unit
+                                          Scale), only when not 1: every length of the
+                                          report (distances, points, bounds, reach,
+                                          fixes, tolerances) is in scene units
      "reach": float,                      the largest |coordinate| of the objects
                                           scanned: contacts are decided to 1e-6 of it
                                           (the contact epsilon; `reach_warning`)
@@ -122,6 +126,7 @@ def build_report(
     reach: float = 0.0,
     substeps: int = 1,
     lookahead: bool = False,
+    unit_scale: float = 1.0,
 ) -> dict[str, Any]:
     """The report document for a finished run (see the module docstring).
 
@@ -134,6 +139,7 @@ def build_report(
     reach: the largest |coordinate| of the objects scanned (`reach_warning`)
     substeps, lookahead: how the frames were sampled (report.run.run_report); written
         only when not the default (1, False)
+    unit_scale: metres in one scene unit (Blender's Unit Scale); written only when not 1
     """
     start, end, step = (int(value) for value in frames)
     sampling = {"substeps": int(substeps)} if substeps != 1 else {}
@@ -150,8 +156,9 @@ def build_report(
         "objects": {name: dict(data) for name, data in sorted((objects or {}).items())},
         "clashes": [dict(record) for record in clashes],
         "open_meshes": sorted(open_meshes),
+        **({"unit_scale": float(unit_scale)} if unit_scale != 1.0 else {}),
         "reach": float(reach),
-        "warnings": open_mesh_warning(open_meshes) + reach_warning(reach),
+        "warnings": open_mesh_warning(open_meshes) + reach_warning(reach, unit_scale),
         "summary": summarize(clashes, tests),
         "groups": group_open_clashes(clashes, cluster_radius),
     }
@@ -176,16 +183,17 @@ def open_mesh_warning(names: Sequence[str]) -> list[str]:
     ]
 
 
-def reach_warning(reach: float) -> list[str]:
+def reach_warning(reach: float, unit_scale: float = 1.0) -> list[str]:
     """The report's warning for objects far from the origin, whose contacts Blender's
     single-precision coordinates decide only to the contact epsilon there (1e-6 of the
-    coordinate, `common.far_resolution`): [] below `common.FAR_REACH`, or [one
-    sentence]."""
-    decided = far_resolution(reach)
+    coordinate, `common.far_resolution`): [] below `common.FAR_REACH` metres, or [one
+    sentence]. reach: in scene units of `unit_scale` metres."""
+    decided = far_resolution(reach, unit_scale)
     if decided is None:
         return []
     return [
-        f"Objects lie up to {reach:,.0f} m from the origin, where Blender's single-precision "
+        f"Objects lie up to {reach * unit_scale:,.0f} m from the origin, where Blender's "
+        f"single-precision "
         f"coordinates decide contacts only to {decided} (the contact epsilon, a millionth "
         f"of the coordinate): penetrations and gaps smaller than that count as touching. "
         f"Move the model near the origin (an IFC import's false origin) to decide contacts "

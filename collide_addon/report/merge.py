@@ -113,7 +113,7 @@ def check_parts(
 ) -> tuple[list[int], tuple[int, int, int]]:
     """Check that the parts are chunks of one scan: the fields a merge reads are well
     formed (PART_FIELDS); same tests, file, Blender version, frame step and sub-steps;
-    frame ranges that follow each other without overlap or gap; with sub-steps or
+    unit scale; frame ranges that follow each other without overlap or gap; with sub-steps or
     continuous tests, a lookahead in every part but the last (`_check_lookahead`).
 
     names: one label per part for messages (e.g. its path)
@@ -128,6 +128,7 @@ def check_parts(
     for what, values in (
         ("frame steps", {part["frames"][2] for part in parts}),
         ("sub-steps", {part.get("substeps", 1) for part in parts}),
+        ("unit scales", {part.get("unit_scale", 1.0) for part in parts}),
     ):
         if len(values) > 1:
             raise MergeError(f"parts have different {what} {sorted(values)}: cannot merge them")
@@ -303,6 +304,7 @@ def merge_reports(
         open_meshes=sorted({name for part in parts for name in part.get("open_meshes", [])}),
         reach=max(part.get("reach", 0.0) for part in parts),
         substeps=first.get("substeps", 1),
+        unit_scale=first.get("unit_scale", 1.0),
     )
     report["warnings"] += unchecked_warning(clashes, frames)
     return report

@@ -595,6 +595,7 @@ def run_report(
     blender: str | None = None,
     file: str | None = None,
     scope: str = "",
+    unit_scale: float = 1.0,
 ) -> ReportResult:
     """Scan frames, run the clash tests, carry statuses over from `baseline`, write the
     requested reports atomically.
@@ -615,6 +616,8 @@ def run_report(
         selected no object at its frames ("unmatched_sets") instead of refusing them
     blender, file: the Blender version and the scanned file, stored in the report
     scope: see `scan_frames`
+    unit_scale: metres in one scene unit (Blender's Unit Scale), stored in the report when
+        not 1 (its lengths are in scene units)
     Raises ClashRunError for input the run cannot use, before reading any frame when
     the arguments alone are wrong (see also `check_output_paths`: outputs must be
     distinct files and not `file`).
@@ -655,6 +658,7 @@ def run_report(
         reach=scan.reach,
         substeps=substeps,
         lookahead=lookahead,
+        unit_scale=unit_scale,
     )
     report["warnings"] += unchecked_warning(clashes, frames)
     # Only a chunk has them (the scan refuses them otherwise): for report.merge.

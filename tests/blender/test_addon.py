@@ -1,7 +1,10 @@
 """The add-on in the real Blender (bpy 5.0.1 wheel), installed from the built zip."""
 
+import io
 import math
 import sys
+import xml.etree.ElementTree as ElementTree
+import zipfile
 from types import SimpleNamespace
 
 import addon_utils
@@ -231,6 +234,48 @@ def test_the_panel_says_to_what_contacts_are_decided_far_from_the_origin(addon, 
     bpy.ops.collide.detect()
     assert scenes.records() == [("Floor", "Crate")]
     assert ui.far_origin_note(scene) is None
+    # A scene modelled in millimetres (Unit Scale 0.001): 2,000 units out is 2 m out,
+    # near; 2,000,000 units is 2 km, decided to 2 mm (the note said 2 mm and 2 m).
+    scene.unit_settings.scale_length = 0.001
+    floor.location.x = crate.location.x = 2000.0
+    bpy.context.view_layer.update()
+    bpy.ops.collide.detect()
+    assert ui.far_origin_note(scene) is None
+    floor.location.x = crate.location.x = 2_000_000.0
+    bpy.context.view_layer.update()
+    bpy.ops.collide.detect()
+    assert ui.far_origin_note(scene) == "Far out: contacts to 2 mm"
+
+
+def test_a_scene_modelled_in_millimetres_is_reported_in_millimetres(addon, tmp_path):
+    """Unit Scale 0.001: a 50 mm overlap is -50 scene units in the JSON, which says its
+    unit; the HTML's column and the BCF's description say mm; the BCF camera, in
+    metres by the standard, sits within a metre of the clash, not 1000 times out."""
+    scene = bpy.context.scene
+    scene.unit_settings.scale_length = 0.001
+    scenes.add_object("Wall", scenes.mesh("cube"), scale=(1000, 1000, 1000))
+    scenes.add_object("Pipe", scenes.mesh("cube"), location=(1950, 0, 0), scale=(1000,) * 3)
+    bpy.context.view_layer.update()
+    test = addon.clash.tests.clash_test_from_dict({"name": "hard", "a": {}, "type": "hard"})
+    paths = {kind: tmp_path / f"r.{kind}" for kind in ("json", "html", "bcf")}
+    result = addon.blender.run_clash_report(
+        [test], json_path=paths["json"], html_path=paths["html"], bcf_path=paths["bcf"]
+    )
+    report = result.report
+    assert report["unit_scale"] == 0.001
+    [clash] = report["clashes"]
+    assert clash["distance"] == pytest.approx(-50.0, abs=1e-3)
+    assert "Distance (mm)" in paths["html"].read_text()
+    with zipfile.ZipFile(io.BytesIO(paths["bcf"].read_bytes())) as archive:
+        [markup] = [name for name in archive.namelist() if name.endswith("markup.bcf")]
+        description = ElementTree.fromstring(archive.read(markup)).find("Topic/Description")
+        viewpoint = ElementTree.fromstring(
+            archive.read(markup.replace("markup.bcf", "viewpoint.bcfv"))
+        ).find("PerspectiveCamera/CameraViewPoint")
+    assert "penetration 50 mm" in description.text
+    camera = np.array([float(viewpoint.find(axis).text) for axis in "XYZ"])
+    point_in_metres = np.array(clash["point"]) * 0.001
+    assert 0.05 < np.linalg.norm(camera - point_in_metres) < 20.0
 
 
 def test_shape_override_and_capsule(addon):

@@ -166,6 +166,7 @@ def _with(report, **changes):
         ({"frames": [11, 20, 2]}, "parts have different frame steps [1, 2]"),
         ({"frames": [10, 20, 1]}, "frames of b.json overlap those of a.json"),
         ({"frames": [13, 20, 1]}, "frames 11-12 are in no part (between a.json and b.json)"),
+        ({"unit_scale": 0.001}, "parts have different unit scales [0.001, 1.0]"),
     ],
 )
 def test_parts_that_do_not_fit_together_are_refused(change, reason):
