@@ -97,7 +97,7 @@ class ClashTest:
                "touching"   within +-tolerance (|distance| <= tolerance)
                "duplicates" same kind and same geometry within `tolerance` (see
                             `duplicate_mask`)
-    tolerance: metres, finite, >= 0
+    tolerance: scene units (metres by default), finite, >= 0
     geometry: "mesh" (decide on the evaluated triangles) or "proxy" (on the proxies);
         duplicates compare proxies in either
     continuous: also test the motion between consecutive samples for a first contact
