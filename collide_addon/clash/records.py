@@ -227,7 +227,8 @@ def carry_over_status(
       unless its test is not among `test_names` (a test that did not run resolves
       nothing), or none of its frames is among the `frames` this run scanned
       (`frames_meet_scan`): the run could not have seen it, so it is carried over as it
-      was, status included. Clashes resolved in the previous report are dropped.
+      was, a new one as "active" (known before this run, as one found again would be),
+      the others with their status. Clashes resolved in the previous report are dropped.
 
     test_names: tests of this run; None takes the tests of `clashes`
     frames: (start, end, step) this run scanned; None: every previous clash was in reach
@@ -255,7 +256,8 @@ def carry_over_status(
         if frames is None or frames_meet_scan(record["frames"], frames):
             result.append({**record, "status": "resolved"})
         else:
-            result.append(dict(record))
+            unchecked = "active" if record["status"] == "new" else record["status"]
+            result.append({**record, "status": unchecked})
     return result
 
 

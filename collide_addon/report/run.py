@@ -520,8 +520,8 @@ def unchecked_warning(clashes: Sequence[Mapping[str, Any]], frames: Sequence[int
         return []
     return [
         f"{unchecked} clash(es) of the baseline lie outside the scanned "
-        f"{scanned_frames_text(frames)}, so they were not checked: their statuses are "
-        "the baseline's"
+        f"{scanned_frames_text(frames)}, so they were not checked: they keep the "
+        "baseline's statuses, new ones as active"
     ]
 
 

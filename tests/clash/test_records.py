@@ -192,7 +192,8 @@ def with_frames(item, frames):
 def test_carry_over_status_keeps_clashes_the_scan_could_not_see():
     # A baseline from frames 1-10; this run scans frame 1 only. "early" (frames 1-2) is
     # gone at frame 1: resolved. "later" (4-6) and "late-rev" (8) lie outside: carried
-    # over as they were, status included, and still counted as before.
+    # over as they were, the new one as active (known before this run), and counted by
+    # a gate on any open clash.
     previous = [
         with_frames(record("early", "active"), [[1, 2]]),
         with_frames(record("later", "new"), [[4, 6]]),
@@ -200,8 +201,12 @@ def test_carry_over_status_keeps_clashes_the_scan_could_not_see():
         with_frames(record("old", "resolved"), [[3, 3]]),
     ]
     result = carry_over_status([], previous, ["t"], (1, 1, 1))
-    assert result == [dict(previous[0], status="resolved"), previous[1], previous[2]]
-    assert count_failing(result, "new") == 1 and count_failing(result, "any") == 2
+    assert result == [
+        dict(previous[0], status="resolved"),
+        dict(previous[1], status="active"),
+        previous[2],
+    ]
+    assert count_failing(result, "new") == 0 and count_failing(result, "any") == 2
     # A run over frames 1-10 step 5 (1 and 6) could see "later" but not "late-rev".
     statuses = {
         item["id"]: item["status"] for item in carry_over_status([], previous, ["t"], (1, 10, 5))

@@ -505,7 +505,8 @@ def test_baseline_status_carry_over_and_fail_on(small_scene, tmp_path):
             clash["status"] = "reviewed"
     first.write_text(json.dumps(report))
 
-    # Frames 1-3: Mover never reaches Static, so that clash is resolved.
+    # Frames 1-3 do not reach Mover's clash with Static (frames 5-7): not checked, it is
+    # carried over, active (it was new in the baseline), not resolved.
     second = tmp_path / "second.json"
     result = clash_report(
         small_scene, "--frames", "1-3", "--baseline", str(first), "--json", str(second)
@@ -519,16 +520,22 @@ def test_baseline_status_carry_over_and_fail_on(small_scene, tmp_path):
         ("Bolt.A", "Bolt.B"): "approved",
         (EVIL, "Plate"): "reviewed",
         ("Tile.A", "Tile.B"): "active",
-        ("Mover", "Static"): "resolved",
+        ("Mover", "Static"): "active",
     }
-    # --fail-on any counts the reviewed and the active clash (approved ones never count).
+    assert "1 clash(es) of the baseline lie outside the scanned frames 1-3" in result.stderr
+    # --fail-on any counts the reviewed and the two active clashes (approved ones never).
     result = clash_report(
         small_scene, "--frames", "1-3", "--baseline", str(first), "--fail-on", "any"
     )
     assert result.returncode == 1
-    assert "2 clashes counted by --fail-on any" in result.stderr
+    assert "3 clashes counted by --fail-on any" in result.stderr
 
-    # Back to the full range: the resolved clash returns as new and fails the run.
+    # A clash resolved in the baseline and found again returns as new and fails the run.
+    report = json.loads(second.read_text(encoding="utf-8"))
+    for clash in report["clashes"]:
+        if clash["a"] == "Mover":
+            clash["status"] = "resolved"
+    second.write_text(json.dumps(report))
     third = tmp_path / "third.json"
     result = clash_report(small_scene, "--baseline", str(second), "--json", str(third))
     assert result.returncode == 1

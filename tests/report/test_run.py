@@ -481,12 +481,16 @@ def test_a_baseline_clash_outside_the_scanned_frames_keeps_its_status():
         return beam_from_frame_5(time)
 
     early = run_report(tests, (1, 4, 1), reading, baseline=baseline, suggest_fixes=True)
-    assert early.report["clashes"] == [clash]  # carried over as it was, no fix looked for
-    assert early.failing == 1 and early.exit_status == 1  # still new, still counted
-    assert early.report["summary"]["by_status"]["new"] == 1
+    # Carried over, no fix looked for; known before this run, so active, not new: a
+    # gate on new clashes passes, one on any counts it.
+    assert early.report["clashes"] == [dict(clash, status="active")]
+    assert early.failing == 0 and early.exit_status == 0
+    assert early.report["summary"]["by_status"]["active"] == 1
+    counted = run_report(tests, (1, 4, 1), beam_from_frame_5, baseline=baseline, fail_on="any")
+    assert counted.failing == 1 and counted.exit_status == 1
     assert early.report["warnings"] == [
         "1 clash(es) of the baseline lie outside the scanned frames 1-4, so they were not "
-        "checked: their statuses are the baseline's"
+        "checked: they keep the baseline's statuses, new ones as active"
     ]
     assert max(read_times) < 5  # its worst frame, 5, was not read for a fix either
     schema_validator().validate(early.report)
