@@ -7,7 +7,9 @@ turned into a change of each moved object's location through its parent's world 
 and parent inverse, within the location axes that are not locked
 (`core.resolve.along_free_axes`). An object whose location is animated is moved only
 when auto-keying is on, and keyed at the current frame; otherwise it is left alone with a
-warning, as the next frame change would undo the move.
+warning, as the next frame change would undo the move. Of a parent and its child (or any
+descendant) only the child moves, the parent carrying it along; an object linked from a
+library is left alone with a warning (Blender neither edits nor saves its location).
 """
 
 from __future__ import annotations
@@ -54,20 +56,48 @@ def target_pairs(context, use_selection: bool) -> list[tuple[str, str]]:
 
 
 def _location_animated(obj) -> bool:
-    """Whether an F-curve of the object's action drives its location."""
+    """Whether an F-curve of the object's action, or of an action in one of its NLA
+    strips (an action pushed down), drives its location."""
     animation = obj.animation_data
-    action = animation.action if animation is not None else None
-    if action is None:
+    if animation is None:
         return False
-    if hasattr(action, "fcurves") and len(getattr(action, "fcurves", ())):
-        curves = action.fcurves
-    else:
-        # Blender 4.4+ keeps the curves in the channel bag of the object's action slot.
-        from bpy_extras import anim_utils
+    actions = [(animation.action, getattr(animation, "action_slot", None))]
+    actions += [
+        (strip.action, getattr(strip, "action_slot", None))
+        for track in animation.nla_tracks
+        if not track.mute
+        for strip in track.strips
+        if not strip.mute
+    ]
+    return any(
+        curve.data_path == "location"
+        for action, slot in actions
+        if action is not None
+        for curve in _fcurves(action, slot)
+    )
 
-        channelbag = anim_utils.action_get_channelbag_for_slot(action, animation.action_slot)
-        curves = channelbag.fcurves if channelbag is not None else ()
-    return any(curve.data_path == "location" for curve in curves)
+
+def _fcurves(action, slot):
+    """An action's F-curves for the object's slot of it."""
+    if hasattr(action, "fcurves") and len(getattr(action, "fcurves", ())):
+        return action.fcurves
+    if slot is None:
+        return ()
+    # Blender 4.4+ keeps the curves in the channel bag of the object's action slot.
+    from bpy_extras import anim_utils
+
+    channelbag = anim_utils.action_get_channelbag_for_slot(action, slot)
+    return channelbag.fcurves if channelbag is not None else ()
+
+
+def _is_ancestor(older, younger) -> bool:
+    """Whether `older` is `younger`'s parent, or its parent's, and so on."""
+    parent = younger.parent
+    while parent is not None:
+        if parent == older:
+            return True
+        parent = parent.parent
+    return False
 
 
 def location_axes(obj, depsgraph) -> np.ndarray:
@@ -96,6 +126,9 @@ def _plan(moves: list[_Move], scene, depsgraph) -> tuple[list, str | None]:
     """The location change of each move, or why the pair must stay as it is."""
     auto_key = scene.tool_settings.use_keyframe_insert_auto
     for move in moves:
+        if move.obj.library is not None:
+            # Blender neither edits nor saves a linked object's location.
+            return [], f"{move.obj.name} is linked from {move.obj.library.name}"
         if _location_animated(move.obj) and not auto_key:
             return [], (
                 f"{move.obj.name}'s location is animated: turn on auto-keying to key the "
@@ -155,9 +188,15 @@ def _resolve_pair(context, names, move_both: bool, use_mesh: bool, outcome: Outc
     label = f"{names[0]} / {names[1]}"
     if not ((state.clashes.pairs == sorted((first, second))).all(axis=1)).any():
         return  # apart already (an earlier move of the same run separated it)
-    # The active object moves; with both moving, each takes half.
+    # The active object moves; with both moving, each takes half. A parent carries its
+    # child along: of a parent (or an ancestor) and its child, only the child moves, all
+    # the way (moving the parent left the pair as deep as it was).
     active = context.view_layer.objects.active
     fixed, moving = (second, first) if proxies.objects[first] == active else (first, second)
+    if _is_ancestor(proxies.objects[moving], proxies.objects[fixed]):
+        fixed, moving, move_both = moving, fixed, False
+    elif _is_ancestor(proxies.objects[fixed], proxies.objects[moving]):
+        move_both = False
     if proxies.instances[[fixed, moving] if move_both else [moving]].any():
         outcome.warnings.append(f"{label}: instances move with their instancer; not moved")
         return

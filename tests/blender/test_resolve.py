@@ -206,3 +206,53 @@ def test_exact_meshes_move_out_and_a_contained_mesh_is_reported(addon):
     # The proxies alone push it out through the wall.
     assert bpy.ops.collide.resolve() == {"FINISHED"}
     assert_no_clash()
+
+
+@pytest.mark.parametrize("move_both", [False, True])
+def test_a_parent_and_its_child_separate_by_the_childs_move(addon, move_both):
+    """The parent active (a click on the row makes the first object active): the
+    parent moved and carried its child along, and the pair stayed 1 deep (half as deep
+    with both moving) while Resolve said it moved them."""
+    parent = scenes.add_object("A", scenes.mesh("cube"))
+    child = scenes.add_object("B", scenes.mesh("cube"), location=(1.0, 0.0, 0.0))
+    child.parent = parent
+    pick_clash(parent)
+    assert bpy.ops.collide.resolve(move_both=move_both) == {"FINISHED"}
+    assert tuple(parent.location) == (0.0, 0.0, 0.0)
+    assert child.location.x == pytest.approx(2.0, abs=1e-5)
+    assert_no_clash()
+
+
+def test_an_object_linked_from_a_library_is_not_moved(addon, tmp_path):
+    """Blender neither edits nor saves a linked object's location: the move was
+    reported, then lost with the file's next save and load."""
+    library_path = tmp_path / "library.blend"
+    linked = scenes.add_object("L", scenes.mesh("cube"))
+    bpy.data.libraries.write(str(library_path), {linked})
+    bpy.data.objects.remove(linked)
+    with bpy.data.libraries.load(str(library_path), link=True) as (_source, target):
+        target.objects = ["L"]
+    [linked] = target.objects
+    bpy.context.scene.collection.objects.link(linked)
+    scenes.add_object("A", scenes.mesh("cube"), location=(1.0, 0.2, 0.0))
+    pick_clash(linked)
+    assert bpy.ops.collide.resolve() == {"CANCELLED"}
+    assert tuple(linked.location) == (0.0, 0.0, 0.0)
+    assert len(scenes.records()) == 1
+
+
+def test_location_animated_by_an_nla_strip_moves_only_with_auto_keying(addon):
+    """The action pushed down to an NLA strip (no active action): B was moved with no
+    warning, and the next frame change put it back into the clash."""
+    scene = bpy.context.scene
+    scenes.add_object("A", scenes.mesh("cube"))
+    b = scenes.add_object("B", scenes.mesh("cube"))
+    scenes.animate_location(b, {1: (1.0, 0.2, 0.0), 11: (1.0, 0.2, 0.0)})
+    animation = b.animation_data
+    animation.nla_tracks.new().strips.new("Moves", 1, animation.action)
+    animation.action = None
+    scene.frame_set(1)
+    pick_clash(b)
+    scene.tool_settings.use_keyframe_insert_auto = False
+    assert bpy.ops.collide.resolve() == {"CANCELLED"}
+    assert b.location.x == pytest.approx(1.0)
