@@ -77,7 +77,7 @@ class COLLIDE_OT_detect(bpy.types.Operator):
                 scene, context.evaluated_depsgraph_get(), progress=progress, look_again=True
             )
         except ValueError as error:  # SceneReadError, or input the core rejects
-            self.report({"ERROR"}, str(error))
+            self.report({"ERROR"}, session.check_failed(scene, error))
             return {"CANCELLED"}
         finally:
             end()

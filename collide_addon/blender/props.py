@@ -290,7 +290,11 @@ class CollideSceneSettings(bpy.types.PropertyGroup):
     active_clash_index: IntProperty(
         name="Active Clash", default=-1, update=_active_clash_changed, options={"SKIP_SAVE"}
     )
-    last_error: StringProperty(name="Last Error", description="Why live mode switched off")
+    last_error: StringProperty(
+        name="Last Error",
+        description="Why the last Detect failed, or live mode switched off; cleared by the "
+        "next check that goes through, or Clear",
+    )
     clash_tests: CollectionProperty(type=CollideClashTest)
     active_clash_test_index: IntProperty(name="Active Clash Test", default=0)
 

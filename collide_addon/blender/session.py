@@ -527,6 +527,8 @@ def check(
     session.mesh_seconds = time.perf_counter() - started if meshes is not None else 0.0
     session.proxies, session.clashes = proxies, clashes
     session.generation += 1
+    if settings.last_error:  # what failed before is fixed: this check went through
+        settings.last_error = ""
     store_fit_info(proxies)
     store_records(scene, proxies, clashes)
     if frame_change:
@@ -551,6 +553,18 @@ def clear(scene) -> None:
     session.record_names = session.tinted_names = session.record_measures = None
     scene.collide.clashes.clear()
     scene.collide.active_clash_index = -1
+    if scene.collide.last_error:
+        scene.collide.last_error = ""
+
+
+def check_failed(scene, error: Exception) -> str:
+    """A Detect that could not read the scene: the last check's results no longer hold
+    (they listed clashes of a scene since changed, its objects still tinted), so they go,
+    and the panel shows why until a check goes through. Returns the message."""
+    clear(scene)
+    message = f"{type(error).__name__}: {error}"
+    scene.collide.last_error = message
+    return message
 
 
 def switch_live_off(scene, error: Exception) -> None:

@@ -4,7 +4,7 @@ sub-panel."""
 import bpy
 
 from ..core.contact import contact_epsilon, coordinate_bound, largest_coordinate
-from ..report.common import FAR_REACH, far_resolution, pair_label
+from ..report.common import FAR_REACH, far_resolution, pair_label, wrapped_lines
 from . import session
 
 # Live mode's budget for a check: one frame at 60 fps (seconds). Checks on meshes slower
@@ -40,6 +40,9 @@ _ROW_MARGIN_UNITS = 4.4
 # still at 0.45 units; at 0.6 they read whole).
 _CLASH_LIST_ROWS = 4
 _SCROLL_BAR_UNITS = 0.8
+# What a panel label's text does not get of the sidebar's width, in UI units: the
+# panel's margins and the label's icon.
+_LABEL_MARGIN_UNITS = 4.4
 # Between the two names of a clash row.
 _NAME_SEPARATOR = " \u00d7 "
 
@@ -63,6 +66,19 @@ class COLLIDE_UL_clashes(bpy.types.UIList):
             text=pair_label(item.name_a, item.name_b, _NAME_SEPARATOR, _text_width, room),
             icon=ICON_ON_MESH if item.on_mesh else ICON_ON_PROXY,
         )
+
+
+def _wrapped_label(layout, context, text: str, icon: str) -> None:
+    """`text` as labels of whole words that fit the sidebar's width (Blender cuts one
+    long label off with "..."), the icon on the first; whole without a window."""
+    scale = context.preferences.system.ui_scale
+    room = None
+    if scale > 0 and context.region is not None:
+        room = context.region.width - _LABEL_MARGIN_UNITS * _UNIT_PIXELS * scale
+        _set_text_size(scale)
+    column = layout.column(align=True)
+    for number, line in enumerate(wrapped_lines(text, _text_width, room)):
+        column.label(text=line, icon=icon if number == 0 else "BLANK1")
 
 
 def _set_text_size(scale: float) -> None:
@@ -156,10 +172,10 @@ class COLLIDE_PT_main(bpy.types.Panel):
         row.operator("collide.detect", text="Detect", icon="VIEWZOOM")
         row.operator("collide.clear", icon="X")
         if settings.last_error:
-            layout.label(text=settings.last_error, icon="ERROR")
+            _wrapped_label(layout, context, settings.last_error, "ERROR")
         note = far_origin_note(context.scene)
         if note is not None:
-            layout.label(text=note, icon="INFO")
+            _wrapped_label(layout, context, note, "INFO")
         layout.label(text=f"Clashes: {len(settings.clashes)}")
         layout.template_list(
             "COLLIDE_UL_clashes",

@@ -113,6 +113,33 @@ def _cut_middle(text: str, kept: int) -> str:
     return text[:head] + "\u2026" + text[len(text) - (kept - head) :]
 
 
+def wrapped_lines(text: str, width_of, room: float | None) -> list[str]:
+    """`text` broken into lines of words that each fit `room` as `width_of(text)`
+    measures (None: unknown, one line), a word wider than the room broken where it
+    must: for a message in a narrow sidebar, which Blender would cut off with "..."."""
+    if room is None or width_of(text) <= room:
+        return [text]
+    lines: list[str] = []
+    line = ""
+    for word in text.split():
+        candidate = f"{line} {word}" if line else word
+        if width_of(candidate) <= room:
+            line = candidate
+            continue
+        if line:
+            lines.append(line)
+        while len(word) > 1 and width_of(word) > room:
+            cut = 1  # at least one character a line, however narrow the room
+            while cut < len(word) - 1 and width_of(word[: cut + 1]) <= room:
+                cut += 1
+            lines.append(word[:cut])
+            word = word[cut:]
+        line = word
+    if line:
+        lines.append(line)
+    return lines
+
+
 def pair_label(name_a: str, name_b: str, separator: str, width_of, room: float | None) -> str:
     """Two names with `separator` between them, fitted to `room` (None: unknown, the
     names whole) as `width_of(text)` measures.

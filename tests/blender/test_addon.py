@@ -716,6 +716,41 @@ def test_bad_transform_is_reported_with_the_name(addon):
     assert "Broken" in scene.collide.last_error
 
 
+def test_a_failed_detect_drops_the_results_it_cannot_vouch_for_and_says_why(addon):
+    """A Detect that fails left the last check's rows and tint up (a clash since moved
+    apart still listed, its objects red) and no error in the panel; an error that
+    switched live mode off stayed in the panel after the cause was fixed and a Detect
+    went through."""
+    scene = bpy.context.scene
+    scenes.add_object("A", scenes.mesh("cube"))
+    b = scenes.add_object("B", scenes.mesh("cube"), location=(1.5, 0, 0))
+    broken = scenes.add_object("C", scenes.mesh("cube", "C"), location=(9, 0, 0))
+    bpy.ops.collide.detect()
+    assert scenes.records() == [("A", "B")]
+    b.location.x = 5.0
+    broken.data.vertices[0].co.x = math.nan
+    broken.data.update()
+    with pytest.raises(RuntimeError, match="'C' has NaN or infinite vertex coordinates"):
+        bpy.ops.collide.detect()
+    assert scenes.records() == []
+    assert not any(obj.collide.tinted for obj in bpy.data.objects)
+    assert "'C' has NaN" in scene.collide.last_error
+    drawn = []
+    bpy.types.COLLIDE_PT_main.draw(SimpleNamespace(layout=RecordingLayout(drawn)), bpy.context)
+    assert any("'C' has NaN" in line for line in drawn)
+    broken.data.vertices[0].co.x = 1.0
+    broken.data.update()
+    bpy.ops.collide.detect()
+    assert scene.collide.last_error == ""
+    # An error of live mode's goes with the next check that goes through, or Clear.
+    broken.data.vertices[0].co.x = math.nan
+    broken.data.update()
+    scene.collide.live = True
+    assert not scene.collide.live and scene.collide.last_error
+    bpy.ops.collide.clear()
+    assert scene.collide.last_error == ""
+
+
 def test_selecting_a_clash_selects_both_objects(addon):
     a = scenes.add_object("A", scenes.mesh("cube"))
     b = scenes.add_object("B", scenes.mesh("cube"), location=(1, 0, 0))

@@ -5,7 +5,12 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from collide_addon.report.common import pair_label, shortened_in_middle, warning_lines
+from collide_addon.report.common import (
+    pair_label,
+    shortened_in_middle,
+    warning_lines,
+    wrapped_lines,
+)
 
 SEPARATOR = " / "
 NAMES = st.text(alphabet="abcXYZ_.0 ", min_size=1, max_size=60)
@@ -53,3 +58,31 @@ def test_warning_lines_are_one_line_each():
         "collide: warning: Open mesh in\\nA",
     ]
     assert warning_lines({}) == []
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    text=st.text(alphabet="abcXYZ_.0'", min_size=0, max_size=40).flatmap(
+        lambda first: st.lists(st.text(alphabet="abc:'", min_size=1, max_size=30), max_size=8).map(
+            lambda words: " ".join([first, *words]).strip()
+        )
+    ),
+    room=st.integers(1, 30),
+)
+def test_wrapped_lines_fit_their_room_and_keep_every_word(text, room):
+    lines = wrapped_lines(text, len, room)
+    assert all(len(line) <= room or len(line) == 1 for line in lines)
+    # The words in order: lines joined by spaces, or a long word's pieces joined.
+    assert "".join(lines).replace(" ", "") == text.replace(" ", "")
+    if len(text) <= room:
+        assert lines == [text]
+
+
+def test_wrapped_lines_break_at_spaces_first():
+    text = "SceneReadError: 'C' has NaN or infinite vertex coordinates"
+    assert wrapped_lines(text, len, 26) == [
+        "SceneReadError: 'C' has",
+        "NaN or infinite vertex",
+        "coordinates",
+    ]
+    assert wrapped_lines(text, len, None) == [text]
