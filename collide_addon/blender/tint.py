@@ -69,6 +69,10 @@ def apply(objects, color, scene) -> None:
     _release(released, scene)
     recolor = color != _applied_colors.get(scene.name)
     _applied_colors[scene.name] = color
+    # Every wanted object is held by this scene, those another scene tinted first too
+    # (left out, another scene's Clear untinted them while this one still listed them).
+    for obj in wanted.values():
+        _holders.setdefault(obj.name_full, set()).add(scene.name)
     _tint([obj for pointer, obj in wanted.items() if recolor or pointer not in _tinted], scene)
 
 

@@ -1274,6 +1274,33 @@ def test_the_tint_is_per_scene(addon, tmp_path):
     assert tuple(a.color) == tuple(b.color) == ORIGINAL_COLOR
 
 
+def test_an_object_in_two_scenes_keeps_its_tint_while_either_lists_it(addon):
+    """A in S1 and S2: S1 checked (nothing), S2's Detect tints A (A x C), S1's then
+    lists A x B; S2's Clear untinted A, though S1 still listed it (S1 was not recorded
+    as holding an object another scene had tinted in its colour)."""
+    first = bpy.context.scene
+    a = scenes.add_object("A", scenes.mesh("cube"))
+    b = scenes.add_object("B", scenes.mesh("cube"), location=(3, 0, 0))
+    a.color = b.color = ORIGINAL_COLOR
+    second = bpy.data.scenes.new("S2")
+    for obj in (a, b):
+        second.collection.objects.link(obj)
+    scenes.add_object("C", scenes.mesh("cube"), location=(0, 0.5, 0), collection=second.collection)
+    assert bpy.ops.collide.detect() == {"FINISHED"}  # nothing in S1 yet
+    with bpy.context.temp_override(scene=second, view_layer=second.view_layers[0]):
+        assert bpy.ops.collide.detect() == {"FINISHED"}
+    b.location.x = 0.5
+    bpy.context.view_layer.update()
+    assert bpy.ops.collide.detect() == {"FINISHED"}
+    assert scenes.records() == [("A", "B")]
+    with bpy.context.temp_override(scene=second, view_layer=second.view_layers[0]):
+        assert bpy.ops.collide.clear() == {"FINISHED"}
+    tinted = tuple(first.collide.clash_color)
+    assert tuple(a.color) == tuple(b.color) == tinted
+    assert bpy.ops.collide.clear() == {"FINISHED"}
+    assert tuple(a.color) == tuple(b.color) == ORIGINAL_COLOR
+
+
 def test_live_mode_follows_animated_visibility(addon):
     scene = bpy.context.scene
     scenes.add_object("Still", scenes.mesh("cube"))
