@@ -127,7 +127,8 @@ def chunk_arguments(
     (their guids, see report.merge); statuses are set again by the merge. Every chunk but
     the last looks ahead, also when neither sub-steps nor continuous tests are asked for
     (the scene's own tests may be continuous), where it costs nothing."""
-    arguments = ["--frames", frames_text(frames), "--json", str(part), "--fail-on", "never"]
+    # One argument: a range starting below frame 0 ("-3-0:1") would read as an option.
+    arguments = [f"--frames={frames_text(frames)}", "--json", str(part), "--fail-on", "never"]
     if not last:
         arguments.append("--lookahead")
     if settings.substeps != 1:

@@ -44,14 +44,15 @@ def parse_json(text: str) -> Any:
 
 def read_text_bounded(path: str | Path, limit: int = MAX_INPUT_BYTES) -> str:
     """The UTF-8 text of a file of at most `limit` bytes, reading at most limit + 1 bytes
-    (so a device or an endless file fails at once). Raises JsonInputError if larger or
-    not UTF-8, OSError if it cannot be read."""
+    (so a device or an endless file fails at once), without the byte order mark Windows
+    tools write first (PowerShell 5's `Out-File -Encoding utf8`, older Notepad). Raises
+    JsonInputError if larger or not UTF-8, OSError if it cannot be read."""
     with open(path, "rb") as stream:
         data = stream.read(limit + 1)
     if len(data) > limit:
         raise JsonInputError(f"larger than {limit // (1024 * 1024)} MiB, the limit for an input")
     try:
-        return data.decode("utf-8")
+        return data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
         raise JsonInputError(f"not UTF-8 text: {error}") from None
 

@@ -171,8 +171,8 @@ def _check_lookahead(ordered: Sequence[Mapping[str, Any]], names: Sequence[str])
             )
     if ordered[-1].get("lookahead"):
         raise MergeError(
-            f"{names[-1]} is the last part but looked ahead past its frames: run it "
-            "without --lookahead"
+            f"{names[-1]} looked ahead past its frames, yet no part follows it: the part "
+            "after it is missing, or, if it is the scan's last, run it without --lookahead"
         )
 
 

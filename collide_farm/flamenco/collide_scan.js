@@ -66,7 +66,8 @@ function frameChunks(start, end, size) {
 
 function chunkTask(settings, first, last, part, isLastChunk) {
     const args = ["--python", settings.clash_report_script, "--",
-                  "--frames", `${first}-${last}`, "--json", part, "--fail-on", "never"];
+                  // One argument: a range starting below frame 0 would read as an option.
+                  `--frames=${first}-${last}`, "--json", part, "--fail-on", "never"];
     if (!isLastChunk) {
         // What lies between this chunk's last frame and the next chunk's first (the
         // scene's continuous tests) is scanned here, as in one run; the merge needs it.

@@ -209,3 +209,14 @@ def test_unknown_keys_with_line_breaks_stay_on_one_line():
     document["tests"][0] = {**FULL_TEST, "a": {"properties": {"x\ry": [1]}}}
     with pytest.raises(ClashTestError, match=r"properties\.'x\\ry': expected") as caught:
         clash_tests_from_json(json.dumps(document))
+
+
+def test_a_tests_file_with_a_byte_order_mark_is_read(tmp_path):
+    """PowerShell 5's `Out-File -Encoding utf8` and older Notepad write a BOM first: the
+    file was refused ("Unexpected UTF-8 BOM")."""
+    path = tmp_path / "tests.json"
+    document = {"format": "collide-tests", "version": 1, "tests": [{"name": "all", "a": {}}]}
+    document["tests"][0]["type"] = "hard"
+    path.write_bytes(b"\xef\xbb\xbf" + json.dumps(document).encode("utf-8"))
+    [test] = load_tests(path)
+    assert test.name == "all"

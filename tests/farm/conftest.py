@@ -144,7 +144,7 @@ def stand_in(folder: Path, body: str) -> Path:
         "from pathlib import Path\n"
         f"marks = Path({str(marks)!r})\n"
         "arguments = sys.argv[1:]\n"
-        "frames = arguments[arguments.index('--frames') + 1] if '--frames' in arguments else ''\n"
+        "frames = next((a.split('=', 1)[1] for a in arguments if a.startswith('--frames=')), '')\n"
         + body
         + f"\nos.execv({blender_binary()!r}, [{blender_binary()!r}, *arguments])\n"
     )

@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib
 import io
 import json
+import runpy
 import tomllib
 import zipfile
 from pathlib import Path
@@ -48,14 +49,24 @@ def test_every_chunk_but_the_last_looks_ahead_with_the_scan_sampling():
     assert all(chunk[-3:] == ["--substeps", "4", "--continuous"] for chunk in arguments)
     plain = ScanSettings("s.blend", (1, 30, 1), "blender")
     assert chunk_arguments(plain, (1, 10, 1), Path("p.json"), False) == [
-        "--frames",
-        "1-10:1",
+        "--frames=1-10:1",
         "--json",
         "p.json",
         "--fail-on",
         "never",
         "--lookahead",
     ]
+
+
+def test_a_chunk_below_frame_zero_reaches_clash_report_as_its_range():
+    """ "--frames", "-3-0:1" was read by clash_report.py's parser as an option: every
+    chunk of a scan starting below frame 0 failed (exit 2, "expected one argument")."""
+    settings = ScanSettings("s.blend", (-3, 6, 1), "blender")
+    arguments = chunk_arguments(settings, (-3, 0, 1), Path("p.json"), False)
+    assert arguments[0] == "--frames=-3-0:1"
+    script = runpy.run_path(str(REPO / "blender_scripts" / "clash_report.py"))
+    parsed = script["make_parser"]().parse_args(arguments)
+    assert parsed.frames == (-3, 0, 1)
 
 
 def test_progress_lines_give_rate_and_time_left():

@@ -57,8 +57,7 @@ def test_chunk_tasks_and_a_merge_task_after_them():
                     "--python",
                     "/farm/collide/blender_scripts/clash_report.py",
                     "--",
-                    "--frames",
-                    "1-10",
+                    "--frames=1-10",
                     "--json",
                     "/farm/scratch/part-1-10.json",
                     "--fail-on",
@@ -105,6 +104,16 @@ def test_one_frame_and_one_chunk():
     tasks = compile_job(frames="7", chunk_size=50)["tasks"]
     assert [task["name"] for task in tasks] == ["collide-7-7", "collide-merge"]
     assert "--lookahead" not in tasks[0]["commands"][0]["parameters"]["args"]
+
+
+def test_chunks_below_frame_zero_pass_their_range_as_one_argument():
+    """ "--frames", "-3-0" made clash_report.py's parser read -3-0 as an option (exit 2)."""
+    tasks = compile_job(frames="-3-6", chunk_size=4)["tasks"]
+    frames = [
+        next(a for a in task["commands"][0]["parameters"]["args"] if a.startswith("--frames"))
+        for task in tasks[:-1]
+    ]
+    assert frames == ["--frames=-3-0", "--frames=1-4", "--frames=5-6"]
 
 
 @pytest.mark.parametrize(

@@ -293,7 +293,8 @@ def test_parts_without_the_lookahead_they_need_are_refused():
     alone = fast_run((1, 5, 1), 2, False)
     with pytest.raises(MergeError, match=r"^a\.json lacks the lookahead that sub-steps"):
         merge_reports([alone, second], names)
-    with pytest.raises(MergeError, match=r"^b\.json is the last part but looked ahead"):
+    missing = r"^b\.json looked ahead past its frames, yet no part follows it: the part after"
+    with pytest.raises(MergeError, match=missing):
         merge_reports([first, _with(second, lookahead=True)], names)
     with pytest.raises(MergeError, match=r"^parts have different sub-steps \[2, 3\]"):
         merge_reports([first, _with(second, substeps=3)], names)
