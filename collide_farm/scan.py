@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import shutil
 import tempfile
@@ -96,8 +97,14 @@ def dask_client(scheduler: str | None, workers: int | None) -> Iterator[Any]:
         return
     size = workers or os.cpu_count() or 1
     with (
+        # Its workers log each failed try as several lines with a traceback ("Compute
+        # Failed"); the scan reports a chunk's failure itself, in one line.
         LocalCluster(
-            n_workers=size, threads_per_worker=1, processes=False, dashboard_address=None
+            n_workers=size,
+            threads_per_worker=1,
+            processes=False,
+            dashboard_address=None,
+            silence_logs=logging.CRITICAL,
         ) as cluster,
         Client(cluster) as client,
     ):
@@ -166,8 +173,10 @@ def _gather(client: Any, futures: dict, settings: ScanSettings) -> dict[tuple, t
                 raise FarmError(f"frames {frames_text(frames)}: the cluster cancelled the chunk")
             if future.status != "finished":
                 error = future.exception()
+                count = settings.retries + 1
+                tries = f"{count} {'try' if count == 1 else 'tries'}"
                 raise FarmError(
-                    f"frames {frames_text(frames)} failed after {settings.retries + 1} tries: "
+                    f"frames {frames_text(frames)} failed after {tries}: "
                     f"{type(error).__name__}: {error}"
                 )
             results[frames] = (str(part), json.loads(future.result()))
