@@ -32,6 +32,17 @@ def _typed_float(value: float) -> float:
     return float(str(np.float32(value)))
 
 
+def _stored_float(item) -> float:
+    """A custom property's number: the one a tests file gave (`float_text`) while the
+    scene's 32-bit field still holds its rounding (no one typed another since), else the
+    field's, as `_typed_float` reads it."""
+    if item.float_text:
+        exact = float(item.float_text)
+        if np.float32(exact) == np.float32(item.float_value):
+            return exact
+    return _typed_float(item.float_value)
+
+
 def _selector_dict(selector_props, where: str) -> dict[str, Any]:
     """JSON form of a `CollideSelector`; criteria left empty are omitted."""
     data: dict[str, Any] = {}
@@ -53,7 +64,7 @@ def _selector_dict(selector_props, where: str) -> dict[str, Any]:
             "ANY": None,
             "STRING": item.string_value,
             "INT": item.int_value,
-            "FLOAT": _typed_float(item.float_value),
+            "FLOAT": _stored_float(item),
             "BOOL": item.bool_value,
         }[item.value_kind]
     if properties:
@@ -133,7 +144,7 @@ def _selector_to_props(selector: Selector, selector_props, where: str) -> None:
                 )
             item.value_kind, item.int_value = "INT", value
         elif isinstance(value, float):
-            item.value_kind, item.float_value = "FLOAT", value
+            item.value_kind, item.float_value, item.float_text = "FLOAT", value, repr(value)
         else:
             item.value_kind, item.string_value = "STRING", value
 

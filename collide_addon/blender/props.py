@@ -156,6 +156,10 @@ class CollideCustomProperty(bpy.types.PropertyGroup):
     string_value: StringProperty(name="Text")
     int_value: IntProperty(name="Integer")
     float_value: FloatProperty(name="Number")
+    # The number as a tests file gave it: a scene keeps `float_value` in 32 bits, which
+    # turned an imported 0.2357142857 (an IFC U-value) into 0.23571429, matching no
+    # object's 64-bit value; used while `float_value` still holds its 32-bit rounding.
+    float_text: StringProperty(options={"HIDDEN"})
     bool_value: BoolProperty(name="Boolean")
 
 

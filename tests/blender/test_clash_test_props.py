@@ -26,6 +26,8 @@ TESTS_DOCUMENT = {
                     "discipline": "MEP",
                     "level": 3,
                     "ratio": 0.1,
+                    # An IFC U-value: beyond 32 bits, as the scene stores a number.
+                    "ThermalTransmittance": 0.2357142857,
                     "checked": True,
                     "IfcGuid": None,
                 },
@@ -87,6 +89,28 @@ def test_json_to_scene_to_clash_tests_to_json_is_exact(addon, tmp_path):
     exported = tmp_path / "exported.json"
     assert bpy.ops.collide.clash_tests_export(filepath=str(exported)) == {"FINISHED"}
     assert json.loads(exported.read_text(encoding="utf-8")) == TESTS_DOCUMENT
+
+
+def test_a_number_beyond_32_bits_selects_the_objects_it_selects_from_the_file(addon, tmp_path):
+    """Imported, 0.2357142857 became the scene's 32-bit 0.23571429: the panel's test
+    matched no object (exit 2) where the file's found the wall. A number typed in the
+    panel since replaces it."""
+    wall = scenes.add_object("Wall", scenes.mesh("cube"))
+    wall["ThermalTransmittance"] = 0.2357142857
+    scenes.add_object("Pipe", scenes.mesh("cube"), location=(1.5, 0, 0))
+    path = tmp_path / "tests.json"
+    selector = {"properties": {"ThermalTransmittance": 0.2357142857}}
+    document = {"format": "collide-tests", "version": 1, "tests": []}
+    document["tests"].append({"name": "walls", "a": selector, "b": {}, "type": "hard"})
+    path.write_text(json.dumps(document))
+    assert bpy.ops.collide.clash_tests_import(filepath=str(path), mode="REPLACE") == {"FINISHED"}
+    tests = addon.blender.scene_clash_tests(bpy.context.scene)
+    result = addon.blender.run_clash_report(tests, frames=(1, 1, 1))
+    assert [(c["a"], c["b"]) for c in result.report["clashes"]] == [("Wall", "Pipe")]
+    item = bpy.context.scene.collide.clash_tests[0].set_a.custom_properties[0]
+    item.float_value = 0.5
+    [test] = addon.blender.scene_clash_tests(bpy.context.scene)
+    assert test.set_a.properties == {"ThermalTransmittance": 0.5}
 
 
 def test_import_appends_or_replaces_and_leaves_the_scene_alone_on_error(addon, tmp_path):
