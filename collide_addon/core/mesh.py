@@ -2648,11 +2648,12 @@ def _box_overlap(boxes: np.ndarray, slots: np.ndarray, directions: np.ndarray) -
     (m, 2) along its `directions` (m, d, 3) unit vectors, each mesh's extent along one
     where both its `_posed_boxes` `boxes` reach: negative for a gap, NaN for a pair with
     a mesh without triangles. Moving one mesh by a positive overlap along its direction
-    separates the two."""
+    separates the two; a zero row is no direction (`_usable`)."""
     with np.errstate(invalid="ignore"):
         lo_a, hi_a = _box_extents(take_rows(boxes, slots[:, 0]), directions)
         lo_b, hi_b = _box_extents(take_rows(boxes, slots[:, 1]), directions)
-        return np.minimum(hi_a - lo_b, hi_b - lo_a).min(axis=1)
+        widths = np.minimum(hi_a - lo_b, hi_b - lo_a)
+        return np.where(_usable(directions), widths, np.inf).min(axis=1)
 
 
 def _separating_bound(world: _World, boxes: np.ndarray, slots: np.ndarray):
@@ -2689,6 +2690,14 @@ def _separating_bound(world: _World, boxes: np.ndarray, slots: np.ndarray):
     empty = (world.triangle_count[first] == 0) | (world.triangle_count[second] == 0)
     bound = np.where(empty, np.inf, np.maximum(np.nan_to_num(overlap, nan=np.inf), 0.0))
     return bound, directions
+
+
+def _usable(directions: np.ndarray) -> np.ndarray:
+    """Which of `directions` (..., 3), unit rows or zero, are directions: (...,) bool. A
+    mesh flattened by a zero scale has a zero column in its matrix, and so a zero frame
+    axis; along it every extent is 0, an "overlap" of 0 that separated nothing (a slab
+    scaled flat through a wall was touching it)."""
+    return _length(directions) > 0.5
 
 
 def _per_mesh(world: _World, meshes: np.ndarray, flag) -> np.ndarray:
@@ -2836,6 +2845,7 @@ def _projected_overlap(world: _World, slots: np.ndarray, directions: np.ndarray,
             reach.append((np.minimum.reduceat(along, starts), np.maximum.reduceat(along, starts)))
         (low_a, high_a), (low_b, high_b) = reach
         widths = np.minimum(high_a - low_b, high_b - low_a)
+        widths = np.where(_usable(directions[rows]), widths, np.inf)
         least = widths.argmin(axis=1)
         overlap[rows] = np.maximum(pick_rows(widths, least), 0.0)
         along_least[rows] = pick_rows(directions[rows], least)

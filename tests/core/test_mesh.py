@@ -1069,3 +1069,23 @@ def test_an_open_shell_inside_a_closed_mesh_is_found():
     result = mesh_contacts([shell, box([-1.0] * 3, [1.0] * 3)], [np.eye(4)] * 2, [[0, 1]], 0.0)
     assert result.relation[0] == I_INSIDE_J and result.open_pair[0]
     assert result.distance[0] == pytest.approx(-0.9, abs=1e-12)
+
+
+@pytest.mark.parametrize("half", [1.5, 0.25])
+def test_a_box_scaled_flat_is_decided_as_one_nearly_flat(half):
+    """A slab scaled to zero thickness (object scale (1, 1, 0), as construction
+    animations grow objects from nothing) through a wall, or lying inside it: its zero
+    frame axis gave an "overlap" of 0 along which nothing separates, which capped the
+    depth at 0: touching, and a sheet inside the wall was no clash at all."""
+    wall = prepare_mesh(*box_mesh([-1, -1, -1], [1, 1, 1]))
+    slab = prepare_mesh(*box_mesh([-half] * 3, [half] * 3))
+    results = []
+    for thickness in (0.0, 1e-9):
+        matrices = np.tile(np.eye(4), (2, 1, 1))
+        matrices[1] = np.diag([1.0, 1.0, thickness, 1.0])
+        matrices[1, 2, 3] = 0.2
+        results.append(mesh_contacts([wall, slab], matrices, np.array([[0, 1]]), 0.0))
+    flat, nearly = results
+    assert flat.relation[0] == nearly.relation[0] != TOUCHING
+    assert flat.distance[0] == pytest.approx(nearly.distance[0], abs=1e-6)
+    assert flat.distance[0] < -0.4
