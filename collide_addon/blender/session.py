@@ -37,6 +37,7 @@ from ..clash.evaluate import (
     candidate_margin,
     mesh_pair_contacts,
     proxy_pair_contacts,
+    vanished_pairs,
 )
 from ..core import KIND_NAMES, CoherentBounds, KeptContacts, find_contacts
 from ..core.columns import reduce_short_axis
@@ -172,6 +173,7 @@ def find_clashes(
     margin = candidate_margin(rule, tolerance, meshes is not None, proxies.batch)
     pairs, result = find_contacts(proxies.batch, margin=margin, coherent=broad_phase, kept=kept)
     contacts = proxy_pair_contacts(pairs, result)
+    contacts = contacts.take(np.flatnonzero(~vanished_pairs(proxies.batch, contacts.pairs)))
     if meshes is not None and kept is not None and kept_mesh is not None:
         contacts = kept_mesh.decide(contacts, meshes, margin, kept.changed, mesh_cache, progress)
     elif meshes is not None:

@@ -767,6 +767,15 @@ class SampleContacts:
     margin: float
 
 
+def vanished_pairs(batch: ShapeBatch, pairs: np.ndarray) -> np.ndarray:
+    """Which pairs (k, 2) of `batch` hold a shape of no size at all (every half-extent
+    and the radius 0: an object scaled to zero on every axis, which Blender does not
+    draw, as Geometry Nodes instances are hidden, or a mesh of one vertex): (k,) bool.
+    Such a point takes part in no clash, on proxies as on meshes (no triangles there)."""
+    point = (batch.half_extents == 0.0).all(axis=1) & (batch.radii == 0.0)
+    return point[pairs[:, 0]] | point[pairs[:, 1]]
+
+
 def sample_contacts(
     prepared: PreparedTest,
     batch: ShapeBatch,
@@ -791,7 +800,7 @@ def sample_contacts(
     margin = broad_phase_margin(prepared.test, involved_batch)
     candidates = None if arriving is None else arriving.swept.pairs
     pairs, result = find_contacts(involved_batch, margin, coherent, candidates)
-    keep = eligible_pair_mask(prepared, involved[pairs])
+    keep = eligible_pair_mask(prepared, involved[pairs]) & ~vanished_pairs(involved_batch, pairs)
     return SampleContacts(
         proxy_pair_contacts(involved[pairs], result).take(np.flatnonzero(keep)), margin
     )

@@ -278,6 +278,29 @@ def test_a_scene_modelled_in_millimetres_is_reported_in_millimetres(addon, tmp_p
     assert 0.05 < np.linalg.norm(camera - point_in_metres) < 20.0
 
 
+def test_an_object_scaled_to_nothing_clashes_neither_on_proxies_nor_on_meshes(addon):
+    """A cube scaled (0, 0, 0) at a wall's centre, which Blender does not draw: its proxy
+    (a point) clashed 1 m deep in Detect's default Proxy mode and in a report on proxies,
+    where the meshes found nothing. Scaled flat on one axis it is a sheet, and clashes."""
+    scene = bpy.context.scene
+    scenes.add_object("Wall", scenes.mesh("cube"))
+    hidden = scenes.add_object("Hidden", scenes.mesh("cube", "H"), scale=(0, 0, 0))
+    for geometry in ("PROXY", "MESH"):
+        scene.collide.geometry = geometry
+        assert bpy.ops.collide.detect() == {"FINISHED"}
+        assert scenes.records() == []
+    test = addon.clash.tests.clash_test_from_dict(
+        {"name": "hard", "a": {}, "type": "hard", "geometry": "proxy"}
+    )
+    assert addon.blender.run_clash_report([test], frames=(1, 1, 1)).report["clashes"] == []
+    hidden.scale = (1.0, 1.0, 0.0)
+    bpy.context.view_layer.update()
+    for geometry in ("PROXY", "MESH"):
+        scene.collide.geometry = geometry
+        assert bpy.ops.collide.detect() == {"FINISHED"}
+        assert scenes.records() == [("Wall", "Hidden")]
+
+
 def test_shape_override_and_capsule(addon):
     rod = scenes.add_object("Rod", scenes.mesh("cylinder"))
     rod.collide.shape = "CAPSULE"

@@ -34,6 +34,7 @@ from collide_addon.clash.evaluate import (
     prepare_test,
     sample_contacts,
     select_objects,
+    vanished_pairs,
 )
 from collide_addon.clash.tests import ClashTest, IgnoreRules, Selector
 from collide_addon.core import CoherentBounds, ShapeBatch, pair_distance
@@ -721,3 +722,19 @@ def test_one_swept_grid_serves_the_interval_and_the_later_samples_broad_phase(
         assert given.names.tolist() == alone.names.tolist()
         np.testing.assert_array_equal(given.tois, alone.tois)
         np.testing.assert_array_equal(given.distances, alone.distances)
+
+
+def test_points_of_no_size_take_part_in_no_pair():
+    """A proxy of no size (an object scaled to zero on every axis, as Geometry Nodes
+    instances are hidden, or a one-vertex mesh) at a wall's centre clashed on proxies,
+    though it has no triangles to clash on meshes; a tiny one still takes part."""
+    batch = ShapeBatch.concat(
+        [
+            ShapeBatch.boxes([[0.0, 0, 0]], [np.eye(3)], [[1.0, 1.0, 1.0]]),
+            ShapeBatch.boxes([[0.0, 0, 0]], [np.eye(3)], [[0.0, 0.0, 0.0]]),
+            ShapeBatch.spheres([[0.5, 0, 0]], [0.0]),
+            ShapeBatch.boxes([[0.2, 0, 0]], [np.eye(3)], [[1e-9, 0.0, 0.0]]),
+        ]
+    )
+    pairs = np.array([[0, 1], [0, 2], [0, 3], [1, 2]])
+    assert vanished_pairs(batch, pairs).tolist() == [True, True, False, True]
