@@ -128,7 +128,7 @@ class _Structure:
 
     entries: list[_Entry]
     use_instances: bool
-    participant_ids: list  # sorted `_identity` of `participants` when built
+    participant_ids: list  # sorted `_identities` of `participants` when built
     owner_names: list[str]  # name_full of each entry's owning object
     rows: np.ndarray  # (n,) row of each entry in _layer_objects (bulk path)
     object_count: int  # len(_layer_objects(depsgraph)) when built
@@ -142,7 +142,7 @@ class _Structure:
     fitted: np.ndarray  # (n,) bool, whether fits[k] is set
     # Whether an entry's geometry may change without an edit (see `has_changing_geometry`).
     changing_geometry: bool
-    # `_identity` of each object of the view layer, in its order (that of
+    # `_identities` of each object of the view layer, in its order (that of
     # `_layer_objects`), when built (None with instances): `rows` hold only while the
     # layer holds these objects in this order.
     layer_ids: list | None
@@ -642,16 +642,16 @@ class ProxyReader:
 
     def _object_entries(self, layer_objects, pointers: set[int], progress) -> tuple:
         """Entries of the participants among the view layer's objects and their rows in
-        it (for the bulk matrix read); the `_identity` of every object's original in the
+        it (for the bulk matrix read); the `_identities` of every object's original in the
         layer's order; and the `_updated_by` names of the participants left out for
         having no vertices."""
-        entries, rows, layer_ids, skipped = [], [], [], set()
+        entries, rows, originals, skipped = [], [], [], set()
         object_count = len(layer_objects)
         for row, evaluated in enumerate(layer_objects):
             if progress is not None:
                 progress(row, object_count, "reading")
             original = evaluated.original
-            layer_ids.append(_identity(original))
+            originals.append(original)
             if original.as_pointer() not in pointers or evaluated.type not in GEOMETRY_TYPES:
                 continue
             key = _geometry_key(original)
@@ -661,7 +661,7 @@ class ProxyReader:
                 continue
             entries.append(_Entry(original.name_full, original, key, original, False))
             rows.append(row)
-        return entries, rows, layer_ids, frozenset(skipped)
+        return entries, rows, _identities(originals), frozenset(skipped)
 
     def _place(self, structure: _Structure, matrices: np.ndarray, progress) -> np.ndarray:
         """Refit where the stretch changed or no fit exists, then move fits to the world;
@@ -778,17 +778,11 @@ def _same_participants(structure: _Structure, scene, depsgraph) -> bool:
 _HAS_SESSION_UID = "session_uid" in bpy.types.ID.bl_rna.properties
 
 
-def _identity(obj):
-    """What tells `obj` from every other object of the session, across updates: its
-    session_uid, or (before 4.2) its address with its full name."""
-    if _HAS_SESSION_UID:
-        return obj.session_uid
-    return obj.as_pointer(), obj.name_full
-
-
 def _identities(objects) -> list:
-    """`_identity` of each of `objects`, in order, without a call per object (a check
-    in live mode after a click compares some 40,000 at 20,000 objects)."""
+    """What tells each of `objects` from every other object of the session, across
+    updates, in order: its session_uid, or (before 4.2) its address with its full name.
+    Listed without a call per object (a check in live mode after a click compares some
+    40,000 at 20,000 objects)."""
     if _HAS_SESSION_UID:
         return [obj.session_uid for obj in objects]
     return [(obj.as_pointer(), obj.name_full) for obj in objects]

@@ -54,29 +54,32 @@ class COLLIDE_UL_clashes(bpy.types.UIList):
     the details below the list, for the picked row."""
 
     def draw_item(self, context, layout, data, item, icon, active_data, active_propname, index):
-        scale = context.preferences.system.ui_scale
-        room = None
-        if scale > 0 and context.region is not None:  # no window: no width to fit
-            margin = _ROW_MARGIN_UNITS
-            if len(data.clashes) > _CLASH_LIST_ROWS:
-                margin += _SCROLL_BAR_UNITS
-            room = context.region.width - margin * _UNIT_PIXELS * scale
-            _set_text_size(scale)
+        margin = _ROW_MARGIN_UNITS
+        if len(data.clashes) > _CLASH_LIST_ROWS:
+            margin += _SCROLL_BAR_UNITS
+        room = _text_room(context, margin)
         layout.label(
             text=pair_label(item.name_a, item.name_b, _NAME_SEPARATOR, _text_width, room),
             icon=ICON_ON_MESH if item.on_mesh else ICON_ON_PROXY,
         )
 
 
+def _text_room(context, margin_units: float) -> float | None:
+    """The pixels a label's text gets of the region's width, `margin_units` UI units
+    left for margins and icons, with Blender's text size set for `_text_width` to
+    measure in; None without a window (no width to fit)."""
+    scale = context.preferences.system.ui_scale
+    if scale <= 0 or context.region is None:
+        return None
+    _set_text_size(scale)
+    return context.region.width - margin_units * _UNIT_PIXELS * scale
+
+
 def _wrapped_label(layout, context, text: str, icon: str) -> None:
     """`text` as labels of whole words that fit the sidebar's width (Blender cuts one
     long label off with "..."), the icon on the first; whole without a window."""
-    scale = context.preferences.system.ui_scale
-    room = None
-    if scale > 0 and context.region is not None:
-        room = context.region.width - _LABEL_MARGIN_UNITS * _UNIT_PIXELS * scale
-        _set_text_size(scale)
     column = layout.column(align=True)
+    room = _text_room(context, _LABEL_MARGIN_UNITS)
     for number, line in enumerate(wrapped_lines(text, _text_width, room)):
         column.label(text=line, icon=icon if number == 0 else "BLANK1")
 

@@ -315,19 +315,15 @@ def moving_as_one(motion: SweptMotion, pairs: np.ndarray) -> np.ndarray:
     times b's reach.
     """
     first, second = pairs[:, 0], pairs[:, 1]
-    start = motion.start
-    turned = _axis_rotations(motion.axes, motion.angles)
-    end_rotations = einsum_rows("nij,njk->nik", turned, start.rotations)
-    end_centers = start.centers + motion.translations
+    start, ends = motion.start, np.ones(len(pairs))
 
-    def relative_pose(rotations, centers):
+    def relative_pose(a, b):
         # b's centre and axes in a's frame: R_a^T (c_b - c_a), R_a^T R_b.
-        offset = einsum_rows("kji,kj->ki", rotations[first], centers[second] - centers[first])
-        axes = einsum_rows("kji,kjl->kil", rotations[first], rotations[second])
-        return offset, axes
+        offset = einsum_rows("kji,kj->ki", a.rotations, b.centers - a.centers)
+        return offset, einsum_rows("kji,kjl->kil", a.rotations, b.rotations)
 
-    offset0, axes0 = relative_pose(start.rotations, start.centers)
-    offset1, axes1 = relative_pose(end_rotations, end_centers)
+    offset0, axes0 = relative_pose(start.take(first), start.take(second))
+    offset1, axes1 = relative_pose(shapes_at(motion, first, ends), shapes_at(motion, second, ends))
     moved = np.linalg.norm(offset1 - offset0, axis=1)
     turned_by = np.sqrt(((axes1 - axes0) ** 2).sum(axis=(1, 2)))
     return moved + turned_by * motion.reach[second] <= pair_slack(motion, pairs)

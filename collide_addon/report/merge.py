@@ -112,7 +112,7 @@ def check_parts(
     parts: Sequence[Mapping[str, Any]], names: Sequence[str]
 ) -> tuple[list[int], tuple[int, int, int]]:
     """Check that the parts are chunks of one scan: the fields a merge reads are well
-    formed (PART_FIELDS); same tests, file, Blender version, frame step and sub-steps;
+    formed (PART_FIELDS); same tests, file, Blender version, frame step, sub-steps and
     unit scale; frame ranges that follow each other without overlap or gap; with sub-steps or
     continuous tests, a lookahead in every part but the last (`_check_lookahead`).
 
