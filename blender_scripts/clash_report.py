@@ -4,7 +4,7 @@
         [--tests tests.json] [--frames 1-250[:step]] [--json out.json] [--html out.html] \\
         [--csv out.csv] [--bcf out.bcf] [--baseline previous.json] \\
         [--fail-on new|any|never] [--substeps N] [--continuous] [--geometry mesh|proxy] \\
-        [--thumbnails] [--suggest-fixes] [--lookahead]
+        [--thumbnails] [--suggest-fixes] [--lookahead] [--chunk]
 
 Without --tests the clash tests stored on the scene run (set up in the panel's Clash
 Tests); a scene without any runs one hard test of every proxy against every other.
@@ -148,7 +148,15 @@ def make_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="the frames are a chunk of a longer scan (collide scan, collide merge): also "
         "sample the last frame's substeps and the motion to the frame one step after it, "
-        "reporting nothing on that frame, so that the merged chunks equal one run",
+        "reporting nothing on that frame, so that the merged chunks equal one run; "
+        "implies --chunk",
+    )
+    parser.add_argument(
+        "--chunk",
+        action="store_true",
+        help="the frames are a chunk of a longer scan, maybe its last: a test's set that "
+        "matches no object at them is listed in the JSON (unmatched_sets) for collide "
+        "merge to decide on, not refused (its objects may exist at other chunks' frames)",
     )
     for option, kind in (("json", "JSON"), ("html", "HTML"), ("csv", "CSV"), ("bcf", "BCF 2.1")):
         parser.add_argument(
@@ -279,6 +287,7 @@ def run_report(addon, arguments: argparse.Namespace) -> int:
             suggest_fixes=arguments.suggest_fixes,
             continuous=arguments.continuous,
             lookahead=arguments.lookahead,
+            chunk=arguments.chunk,
         )
     except report_run.ClashRunError as error:
         return fail(str(error))

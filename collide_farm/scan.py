@@ -133,11 +133,13 @@ def chunk_arguments(
     baseline goes to every chunk so that each lists the objects of clashes resolved since
     (their guids, see report.merge); statuses are set again by the merge. Every chunk but
     the last looks ahead, also when neither sub-steps nor continuous tests are asked for
-    (the scene's own tests may be continuous), where it costs nothing."""
+    (the scene's own tests may be continuous), where it costs nothing; the last is marked
+    a chunk, so that none refuses a set the merge decides on."""
     # One argument: a range starting below frame 0 ("-3-0:1") would read as an option.
     arguments = [f"--frames={frames_text(frames)}", "--json", str(part), "--fail-on", "never"]
-    if not last:
-        arguments.append("--lookahead")
+    # The last chunk is a chunk too: a set matching nothing at its frames (objects
+    # demolished before them) is the merge's to decide on, as in every other chunk.
+    arguments.append("--chunk" if last else "--lookahead")
     if settings.substeps != 1:
         arguments += ["--substeps", str(settings.substeps)]
     if settings.continuous:

@@ -217,13 +217,14 @@ def run_clash_report(
     suggest_fixes: bool = False,
     continuous: bool = False,
     lookahead: bool = False,
+    chunk: bool = False,
 ) -> ReportResult:
     """`report.run.run_report` over the context's scene; the scene's frame is restored.
 
     context: bpy.context by default; its scene is scanned
     frames: (start, end, step), default the scene's frame range and step
     baseline, fail_on, json/html/csv/bcf paths, substeps, suggest_fixes, continuous,
-      lookahead: as for run_report
+      lookahead, chunk: as for run_report
     thumbnails: render a Workbench thumbnail per clash into the HTML and BCF reports
     returns: the ReportResult (report, failing count, fail_on, exit_status)
     Raises ClashRunError for input the run cannot use.
@@ -272,6 +273,7 @@ def run_clash_report(
             suggest_fixes=suggest_fixes,
             continuous=continuous,
             lookahead=lookahead,
+            chunk=chunk,
             progress=progress,
             mesh_progress=mesh_progress,
             blender=bpy.app.version_string,

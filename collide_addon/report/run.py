@@ -329,8 +329,8 @@ class ScanResult(NamedTuple):
         json_report.open_mesh_warning
     reach: the largest |coordinate| of the shapes read, `core.contact.largest_coordinate`,
         see json_report.reach_warning
-    unmatched_sets: a chunk's (lookahead) sets that selected no object at any of its
-        frames, for report.merge to decide on; [] otherwise (the scan refuses them)
+    unmatched_sets: a chunk's sets that selected no object at any of its frames, for
+        report.merge to decide on; [] otherwise (the scan refuses them)
     """
 
     records: list[ClashRecord]
@@ -349,6 +349,7 @@ def scan_frames(
     scope: str = "",
     lookahead: bool = False,
     mesh_progress: MeshProgress | None = None,
+    chunk: bool = False,
 ) -> ScanResult:
     """Run `tests` on every sample of `sample_times(frames, substeps)`; a clash found at
     any sample of frame f is reported on frame f. Continuous tests also test the motion
@@ -361,12 +362,14 @@ def scan_frames(
         the last frame is sampled with its sub-steps too and the motion from there to the
         next frame (last + step) is tested, as a scan over the longer range does, while
         nothing is reported on that next frame (the next chunk's first; read only for
-        continuous tests); a set selecting no object at any of the chunk's frames is
-        returned (`ScanResult.unmatched_sets`) rather than refused, since its objects
-        may take part at other chunks' frames
+        continuous tests); implies `chunk`
+    chunk: the frames are a chunk of a longer scan, maybe its last (which has no
+        lookahead): a set selecting no object at any of the chunk's frames is returned
+        (`ScanResult.unmatched_sets`) rather than refused, since its objects may take
+        part at other chunks' frames (built later, or demolished before this chunk)
     returns: `ScanResult`
     Raises ClashRunError when no object takes part at any reported frame or a test's set
-    selects nothing at every one (`_check_sets_matched`; without lookahead), or when
+    selects nothing at every one (`_check_sets_matched`; not in a chunk), or when
     `read_frame` raises it.
     """
     sampled = sampled_range(frames, lookahead)
@@ -445,7 +448,7 @@ def scan_frames(
             progress(done + 1, total, frame, kept.rows)
     kept.add(prepared_tests, _interval_hits(prepared_tests, intervals))
     unmatched = _unmatched_sets(tests, matched)
-    if not lookahead:
+    if not (chunk or lookahead):
         _check_sets_matched(unmatched, took_part, frames, scope)
     records, open_names = kept.records(tests, frames[2])
     return ScanResult(records, metadata, open_names, reach, unmatched)
@@ -590,6 +593,7 @@ def run_report(
     suggest_fixes: bool = False,
     continuous: bool = False,
     lookahead: bool = False,
+    chunk: bool = False,
     progress: Progress | None = None,
     mesh_progress: MeshProgress | None = None,
     blender: str | None = None,
@@ -611,9 +615,11 @@ def run_report(
         at its worst frame after the scan
     continuous: make every test but duplicates continuous (see `scan_frames`), as if
         its definition said so; the report's tests say it
-    lookahead: the frames are a chunk of a longer scan (see `scan_frames`); the report
-        says so, and so does its "substeps", for report.merge, and it lists the sets that
-        selected no object at its frames ("unmatched_sets") instead of refusing them
+    lookahead: the frames are a chunk of a longer scan, not its last (see
+        `scan_frames`); the report says so, and so does its "substeps", for report.merge
+    chunk: the frames are a chunk of a longer scan, maybe its last (lookahead implies
+        it): the report lists the sets that selected no object at its frames
+        ("unmatched_sets") instead of refusing them
     blender, file: the Blender version and the scanned file, stored in the report
     scope: see `scan_frames`
     unit_scale: metres in one scene unit (Blender's Unit Scale), stored in the report when
@@ -638,7 +644,7 @@ def run_report(
     except ValueError as error:
         raise ClashRunError(str(error)) from None
     scan = scan_frames(
-        tests, frames, read_frame, progress, substeps, scope, lookahead, mesh_progress
+        tests, frames, read_frame, progress, substeps, scope, lookahead, mesh_progress, chunk
     )
     clashes = scan.records
     if baseline is not None:

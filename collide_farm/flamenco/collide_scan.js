@@ -72,6 +72,10 @@ function chunkTask(settings, first, last, part, isLastChunk) {
         // What lies between this chunk's last frame and the next chunk's first (the
         // scene's continuous tests) is scanned here, as in one run; the merge needs it.
         args.push("--lookahead");
+    } else {
+        // A set matching nothing at the last chunk's frames (objects demolished before
+        // them) is listed for the merge to decide on, as the other chunks list theirs.
+        args.push("--chunk");
     }
     if (settings.tests_file) {
         args.push("--tests", settings.tests_file);

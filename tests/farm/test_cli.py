@@ -46,6 +46,9 @@ def test_every_chunk_but_the_last_looks_ahead_with_the_scan_sampling():
         chunk_arguments(settings, frames, Path("p.json"), frames == chunks[-1]) for frames in chunks
     ]
     assert ["--lookahead" in chunk for chunk in arguments] == [True, True, False]
+    # The last is marked a chunk: a set matching nothing at its frames is the merge's to
+    # decide on (objects demolished before them).
+    assert ["--chunk" in chunk for chunk in arguments] == [False, False, True]
     assert all(chunk[-3:] == ["--substeps", "4", "--continuous"] for chunk in arguments)
     plain = ScanSettings("s.blend", (1, 30, 1), "blender")
     assert chunk_arguments(plain, (1, 10, 1), Path("p.json"), False) == [

@@ -5,6 +5,7 @@ through a crashed chunk, a killed worker; failures and Ctrl-C exit cleanly."""
 from __future__ import annotations
 
 import base64
+import json
 import os
 import re
 import signal
@@ -14,6 +15,8 @@ import pytest
 
 from collide_addon.report.json_report import report_to_json
 from tests.farm.conftest import (
+    SCENE_HELPERS,
+    build_scene,
     collide,
     collide_command,
     error_lines,
@@ -252,3 +255,50 @@ def test_scan_thumbnails_one_per_clash_as_in_one_run(scene, tmp_path):
     assert all(picture.startswith(b"\x89PNG\r\n\x1a\n") for [picture] in merged.values())
     # The same pictures in the same report: the same bytes.
     assert (tmp_path / "s.html").read_bytes() == (tmp_path / "one.html").read_bytes()
+
+
+# Frames 1-10: Shed stands through Wall until it is demolished (hidden) at frame 5.
+DEMOLITION_SCENE = (
+    SCENE_HELPERS
+    + """
+scene.frame_start, scene.frame_end = 1, 10
+box("Wall", (0, 0, 0), (2, 0.2, 1))
+shed = box("Shed", (0, 0, 0), (1, 1, 1))
+for frame, hidden in ((4, False), (5, True)):
+    shed.hide_viewport = hidden
+    shed.keyframe_insert("hide_viewport", frame=frame)
+bpy.ops.wm.save_as_mainfile(filepath=out)
+"""
+)
+
+
+def test_scan_of_objects_demolished_before_the_last_chunk_equals_one_run(tmp_path):
+    """The last chunk (frames 6-10) ran without --lookahead and so as a whole run: its
+    set A, Shed, matched no object and it exited 2 on every try, failing the scan."""
+    scene = build_scene(tmp_path, DEMOLITION_SCENE)
+    tests = tmp_path / "tests.json"
+    tests.write_text(
+        json.dumps(
+            {
+                "format": "collide-tests",
+                "version": 1,
+                "tests": [
+                    {
+                        "name": "shed vs wall",
+                        "type": "hard",
+                        "a": {"name": "Shed"},
+                        "b": {"name": "Wall"},
+                    }
+                ],
+            }
+        )
+    )
+    options = ["--frames", "1-10", "--tests", tests]
+    one = collide("report", scene, *options, "--json", tmp_path / "one.json")
+    scan = collide(
+        "scan", scene, *options, "--chunk", "5", "--workers", "2", "--json", tmp_path / "s.json"
+    )
+    assert one.returncode == scan.returncode == 1, scan.stderr
+    single, merged = read(tmp_path / "one.json"), read(tmp_path / "s.json")
+    assert [clash["frames"] for clash in single["clashes"]] == [[[1, 4]]]
+    assert report_to_json(merged) == report_to_json(single)

@@ -72,9 +72,17 @@ def test_chunk_tasks_and_a_merge_task_after_them():
         }
     ]
     merge = tasks[-1]
-    # Only the last chunk does not look ahead to the next one.
-    lookahead = ["--lookahead" in task["commands"][0]["parameters"]["args"] for task in tasks[:-1]]
-    assert lookahead == [True, True, False]
+    # Only the last chunk does not look ahead to the next one; it is marked a chunk, so
+    # that a set matching nothing at its frames is the merge's to decide on.
+    marks = [
+        [
+            arg
+            for arg in task["commands"][0]["parameters"]["args"]
+            if arg in ("--lookahead", "--chunk")
+        ]
+        for task in tasks[:-1]
+    ]
+    assert marks == [["--lookahead"], ["--lookahead"], ["--chunk"]]
     assert merge["type"] == "misc"
     assert merge["dependencies"] == ["collide-1-10", "collide-11-20", "collide-21-25"]
     assert merge["commands"] == [
@@ -103,7 +111,8 @@ def test_chunk_tasks_and_a_merge_task_after_them():
 def test_one_frame_and_one_chunk():
     tasks = compile_job(frames="7", chunk_size=50)["tasks"]
     assert [task["name"] for task in tasks] == ["collide-7-7", "collide-merge"]
-    assert "--lookahead" not in tasks[0]["commands"][0]["parameters"]["args"]
+    arguments = tasks[0]["commands"][0]["parameters"]["args"]
+    assert "--lookahead" not in arguments and "--chunk" in arguments
 
 
 def test_chunks_below_frame_zero_pass_their_range_as_one_argument():

@@ -470,6 +470,10 @@ def test_a_chunk_lists_the_sets_that_match_nothing_at_its_frames_for_the_merge()
         "unmatched_sets"
         not in run_report(tests, (3, 6, 1), beam_from_frame_5, lookahead=True).report
     )
+    # The scan's last chunk has no look-ahead: marked a chunk, it lists its sets too
+    # (the pipe demolished before its frames is the merge's to decide on).
+    last = run_report(tests, (1, 4, 1), beam_from_frame_5, chunk=True).report
+    assert last["unmatched_sets"] == chunk["unmatched_sets"] and "lookahead" not in last
     # No object at all in a chunk: every set is listed, nothing is refused.
     empty = ShapeBatch.spheres([[0.0, 0.0, 0.0]], [1.0]).take([])
     nothing = run_report(tests, (1, 2, 1), lambda time: FrameSample(empty, []), lookahead=True)
