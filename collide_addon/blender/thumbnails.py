@@ -191,9 +191,39 @@ def _renders_quiet():
         os.close(kept)
 
 
+# A modifier's render setting and the viewport setting it takes for a picture (levels:
+# Subdivision Surface and Multiresolution only).
+_VIEWPORT_SETTINGS = {"show_render": "show_viewport", "render_levels": "levels"}
+
+
+@contextlib.contextmanager
+def _viewport_modifiers(objects):
+    """The modifiers of `objects` with their viewport settings while inside (which are on,
+    and the subdivision levels), their render settings restored after: the clashes were
+    found on the viewport's evaluation, and a copy an Array modifier adds in the viewport
+    only clashed and was missing from its picture. An object of a linked library
+    (read-only) is left as it is."""
+    changed = []
+    try:
+        for obj in objects:
+            if obj.library is not None:
+                continue
+            for modifier in obj.modifiers:
+                for render, viewport in _VIEWPORT_SETTINGS.items():
+                    value = getattr(modifier, render, None)
+                    if value is not None and value != getattr(modifier, viewport):
+                        setattr(modifier, render, getattr(modifier, viewport))
+                        changed.append((modifier, render, value))
+        yield
+    finally:
+        for modifier, setting, value in changed:
+            setattr(modifier, setting, value)
+
+
 def _render_pair(stage, camera, marker, clash: Mapping[str, Any], pair: Sequence, path: str):
     """Render `clash`'s picture to `path` in the thumbnails' scene `stage`, its objects
-    `pair` linked to it, coloured and shown for the picture and restored after."""
+    `pair` linked to it, coloured and shown for the picture, their modifiers as the
+    viewport shows them (`_viewport_modifiers`), all restored after."""
     saved = [(obj, obj.hide_render, tuple(obj.color)) for obj in dict.fromkeys(pair)]
     linked = []
     try:
@@ -210,7 +240,8 @@ def _render_pair(stage, camera, marker, clash: Mapping[str, Any], pair: Sequence
         marker.location = clash["point"]
         marker.scale = (MARKER_SIZE * radius,) * 3
         stage.render.filepath = path
-        bpy.ops.render.render(write_still=True)
+        with _viewport_modifiers(obj for obj, _, _ in saved):
+            bpy.ops.render.render(write_still=True)
     finally:
         for obj in linked:
             stage.collection.objects.unlink(obj)

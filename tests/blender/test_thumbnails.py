@@ -359,3 +359,26 @@ def test_thumbnails_have_one_grey_background_whatever_the_world(addon, tmp_path)
     for corner in corners:
         assert corner == pytest.approx([0.251] * 3, abs=0.01)
     assert set(bpy.data.worlds) == worlds | {bpy.data.worlds["White"]}
+
+
+@pytest.mark.blender
+def test_thumbnails_show_modifiers_as_the_viewport_does(addon):
+    # The clash was found on a copy that an Array modifier adds in the viewport only
+    # (show_render off); the picture, rendered without it, showed no pipe at the clash.
+    thumbnails = importlib.import_module(addon.__name__ + ".blender.thumbnails")
+    pipe, wall, clash = pipe_through_wall()
+    pipe.location.x -= 3.0
+    copies = pipe.modifiers.new("copies", "ARRAY")
+    copies.use_relative_offset, copies.use_constant_offset = False, True
+    copies.constant_offset_displace = (30.0, 0.0, 0.0)  # 3 m in the world: scale x 0.1
+    smooth = pipe.modifiers.new("smooth", "SUBSURF")
+    smooth.levels = smooth.render_levels = 1
+    owners = {"Pipe": pipe, "Wall": wall}
+    rendered_as_shown = thumbnails.render_thumbnails(
+        bpy.context, bpy.context.scene, [clash], owners
+    )
+    copies.show_render, smooth.render_levels = False, 3
+    pictures = thumbnails.render_thumbnails(bpy.context, bpy.context.scene, [clash], owners)
+    assert pictures == rendered_as_shown
+    # The render settings are the user's again.
+    assert not copies.show_render and (smooth.levels, smooth.render_levels) == (1, 3)
