@@ -209,12 +209,12 @@ def fail(message: str, program: str = "clash_report") -> int:
 def main(argv: list[str]) -> int:
     import bpy
 
-    arguments = make_parser().parse_args(script_arguments(argv))
     try:
         addon = import_addon()
     except ImportError as error:
         return fail(str(error))
     report_run = importlib.import_module(addon.__name__ + ".report.run")
+    arguments = make_parser().parse_args(report_run.frames_as_one_argument(script_arguments(argv)))
     outputs = {f"--{option}": getattr(arguments, option) for option in OUTPUT_OPTIONS}
     for path in outputs.values():
         if path and not Path(path).resolve().parent.is_dir():

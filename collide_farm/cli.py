@@ -35,6 +35,7 @@ from collide_addon.report.run import (
     ClashRunError,
     check_output_paths,
     check_scan_limits,
+    frames_as_one_argument,
     parse_frame_range,
 )
 
@@ -319,7 +320,7 @@ def main(argv: list[str] | None = None) -> int:
     """Run the `collide` command; its exit status."""
     argv = sys.argv[1:] if argv is None else argv
     parser = make_parser()
-    arguments, extra = parser.parse_known_args(argv)
+    arguments, extra = parser.parse_known_args(frames_as_one_argument(argv))
     if extra and arguments.command != "report":
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     try:

@@ -170,6 +170,31 @@ def parse_frame_range(text: str) -> tuple[int, int, int]:
     return start, end, step
 
 
+def frames_as_one_argument(arguments: Sequence[str]) -> list[str]:
+    """`arguments` (a command line) with each `--frames RANGE` whose RANGE starts below
+    frame 0 ("-3-6") written as one argument, `--frames=-3-6`: argparse takes a value
+    starting with "-" for an option and stops with "expected one argument"."""
+    joined: list[str] = []
+    index = 0
+    while index < len(arguments):
+        value = arguments[index + 1] if index + 1 < len(arguments) else ""
+        if arguments[index] == "--frames" and value.startswith("-") and _is_frame_range(value):
+            joined.append(f"--frames={value}")
+            index += 2
+        else:
+            joined.append(arguments[index])
+            index += 1
+    return joined
+
+
+def _is_frame_range(text: str) -> bool:
+    try:
+        parse_frame_range(text)
+    except ValueError:
+        return False
+    return True
+
+
 def check_scan_limits(frames: tuple[int, int, int], substeps: int) -> None:
     """Raise ClashRunError, naming the limit, for a frame range or substeps outside
     [-MAX_FRAME, MAX_FRAME], 1..MAX_SUBSTEPS and at most MAX_SAMPLES samples."""

@@ -247,6 +247,9 @@ def test_help_lists_every_option(small_scene):
         # error; a billion substeps or ten million frames ran out of memory.
         (["--frames", "1-1048575"], "beyond Blender's frame range -1048574 to 1048574"),
         (["--frames=-1048575--1"], "beyond Blender's frame range"),
+        # Given as two arguments, a range below frame 0 read as an option ("expected one
+        # argument"): it is the range now.
+        (["--frames", "-1048575--1"], "beyond Blender's frame range"),
         (["--frames", "12345678901234567890"], "beyond Blender's frame range"),
         (["--substeps", "1000000000"], "substeps must be <= 64"),
         (["--frames", "1-1000000", "--substeps", "2"], "over the limit of 1000000"),

@@ -159,6 +159,8 @@ def test_no_blender_exits_2_with_one_line(tmp_path):
         (["--json", "x/none/a.json"], "cannot write x/none/a.json: its folder does not exist"),
         (["--workers", "2", "--scheduler", "tcp://h:1"], "argument --scheduler: not allowed"),
         (["--frames", "3-1"], "argument --frames: need START <= END and STEP >= 1"),
+        # Read as an option ("expected one argument") where given as two arguments.
+        (["--frames", "-1048575-0"], "frames -1048575-0 go beyond Blender's frame range"),
         (["--scheduler", "tcp://127.0.0.1:1"], "--scheduler needs --scratch"),
     ],
 )

@@ -32,6 +32,7 @@ from collide_addon.report.run import (
     FrameSample,
     ReadFrame,
     check_output_paths,
+    frames_as_one_argument,
     object_entries,
     parse_frame_range,
     run_report,
@@ -662,6 +663,26 @@ def test_check_output_paths_sees_links_and_skips_unset_paths(tmp_path):
 )
 def test_parse_frame_range_reads_every_form(text, frames):
     assert parse_frame_range(text) == frames
+
+
+def test_a_range_below_frame_zero_after_frames_becomes_one_argument():
+    # argparse took "-3-6" for an option: "argument --frames: expected one argument".
+    assert frames_as_one_argument(["--json", "r.json", "--frames", "-3-6:2", "--csv", "c"]) == [
+        "--json",
+        "r.json",
+        "--frames=-3-6:2",
+        "--csv",
+        "c",
+    ]
+    # Anything else is left to the parser: an option after --frames, a range at or above
+    # 0, a last --frames, another option's value.
+    for arguments in (
+        ["--frames", "--json", "r.json"],
+        ["--frames", "1-6"],
+        ["--frames"],
+        ["--json", "-3-6", "--frames=-1"],
+    ):
+        assert frames_as_one_argument(arguments) == arguments
 
 
 @pytest.mark.parametrize(
