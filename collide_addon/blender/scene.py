@@ -604,12 +604,16 @@ class ProxyReader:
         and every instance (collection instances, Geometry Nodes) of the participants.
 
         An instance is named "Owner/Source" after its instancer and the object (or, made
-        by Geometry Nodes, the mesh) it places, and "Owner/Source[k]" where the instancer
-        places that source more than once, k counting those in the depsgraph's order:
+        by Geometry Nodes, the mesh) it places; one placed through nested collection
+        instances "Owner/Via/Source" after the instancers between (`_placed_through`),
+        so that a window's frame is "Building/Window 2/Frame" whatever other windows are
+        added or deleted; "Owner/Source[k]" where the instancer places that source more
+        than once otherwise (a scatter), k counting those in the depsgraph's order:
         clash ids and statuses follow names, and a count over all of an instancer's
         instances renamed every instance of a linked model after an object deleted from
         it (an approved clash turned resolved and came back new)."""
         entries, matrices = [], []
+        collection_objects: dict[int, list] = {}
         for instance in depsgraph.object_instances:
             evaluated = instance.object
             if evaluated.type not in GEOMETRY_TYPES:
@@ -627,7 +631,8 @@ class ProxyReader:
                 source_name = source.name_full
             name = owner.name_full
             if instance.is_instance:
-                name = f"{owner.name_full}/{source_name}"
+                path = _placed_through(owner, source, instance, collection_objects)
+                name = "/".join([owner.name_full, *path, source_name])
             if self._geometry_of(key, evaluated, name) is None:
                 continue
             entries.append(_Entry(name, owner, key, source, instance.is_instance))
@@ -818,6 +823,46 @@ def unique_names(names: list[str]) -> list[str]:
         seen.add(candidate)
         unique.append(candidate)
     return unique
+
+
+# What `DepsgraphObjectInstance.persistent_id` holds past its levels.
+_NO_LEVEL = 2**31 - 1
+
+
+def _placed_through(owner, source, instance, collection_objects: dict[int, list]) -> list[str]:
+    """The names of the instancers through which the collection instancer `owner` places
+    `source` at nested levels (a building instancing a floor whose windows instance a
+    window collection: ["Window 2"]); [] for a single level, or where the path cannot be
+    followed (Geometry Nodes, particles, vertex instancing), which the caller then
+    numbers.
+
+    The `instance`'s `persistent_id` holds an index per level, the innermost first: the
+    position of the placed object in the instanced collection's `all_objects` (hidden
+    objects counted, in Blender 3.4 to 5.0), so that it names the same instancer when
+    others are added or deleted. collection_objects: the `all_objects` lists read so
+    far, by collection pointer (reading one builds it anew).
+    """
+    # One level (most instances) is told by the second index alone: reading all of them
+    # took 28 ms more over 20,000 instances, the second 11 ms.
+    if instance.persistent_id[1] == _NO_LEVEL:
+        return []
+    levels = [index for index in instance.persistent_id if index != _NO_LEVEL]
+    path = []
+    placer = owner
+    for index in reversed(levels):
+        collection = placer.instance_collection if placer.instance_type == "COLLECTION" else None
+        if collection is None:
+            return []
+        objects = collection_objects.get(collection.as_pointer())
+        if objects is None:
+            objects = collection_objects[collection.as_pointer()] = list(collection.all_objects)
+        if index >= len(objects):
+            return []
+        placer = objects[index]
+        path.append(placer)
+    if placer != source:
+        return []
+    return [obj.name_full for obj in path[:-1]]
 
 
 def _geometry_key(original) -> tuple:

@@ -65,3 +65,51 @@ def test_an_instance_keeps_its_clash_id_when_its_model_loses_another_object(addo
     [after] = result.report["clashes"]
     assert (after["id"], after["status"]) == (before["id"], "approved")
     assert after["a"] == "StructureLink/Beam" or after["b"] == "StructureLink/Beam"
+
+
+def _building_of_windows():
+    """A Floor collection placing a Window collection (a Frame) three times through the
+    empties Window 1-3, 3 m apart, and a Floor's Slab hidden from the viewport (it is
+    still counted among the Floor's objects); the empty Building places the Floor; a
+    Pipe in MEP runs through the three frames."""
+    scene = bpy.context.scene
+    mep, window, floor = (bpy.data.collections.new(name) for name in ("MEP", "Window", "Floor"))
+    scene.collection.children.link(mep)
+    scenes.add_object("Frame", scenes.mesh("cube", "Frame"), (0, 0, 0), collection=window)
+    slab = scenes.add_object("Slab", scenes.mesh("cube", "Slab"), (0, 0, -9), collection=floor)
+    slab.hide_viewport = True
+    for number in range(1, 4):
+        placer = bpy.data.objects.new(f"Window {number}", None)
+        placer.instance_type, placer.instance_collection = "COLLECTION", window
+        placer.location.x = 3.0 * number
+        floor.objects.link(placer)
+    building = bpy.data.objects.new("Building", None)
+    building.instance_type, building.instance_collection = "COLLECTION", floor
+    scene.collection.objects.link(building)
+    scenes.add_object("Pipe", scenes.mesh("cube", "Pipe"), (6, 0, 0), (6, 0.2, 0.2), mep)
+    bpy.context.view_layer.update()
+
+
+def test_an_instance_placed_through_nested_instances_is_named_by_the_way_it_is_placed(addon):
+    """A frame placed through a window placed by the building was "Building/Frame[k]", k
+    counting the building's frames: deleting Window 1 renumbered the frames of Windows 2
+    and 3, whose approved clashes came back new beside resolved ones."""
+    _building_of_windows()
+    test = addon.clash.tests.clash_test_from_dict(
+        {"name": "pipes", "a": {"collections": ["MEP"]}, "b": {"name": "Frame"}, "type": "hard"}
+    )
+    baseline = addon.blender.run_clash_report([test], frames=(1, 1, 1)).report
+    assert sorted(clash["b"] for clash in baseline["clashes"]) == [
+        f"Building/Window {number}/Frame" for number in (1, 2, 3)
+    ]
+    for clash in baseline["clashes"]:
+        clash["status"] = "approved"
+    bpy.data.objects.remove(bpy.data.objects["Window 1"])
+    bpy.context.view_layer.update()
+    result = addon.blender.run_clash_report([test], frames=(1, 1, 1), baseline=baseline)
+    statuses = {clash["b"]: clash["status"] for clash in result.report["clashes"]}
+    assert statuses == {
+        "Building/Window 1/Frame": "resolved",
+        "Building/Window 2/Frame": "approved",
+        "Building/Window 3/Frame": "approved",
+    }
