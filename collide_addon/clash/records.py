@@ -224,11 +224,13 @@ def carry_over_status(
     - found now, was new/active: "active";
     - found now, absent before or resolved before (it came back): "new";
     - found before (not resolved) but not now: carried into the result as "resolved",
-      unless its test is not among `test_names` (a test that did not run resolves
-      nothing), or none of its frames is among the `frames` this run scanned
-      (`frames_meet_scan`): the run could not have seen it, so it is carried over as it
-      was, a new one as "active" (known before this run, as one found again would be),
-      the others with their status. Clashes resolved in the previous report are dropped.
+      unless its test is not among `test_names` (a test that did not run: a run of one
+      discipline's tests, a test renamed or removed) or none of its frames is among the
+      `frames` this run scanned (`frames_meet_scan`): the run could not have seen it,
+      so it is carried over as it was, a new one as "active" (known before this run, as
+      one found again would be), the others with their status (an approval is never
+      lost for not being looked at). Clashes resolved in the previous report are
+      dropped.
 
     test_names: tests of this run; None takes the tests of `clashes`
     frames: (start, end, step) this run scanned; None: every previous clash was in reach
@@ -247,13 +249,10 @@ def carry_over_status(
         result.append({**record, "status": status})
     found_now = {record["id"] for record in clashes}
     for record in previous_clashes:
-        if (
-            record["id"] in found_now
-            or record["status"] == "resolved"
-            or record["test"] not in tests_run
-        ):
+        if record["id"] in found_now or record["status"] == "resolved":
             continue
-        if frames is None or frames_meet_scan(record["frames"], frames):
+        checked = record["test"] in tests_run
+        if checked and (frames is None or frames_meet_scan(record["frames"], frames)):
             result.append({**record, "status": "resolved"})
         else:
             unchecked = "active" if record["status"] == "new" else record["status"]

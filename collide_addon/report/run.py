@@ -536,21 +536,37 @@ class _KeptHits:
         return records, sorted(open_names)
 
 
-def unchecked_warning(clashes: Sequence[Mapping[str, Any]], frames: Sequence[int]) -> list[str]:
-    """The report's warning for the open clashes of a baseline that a scan of `frames`
-    (start, end, step) could not have seen (`clash.records.frames_meet_scan`): carried
-    over with their statuses unchanged. [] or [one sentence]."""
-    unchecked = sum(
-        record["status"] != "resolved" and not frames_meet_scan(record["frames"], frames)
-        for record in clashes
+def unchecked_warnings(
+    clashes: Sequence[Mapping[str, Any]], frames: Sequence[int], test_names: Sequence[str]
+) -> list[str]:
+    """The report's warnings for the open clashes of a baseline that a run of the tests
+    `test_names` over `frames` (start, end, step) did not check, carried over with their
+    statuses (`clash.records.carry_over_status`): those of tests that did not run, and
+    those the scan could not have seen (`clash.records.frames_meet_scan`). A sentence
+    for each kind there is."""
+    ran = set(test_names)
+    kept = [record for record in clashes if record["status"] != "resolved"]
+    untested = [record for record in kept if record["test"] not in ran]
+    unscanned = sum(
+        record["test"] in ran and not frames_meet_scan(record["frames"], frames) for record in kept
     )
-    if not unchecked:
-        return []
-    return [
-        f"{unchecked} clash(es) of the baseline lie outside the scanned "
-        f"{scanned_frames_text(frames)}, so they were not checked: they keep the "
-        "baseline's statuses, new ones as active"
-    ]
+    warnings = []
+    if untested:
+        names = list(dict.fromkeys(record["test"] for record in untested))
+        listed = ", ".join(repr(name) for name in names[:3])
+        more = f" and {len(names) - 3} more" if len(names) > 3 else ""
+        warnings.append(
+            f"{len(untested)} clash(es) of the baseline belong to tests this run did not run "
+            f"({listed}{more}), so they were not checked: they keep the baseline's "
+            "statuses, new ones as active (a renamed test finds its clashes anew)"
+        )
+    if unscanned:
+        warnings.append(
+            f"{unscanned} clash(es) of the baseline lie outside the scanned "
+            f"{scanned_frames_text(frames)}, so they were not checked: they keep the "
+            "baseline's statuses, new ones as active"
+        )
+    return warnings
 
 
 def object_entries(
@@ -691,7 +707,7 @@ def run_report(
         lookahead=lookahead,
         unit_scale=unit_scale,
     )
-    report["warnings"] += unchecked_warning(clashes, frames)
+    report["warnings"] += unchecked_warnings(clashes, frames, [test.name for test in tests])
     # Only a chunk has them (the scan refuses them otherwise): for report.merge.
     report |= (
         {"unmatched_sets": [entry._asdict() for entry in scan.unmatched_sets]}

@@ -144,6 +144,8 @@ def test_carry_over_status_all_transitions():
         record("gone", "reviewed"),
         record("old", "resolved"),
         record("other-test", "active", test="not run"),
+        record("other-approved", "approved", test="not run"),
+        record("other-new", "new", test="not run"),
     ]
     result = carry_over_status(current, previous)
     statuses = {item["id"]: item["status"] for item in result}
@@ -155,12 +157,27 @@ def test_carry_over_status_all_transitions():
         "back": "new",
         "fresh": "new",
         "gone": "resolved",
+        # A test that did not run checked nothing: its clashes were dropped, approvals
+        # lost, and came back new in the next full run.
+        "other-test": "active",
+        "other-approved": "approved",
+        "other-new": "active",
     }
     assert [item["id"] for item in result][:6] == [item["id"] for item in current]
     assert current[0]["status"] == "new"  # inputs are not modified
     with_other = carry_over_status(current, previous, test_names=["t", "not run"])
     assert {item["id"]: item["status"] for item in with_other}["other-test"] == "resolved"
-    assert carry_over_status([], previous, test_names=[]) == []
+    untested = carry_over_status([], previous, test_names=[])
+    assert {item["id"]: item["status"] for item in untested} == {
+        "kept-new": "active",
+        "kept-active": "active",
+        "rev": "reviewed",
+        "app": "approved",
+        "gone": "reviewed",
+        "other-test": "active",
+        "other-approved": "approved",
+        "other-new": "active",
+    }
 
 
 @given(

@@ -39,7 +39,7 @@ from collide_addon.report.run import (
     sample_count,
     sample_times,
     scanned_frames_text,
-    unchecked_warning,
+    unchecked_warnings,
 )
 from collide_dev.synthetic import mixed_scene
 from tests.report.sample_report import (
@@ -531,14 +531,45 @@ def test_a_baseline_clash_outside_the_scanned_frames_keeps_its_status():
     assert gone.report["warnings"] == []
 
 
-def test_unchecked_warning_counts_open_clashes_outside_the_frames():
-    clashes = [
-        {"status": "new", "frames": [[5, 10]]},
-        {"status": "resolved", "frames": [[7, 7]]},
-        {"status": "active", "frames": [[1, 2]]},
+def test_a_run_of_some_tests_keeps_the_other_tests_clashes_and_their_statuses():
+    """One discipline's tests run against a shared baseline: the other tests' approved
+    clashes were dropped without a word, and came back new in the next full run."""
+    tests = [ClashTest("mep"), ClashTest("structure")]
+    baseline = run_report(tests, (1, 10, 1), beam_from_frame_5).report
+    baseline["clashes"] = [dict(clash, status="approved") for clash in baseline["clashes"]]
+    mep = run_report(tests[:1], (1, 10, 1), beam_from_frame_5, baseline=baseline, fail_on="any")
+    statuses = {clash["test"]: clash["status"] for clash in mep.report["clashes"]}
+    assert statuses == {"mep": "approved", "structure": "approved"} and mep.exit_status == 0
+    assert mep.report["warnings"] == [
+        "1 clash(es) of the baseline belong to tests this run did not run ('structure'), so "
+        "they were not checked: they keep the baseline's statuses, new ones as active (a "
+        "renamed test finds its clashes anew)"
     ]
-    assert unchecked_warning(clashes, (1, 4, 1))[0].startswith("1 clash(es) of the baseline")
-    assert unchecked_warning(clashes, (1, 10, 1)) == []
+    schema_validator().validate(mep.report)
+    # The next full run against that report finds them approved.
+    full = run_report(tests, (1, 10, 1), beam_from_frame_5, baseline=mep.report, fail_on="new")
+    assert {clash["status"] for clash in full.report["clashes"]} == {"approved"}
+    assert full.exit_status == 0
+
+
+def test_unchecked_warnings_count_open_clashes_of_tests_not_run_and_outside_the_frames():
+    clashes = [
+        {"test": "t", "status": "new", "frames": [[5, 10]]},
+        {"test": "t", "status": "resolved", "frames": [[7, 7]]},
+        {"test": "t", "status": "active", "frames": [[1, 2]]},
+    ]
+    assert unchecked_warnings(clashes, (1, 4, 1), ["t"]) == [
+        "1 clash(es) of the baseline lie outside the scanned frames 1-4, so they were not "
+        "checked: they keep the baseline's statuses, new ones as active"
+    ]
+    assert unchecked_warnings(clashes, (1, 10, 1), ["t"]) == []
+    # Counted once, as of a test that did not run, wherever its frames lie.
+    others = [{**clash, "test": name} for clash in clashes for name in "uvwx"]
+    assert unchecked_warnings(others, (1, 10, 1), ["t"]) == [
+        "8 clash(es) of the baseline belong to tests this run did not run ('u', 'v', 'w' and "
+        "1 more), so they were not checked: they keep the baseline's statuses, new ones as "
+        "active (a renamed test finds its clashes anew)"
+    ]
 
 
 def test_objects_taking_part_may_change_between_frames():
