@@ -216,9 +216,6 @@ def main(argv: list[str]) -> int:
     report_run = importlib.import_module(addon.__name__ + ".report.run")
     arguments = make_parser().parse_args(report_run.frames_as_one_argument(script_arguments(argv)))
     outputs = {f"--{option}": getattr(arguments, option) for option in OUTPUT_OPTIONS}
-    for path in outputs.values():
-        if path and not Path(path).resolve().parent.is_dir():
-            return fail(f"cannot write {path}: its folder does not exist")
     inputs = {"the scene being read": bpy.data.filepath, "--tests": arguments.tests}
     inputs["--baseline"] = arguments.baseline
     try:

@@ -208,9 +208,6 @@ def fail(message: str) -> int:
 
 def _check_outputs(arguments: argparse.Namespace, inputs: Mapping[str, Any]) -> None:
     outputs = {f"--{option}": getattr(arguments, option) for option in OUTPUT_OPTIONS}
-    for path in outputs.values():
-        if path and not Path(path).resolve().parent.is_dir():
-            raise FarmError(f"cannot write {path}: its folder does not exist")
     try:
         check_output_paths(outputs, inputs)
     except ClashRunError as error:

@@ -5,6 +5,7 @@ package may not import the reports."""
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import tempfile
@@ -52,6 +53,30 @@ def write_bytes_atomic(path: str | Path, data: bytes) -> None:
         if isinstance(error, OSError):
             raise _naming(error, path) from error
         raise
+
+
+def check_writable(path: str | Path) -> None:
+    """Raise the OSError (naming `path`) that `write_bytes_atomic(path, ...)` would meet
+    for want of a place to write: `path` is a folder, or its folder takes no new file
+    (missing, read-only, not the user's). Tried as the write does it, by creating and
+    removing a temporary file beside the target, so that a run checks its outputs before
+    long work rather than failing after it."""
+    target = Path(os.path.realpath(path))
+    if target.is_dir():
+        raise IsADirectoryError(errno.EISDIR, "it is a folder", str(path))
+    if target.exists() and not target.is_file():
+        # A pipe or device is written directly: opening a fifo here would block.
+        if not os.access(target, os.W_OK):
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(path))
+        return
+    try:
+        descriptor, temporary = tempfile.mkstemp(
+            prefix=f".{target.name}.", suffix=".tmp", dir=target.parent
+        )
+    except OSError as error:
+        raise _naming(error, path) from error
+    os.close(descriptor)
+    os.unlink(temporary)
 
 
 def _naming(error: OSError, path: str | Path) -> OSError:

@@ -29,6 +29,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ..clash.atomic import check_writable
 from ..clash.evaluate import (
     FrameHits,
     FrameMeshes,
@@ -600,15 +601,24 @@ def _same_file(first: str | Path, second: str | Path) -> bool:
 def check_output_paths(
     outputs: Mapping[str, str | Path | None], inputs: Mapping[str, str | Path | None]
 ) -> None:
-    """Refuse outputs that would destroy data: two outputs that are one file (the second
-    write loses the first) or an output that is an input (the scene, the tests file, the
+    """Refuse outputs that cannot be written or would destroy data, before any work: an
+    output whose folder does not exist or takes no new file, or that is a folder
+    (`clash.atomic.check_writable`); two outputs that are one file (the second write
+    loses the first) or an output that is an input (the scene, the tests file, the
     baseline). Empty or None paths are not written and are skipped.
 
     outputs, inputs: {what it is, e.g. "--json" or "the scene": path}
-    Raises ClashRunError naming both and the path.
+    Raises ClashRunError naming the path (and the other one).
     """
     written = [(name, path) for name, path in outputs.items() if path]
     read = [(name, path) for name, path in inputs.items() if path]
+    for _, path in written:
+        if not Path(path).resolve().parent.is_dir():
+            raise ClashRunError(f"cannot write {path}: its folder does not exist")
+        try:
+            check_writable(path)
+        except OSError as error:
+            raise ClashRunError(f"cannot write {path}: {error.strerror}") from None
     for index, (name, path) in enumerate(written):
         for other_name, other in written[index + 1 :] + read:
             if _same_file(path, other):

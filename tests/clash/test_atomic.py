@@ -7,7 +7,7 @@ import stat
 
 import pytest
 
-from collide_addon.clash.atomic import write_bytes_atomic, write_text_atomic
+from collide_addon.clash.atomic import check_writable, write_bytes_atomic, write_text_atomic
 
 
 def test_atomic_write_replaces_and_cleans_up_on_failure(tmp_path):
@@ -67,3 +67,23 @@ def test_a_failed_write_names_the_file_asked_for_not_its_temporary(tmp_path):
         write_text_atomic(wanted, "{}")
     assert raised.value.filename == str(wanted)
     assert ".tmp" not in str(raised.value)
+
+
+def test_check_writable_fails_where_the_write_would(tmp_path):
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    with pytest.raises(IsADirectoryError, match="it is a folder"):
+        check_writable(folder)
+    # /proc takes no new file, even from root (who passes every permission check).
+    with pytest.raises(OSError) as raised:
+        check_writable("/proc/report.json")
+    assert raised.value.filename == "/proc/report.json"
+    with pytest.raises(FileNotFoundError):
+        check_writable(tmp_path / "none" / "r.json")
+    existing = tmp_path / "r.json"
+    existing.write_text("kept")
+    for path in (tmp_path / "new.json", existing, "/dev/null"):
+        check_writable(path)
+    # The check leaves nothing behind.
+    assert sorted(entry.name for entry in tmp_path.iterdir()) == ["folder", "r.json"]
+    assert existing.read_text() == "kept"

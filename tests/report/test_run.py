@@ -667,6 +667,26 @@ def test_outputs_that_are_one_file_or_the_scanned_file_are_refused_before_any_wo
     assert scene.read_bytes() == b"BLENDER" and not report.exists()
 
 
+def test_outputs_that_cannot_be_written_are_refused_before_any_work(tmp_path):
+    """A folder given as a report, or a folder that takes no file (read-only, /proc),
+    failed after the whole scan, with the reports written before it left on disk."""
+
+    def read_frame(time):
+        raise AssertionError("no frame should be read")
+
+    folder = tmp_path / "folder.bcf"
+    folder.mkdir()
+    report = tmp_path / "r.json"
+    for path, reason in [
+        (folder, "it is a folder"),
+        ("/proc/r.bcf", ""),
+        (tmp_path / "none" / "r.bcf", "its folder does not exist"),
+    ]:
+        with pytest.raises(ClashRunError, match=f"^cannot write {path}: {reason}"):
+            run_report(SAMPLE_TESTS, (1, 4, 1), read_frame, json_path=report, bcf_path=path)
+    assert sorted(tmp_path.iterdir()) == [folder]
+
+
 def test_check_output_paths_sees_links_and_skips_unset_paths(tmp_path):
     tests_file = tmp_path / "tests.json"
     tests_file.write_text("{}")
