@@ -8,13 +8,18 @@ only between samples, else empty). `frames` lists the intervals as "1-12;30-31;4
 frame as itself). Every text cell that a spreadsheet would run as a formula (starting
 with =, +, -, @, tab or carriage return) gets a leading apostrophe, the OWASP guard
 against CSV injection: names, but also ids, statuses and the frames of negative frames
-("-5--1"). Only a number the writer formats itself stays bare, so "-1.8" stays numeric.
+("-5--1"). So does text a spreadsheet would turn into another value: a number other
+than a plain whole one (an id "34e6590250178931", which LibreOffice Calc read as
+1.79769313486232E+308; an all-digit id past 15 digits, which Excel rounds; a name "0123"),
+a date or a time (frames "1-8", which Excel reads as 8 January). Only a number the
+writer formats itself stays bare, so "-1.8" stays numeric.
 """
 
 from __future__ import annotations
 
 import csv
 import io
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -43,11 +48,23 @@ COLUMNS = (
     "toi",
 )
 _FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+# Text spreadsheets convert on import: numbers (thousands separators, exponents, percent),
+# dates ("1-8", "2026/11/27", "27.11.2026") and times ("1:08", "1:08:30 PM").
+_CONVERTED = re.compile(
+    r"\s*(?:[+-]?(?:\d[\d,]*\.?\d*|\.\d+)(?:[eE][+-]?\d+)?%?"
+    r"|\d+[-/.]\d+(?:[-/.]\d+)?"
+    r"|\d+:\d+(?::\d+(?:\.\d+)?)?(?:\s*[AaPp][Mm])?)\s*"
+)
+# A whole number a spreadsheet gives back as written: no leading zero, at most the 15
+# significant digits Excel keeps.
+_KEPT_WHOLE = re.compile(r"0|[1-9]\d{0,14}")
 
 
 def safe_cell(text: str) -> str:
-    """`text` with an apostrophe in front if a spreadsheet would read it as a formula."""
-    return "'" + text if text.startswith(_FORMULA_STARTS) else text
+    """`text` with an apostrophe in front if a spreadsheet would read it as a formula, or
+    turn it into a number, date or time it would not show as written."""
+    converted = _CONVERTED.fullmatch(text) and not _KEPT_WHOLE.fullmatch(text)
+    return "'" + text if converted or text.startswith(_FORMULA_STARTS) else text
 
 
 def _cell(value: Any, as_float: bool = False) -> str:

@@ -35,6 +35,12 @@ def test_csv_text_is_what_is_written(report, tmp_path):
 
 def test_safe_cell_and_format_intervals():
     assert safe_cell("=1+1") == "'=1+1" and safe_cell("-x") == "'-x" and safe_cell("Wall") == "Wall"
+    # Text a spreadsheet turns into another value: ids LibreOffice Calc read as
+    # 1.79769313486232E+308, an id past Excel's 15 digits, a leading zero, a date.
+    for text in ("34e6590250178931", "6690396670157789", "0123", "1-8", "1:08", "1,5", "2.50"):
+        assert safe_cell(text) == "'" + text
+    for text in ("12", "0", "123456789012345", "1-12;30-31", "Wall 1-8", "e5", "3f2a"):
+        assert safe_cell(text) == text
     assert format_intervals([[1, 12], [30, 31], [40, 40]]) == "1-12;30-31;40"
     assert format_intervals([]) == ""
 
