@@ -39,7 +39,13 @@ from ..clash.records import (
 from ..clash.tests import clash_test_from_dict
 from .bcf_report import object_ifc_guid
 from .json_report import build_report
-from .run import UnmatchedSet, last_scanned_frame, unchecked_warnings, unmatched_set_message
+from .run import (
+    UnmatchedSet,
+    last_scanned_frame,
+    other_model_warning,
+    unchecked_warnings,
+    unmatched_set_message,
+)
 
 
 class MergeError(ValueError):
@@ -306,5 +312,6 @@ def merge_reports(
         substeps=first.get("substeps", 1),
         unit_scale=first.get("unit_scale", 1.0),
     )
+    report["warnings"] += other_model_warning(baseline, first["file"])
     report["warnings"] += unchecked_warnings(clashes, frames, test_names)
     return report

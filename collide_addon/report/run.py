@@ -537,6 +537,23 @@ class _KeptHits:
         return records, sorted(open_names)
 
 
+def other_model_warning(baseline: Mapping[str, Any] | None, file: str | None) -> list[str]:
+    """The report's warning when `baseline` was made from a file of another name than
+    `file`, the one scanned: a baseline of another model marks all its clashes resolved
+    (a renamed or moved model is fine, and said so). [] or [one sentence]."""
+    before = (baseline or {}).get("file")
+    if not before or not file:
+        return []
+    # Either system's separators: a baseline may come from a Windows machine.
+    before_name, name = (re.split(r"[\\/]", path)[-1] for path in (before, file))
+    if before_name == name:
+        return []
+    return [
+        f"the baseline was made from {before_name}, this run scans {name}: if that is "
+        "another model, its clashes come out resolved here (a renamed model is fine)"
+    ]
+
+
 def unchecked_warnings(
     clashes: Sequence[Mapping[str, Any]], frames: Sequence[int], test_names: Sequence[str]
 ) -> list[str]:
@@ -717,6 +734,7 @@ def run_report(
         lookahead=lookahead,
         unit_scale=unit_scale,
     )
+    report["warnings"] += other_model_warning(baseline, file)
     report["warnings"] += unchecked_warnings(clashes, frames, [test.name for test in tests])
     # Only a chunk has them (the scan refuses them otherwise): for report.merge.
     report |= (

@@ -85,6 +85,11 @@ def test_baseline_statuses_and_objects_of_resolved_clashes():
     assert report_to_json(merged) == report_to_json(expected)
     assert merged["objects"]["far"] == {"ifc_guid": "2O2Fr$t4X7Zf8NOew3FLOH"}
     assert merged["clashes"][-1]["status"] == "resolved"
+    # A baseline of another model is warned about, as in one run.
+    other = dict(baseline, file="/elsewhere/other.blend")
+    merged = merge_reports(parts, baseline=other)
+    assert merged["warnings"] == run((1, 40, 1), other)["warnings"]
+    assert merged["warnings"][0].startswith("the baseline was made from other.blend")
 
 
 def test_chunks_keep_the_baseline_clashes_they_could_not_see_as_one_run_does():

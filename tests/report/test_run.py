@@ -34,6 +34,7 @@ from collide_addon.report.run import (
     check_output_paths,
     frames_as_one_argument,
     object_entries,
+    other_model_warning,
     parse_frame_range,
     run_report,
     sample_count,
@@ -550,6 +551,23 @@ def test_a_run_of_some_tests_keeps_the_other_tests_clashes_and_their_statuses():
     full = run_report(tests, (1, 10, 1), beam_from_frame_5, baseline=mep.report, fail_on="new")
     assert {clash["status"] for clash in full.report["clashes"]} == {"approved"}
     assert full.exit_status == 0
+
+
+def test_a_baseline_of_another_model_is_warned_about():
+    """many.blend's report as the baseline of small.blend: its 3,000 clashes came out
+    resolved without a word."""
+    tests = [ClashTest("all")]
+    baseline = run_report(tests, (1, 10, 1), beam_from_frame_5, file="/ci/a/many.blend").report
+    other = run_report(tests, (1, 4, 1), beam_from_frame_5, baseline=baseline, file="small.blend")
+    assert other.report["warnings"][0] == (
+        "the baseline was made from many.blend, this run scans small.blend: if that is "
+        "another model, its clashes come out resolved here (a renamed model is fine)"
+    )
+    # The same model elsewhere (another checkout, another system) is no other model.
+    for file in ("/ci/b/many.blend", "C:\\work\\many.blend"):
+        again = run_report(tests, (1, 10, 1), beam_from_frame_5, baseline=baseline, file=file)
+        assert again.report["warnings"] == []
+    assert other_model_warning(None, "a.blend") == other_model_warning(baseline, None) == []
 
 
 def test_unchecked_warnings_count_open_clashes_of_tests_not_run_and_outside_the_frames():
