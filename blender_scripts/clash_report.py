@@ -67,14 +67,16 @@ def import_addon():
     raise ImportError("collide_addon is neither beside this script nor an enabled add-on")
 
 
-# Characters that end a line (str.splitlines): an argument or path holding one would
-# split an error message over lines; they are written escaped instead.
-LINE_BREAKS = re.compile("[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]")
+# Characters that end a line (str.splitlines) or drive the terminal (escape sequences,
+# bidi controls): an argument, path or name holding one is written escaped instead. The
+# add-on's report.common.one_line, here for errors met before the add-on is imported.
+UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
 
 
 def one_line(text: str) -> str:
-    """`text` with line breaks written as Python escapes (\\n, \\r, ...)."""
-    return LINE_BREAKS.sub(lambda match: repr(match.group())[1:-1], text)
+    """`text` with line breaks and terminal controls written as Python escapes (\\n,
+    \\x1b, \\u202e, ...): one line that prints as it reads."""
+    return UNPRINTABLE.sub(lambda match: repr(match.group())[1:-1], text)
 
 
 class OneLineParser(argparse.ArgumentParser):

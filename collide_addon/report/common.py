@@ -44,13 +44,16 @@ def far_resolution(reach: float, unit_scale: float = 1.0) -> str | None:
     return f"{epsilon * 1000.0:.3g} mm" if epsilon < 1.0 else f"{epsilon:.3g} m"
 
 
-# Characters str.splitlines() breaks at: a name holding one would split a printed line.
-LINE_BREAKS = re.compile("[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]")
+# Characters that would split a printed line (those str.splitlines() breaks at) or drive
+# the terminal (escape sequences that clear the screen or print over a line, bidi
+# controls that reverse what follows): an object name can hold any of them.
+UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
 
 
 def one_line(text: str) -> str:
-    """`text` with line breaks written as Python escapes (\\n, \\r, ...)."""
-    return LINE_BREAKS.sub(lambda match: repr(match.group())[1:-1], text)
+    """`text` with line breaks and terminal controls written as Python escapes (\\n,
+    \\x1b, \\u202e, ...): one line that prints as it reads."""
+    return UNPRINTABLE.sub(lambda match: repr(match.group())[1:-1], text)
 
 
 def warning_lines(report) -> list[str]:

@@ -30,6 +30,7 @@ from .common import (
     checked_on,
     fix_text,
     format_intervals,
+    one_line,
     pair_label,
     unit_label,
 )
@@ -115,7 +116,10 @@ CONTENT_SECURITY_POLICY = (
 
 
 def _escape(value: Any) -> str:
-    return html.escape(str(value), quote=True)
+    """`value` as HTML text, its control and bidi characters shown as escapes
+    (`common.one_line`): names differing by a tab, a line break or a right-to-left
+    override ("\\u202eexe.live" showed as "evil.exe") read apart, as they are."""
+    return html.escape(one_line(str(value)), quote=True)
 
 
 def _integer(value: Any) -> int:

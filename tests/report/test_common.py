@@ -6,6 +6,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from collide_addon.report.common import (
+    fix_lines,
+    one_line,
     pair_label,
     shortened_in_middle,
     warning_lines,
@@ -58,6 +60,19 @@ def test_warning_lines_are_one_line_each():
         "collide: warning: Open mesh in\\nA",
     ]
     assert warning_lines({}) == []
+
+
+def test_printed_lines_escape_what_would_drive_the_terminal():
+    """An object named with escape sequences cleared the screen and printed a green "ALL
+    CLEAR" through --suggest-fixes' lines; a right-to-left override reversed the rest of
+    the line."""
+    name = "\x1b[2J\x1b[32mALL CLEAR\x1b[0m \u202eexe.live"
+    clash = {"id": "0123456789abcdef", "a": name, "b": "Wall", "fix": {"none": "why"}}
+    [line] = fix_lines([clash])
+    assert line.isprintable() and "\\x1b[2J\\x1b[32mALL CLEAR" in line and "\\u202e" in line
+    [warning] = warning_lines({"warnings": [f"open mesh: {name}\ttab"]})
+    assert warning.isprintable() and warning.endswith("\\u202eexe.live\\ttab")
+    assert one_line("Wall \u00e9 \u6728 \U0001f600") == "Wall \u00e9 \u6728 \U0001f600"
 
 
 @settings(max_examples=300, deadline=None)

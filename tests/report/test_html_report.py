@@ -35,6 +35,19 @@ def test_html_escapes_every_name(report, tmp_path):
     assert "https://" not in text
 
 
+def test_names_that_differ_by_control_or_bidi_characters_read_apart(report):
+    """ "=1+1", "=1+1\\t" and "=1+1\\r" all showed as =1+1, and a right-to-left override
+    before "exe.live" showed "evil.exe"."""
+    named = copy.deepcopy(report)
+    first, second = named["clashes"][:2]
+    first["a"], first["b"] = "Wall\t", "Wall\r\n"
+    second["a"] = "\u202eexe.live"
+    text = html_text(named)
+    row = re.search(r'<tr id="clash-{}">.*?</tr>'.format(first["id"]), text).group(0)
+    assert "<td>Wall\\t</td>" in row and "<td>Wall\\r\\n</td>" in row
+    assert "\\u202eexe.live" in text and "\u202e" not in text
+
+
 def test_names_break_at_their_punctuation_and_long_runs_anywhere(report):
     # Breaking every name anywhere to fit a laptop's window split "Pipe.Through.Wall" as
     # "Pipe.Throug h.Wall"; a GlobalId has nowhere else to break.
