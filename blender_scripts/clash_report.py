@@ -262,6 +262,7 @@ def run_report(addon, arguments: argparse.Namespace) -> int:
     try:
         if arguments.tests:
             tests = clash_tests.load_tests(arguments.tests)
+            clash_test_props.check_object_types(tests, arguments.tests)
         else:
             tests = clash_test_props.scene_clash_tests(bpy.context.scene) or [
                 clash_tests.ClashTest("all proxies, hard")

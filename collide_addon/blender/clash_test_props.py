@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import bpy
 import numpy as np
 
 from ..clash.tests import (
@@ -113,15 +114,23 @@ def scene_clash_tests(scene) -> list[ClashTest]:
     return clash_tests_from_json(json.dumps(document), source=f"scene {scene.name!r}")
 
 
+def check_object_types(tests: list[ClashTest], source: str = "") -> None:
+    """Refuse selectors naming an object type this Blender does not know ("mesh",
+    "MESHY"): their set would match nothing, reported as that alone. Raises
+    ClashTestError naming the test, the set, the types and the known ones."""
+    known = [item.identifier for item in bpy.types.Object.bl_rna.properties["type"].enum_items]
+    prefix = f"{source}: " if source else ""
+    for test in tests:
+        for label, selector in (("A", test.set_a), ("B", test.set_b)):
+            unknown = sorted(set(selector.types) - set(known)) if selector else []
+            if unknown:
+                raise ClashTestError(
+                    f"{prefix}clash test {test.name!r}, set {label}: object type(s) "
+                    f"{', '.join(unknown)} unknown to this Blender (it knows {', '.join(known)})"
+                )
+
+
 def _selector_to_props(selector: Selector, selector_props, where: str) -> None:
-    known_types = {
-        item.identifier for item in selector_props.bl_rna.properties["object_types"].enum_items
-    }
-    unknown_types = sorted(set(selector.types) - known_types)
-    if unknown_types:
-        raise ClashTestError(
-            f"{where}: object type(s) {', '.join(unknown_types)} unknown to this Blender"
-        )
     selector_props.collections.clear()
     for collection_name in selector.collections:
         selector_props.collections.add().name = collection_name
@@ -155,6 +164,7 @@ def clash_test_to_props(test: ClashTest, test_props) -> None:
     Raises ClashTestError for what a scene cannot hold: an object type this Blender does
     not know, an integer property value beyond 32 bits.
     """
+    check_object_types([test])
     where = f"clash test {test.name!r}"
     test_props.name = test.name
     test_props.test_type = test.test_type

@@ -278,6 +278,20 @@ def test_invalid_tests_file_and_unmatched_selector_exit_2(small_scene, tmp_path)
     result = clash_report(small_scene, "--tests", str(unmatched))
     assert result.returncode == 2
     assert "set A of test 'pipes' matches no object" in error_lines(result)[0]
+    # An object type Blender does not know is named, not reported as a set matching
+    # nothing ("mesh" for "MESH").
+    typo = tmp_path / "typo.json"
+    typo.write_text(
+        json.dumps(
+            {**TESTS_FILE, "tests": [{"name": "t", "a": {"types": ["mesh"]}, "type": "hard"}]}
+        )
+    )
+    result = clash_report(small_scene, "--tests", str(typo))
+    assert result.returncode == 2
+    assert (
+        f"{typo}: clash test 't', set A: object type(s) mesh unknown to this Blender (it knows "
+        "MESH, CURVE" in error_lines(result)[0]
+    )
     baseline = tmp_path / "not_a_report.json"
     baseline.write_text(json.dumps({"format": "something else"}))
     result = clash_report(small_scene, "--baseline", str(baseline))
