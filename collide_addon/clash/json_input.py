@@ -30,11 +30,22 @@ def _parse_int(text: str) -> int | float:
     return int(text) if digits <= MAX_INTEGER_DIGITS else float(text)
 
 
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    keys = [key for key, _ in pairs]
+    if len(set(keys)) < len(keys):
+        twice = next(key for index, key in enumerate(keys) if key in keys[:index])
+        # A ValueError, reported as invalid JSON below.
+        raise ValueError(f"key {twice!r} given twice in one object")
+    return dict(pairs)
+
+
 def parse_json(text: str) -> Any:
-    """The document in `text`. Raises JsonInputError for invalid JSON, nesting deeper
-    than the parser can follow, or numbers it cannot convert."""
+    """The document in `text`. Raises JsonInputError for invalid JSON, a key given twice
+    in one object (json.loads keeps the last silently: a tests file's second "tolerance"
+    overrode the first unseen), nesting deeper than the parser can follow, or numbers it
+    cannot convert."""
     try:
-        return json.loads(text, parse_int=_parse_int)
+        return json.loads(text, parse_int=_parse_int, object_pairs_hook=_unique_keys)
     except RecursionError:
         raise JsonInputError("not valid JSON: nested too deeply") from None
     except (ValueError, OverflowError) as error:

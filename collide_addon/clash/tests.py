@@ -160,8 +160,12 @@ def _validate_geometry(geometry: Any, where: str) -> None:
 
 
 def _string_list(value: Any, where: str) -> tuple[str, ...]:
+    """A selector's list criterion: strings, at least one (an empty list, met by no entry,
+    took every object, as if the key were left out, which is how to say any)."""
     if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
         raise ClashTestError(f"{where}: expected a list of strings, got {value!r}")
+    if not value:
+        raise ClashTestError(f"{where}: an empty list matches nothing; leave the key out for any")
     return tuple(value)
 
 
@@ -199,9 +203,11 @@ def selector_from_dict(data: Any, where: str = "selector") -> Selector:
                 f"got {value!r}"
             )
     return Selector(
-        collections=_string_list(data.get("collections", []), f"{where}.collections"),
+        collections=_string_list(data["collections"], f"{where}.collections")
+        if "collections" in data
+        else (),
         name=name,
-        types=_string_list(data.get("types", []), f"{where}.types"),
+        types=_string_list(data["types"], f"{where}.types") if "types" in data else (),
         properties=dict(properties),
     )
 

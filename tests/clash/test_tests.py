@@ -74,6 +74,9 @@ def test_clash_test_from_dict_defaults_self_test_no_ignores():
         ({"colour": "red"}, "unknown key(s) colour"),
         ({"a": {"nmae": "x"}}, ".a: unknown key(s) nmae"),
         ({"a": {"types": "MESH"}}, ".a.types: expected a list of strings"),
+        # An empty list took every object, as if the key were left out.
+        ({"a": {"collections": []}}, ".a.collections: an empty list matches nothing"),
+        ({"b": {"types": []}}, ".b.types: an empty list matches nothing"),
         ({"a": {"name": 3}}, ".a.name: expected a glob string"),
         ({"b": {"properties": {"k": [1]}}}, ".b.properties.k: expected a string"),
         ({"ignore": {"same_parent": 1}}, ".ignore.same_parent: expected true or false"),
@@ -180,6 +183,12 @@ def test_test_types_are_spelled_once_with_their_descriptions():
         ),
         ("[" * 200_000 + "]" * 200_000, "nested too deeply"),
         ('{"format": "collide-tests", "version": ' + "1" * 5000 + "}", "version inf is not"),
+        # json.loads kept the second tolerance silently.
+        (
+            '{"format": "collide-tests", "version": 1, "tests": [{"name": "t", "a": {}, '
+            '"type": "hard", "tolerance": 0.01, "tolerance": 0.5}]}',
+            "not valid JSON: key 'tolerance' given twice in one object",
+        ),
     ],
 )
 def test_hostile_tests_files_give_one_line_errors(tmp_path, text, expected):
