@@ -22,6 +22,7 @@ changed).
 
 from __future__ import annotations
 
+import math
 import sys
 import time
 import traceback
@@ -43,7 +44,7 @@ from ..core import KIND_NAMES, CoherentBounds, KeptContacts, find_contacts
 from ..core.columns import reduce_short_axis
 from ..core.contact import clash_mask, contact_epsilon
 from . import tint
-from .scene import Progress, Proxies, ProxyReader
+from .scene import Progress, Proxies, ProxyReader, SceneReadError
 
 # The panel's Check as a rule of `core.contact`: penetration is the hard clash test's
 # rule, contact the clearance test's (touching or closer than the tolerance).
@@ -506,13 +507,17 @@ def check(
 
     Raises SceneReadError (or ValueError from the core) on unusable input.
     """
+    settings = scene.collide
+    # The property's minimum does not stop a script setting NaN, which the core refused
+    # naming its own argument ("margin must be finite").
+    if not math.isfinite(settings.tolerance):
+        raise SceneReadError(f"Tolerance is {settings.tolerance}: set it to a length")
     session = session_for(scene)
     if look_again:
         session.reader.recheck_participants()
     proxies = session.reader.read(depsgraph, scene, only_if_moved=only_if_moved, progress=progress)
     if proxies is None:
         return None
-    settings = scene.collide
     meshes = session.reader.frame_meshes(proxies) if settings.geometry == "MESH" else None
     started = time.perf_counter()
     clashes = find_clashes(

@@ -774,6 +774,15 @@ def test_a_failed_detect_drops_the_results_it_cannot_vouch_for_and_says_why(addo
     assert scene.collide.last_error == ""
 
 
+def test_a_tolerance_a_script_set_to_nan_is_named(addon):
+    """The property's minimum lets NaN through: Detect failed with the core's "margin must
+    be finite", naming nothing the user knows."""
+    scenes.add_object("A", scenes.mesh("cube"))
+    bpy.context.scene.collide.tolerance = math.nan
+    with pytest.raises(RuntimeError, match="Tolerance is nan: set it to a length"):
+        bpy.ops.collide.detect()
+
+
 def test_selecting_a_clash_selects_both_objects(addon):
     a = scenes.add_object("A", scenes.mesh("cube"))
     b = scenes.add_object("B", scenes.mesh("cube"), location=(1, 0, 0))
