@@ -583,7 +583,9 @@ class ProxyReader:
             owner_names=[entry.owner.name_full for entry in entries],
             rows=rows_array,
             object_count=object_count,
-            names=unique_names([entry.name for entry in entries]),
+            names=unique_names(
+                [entry.name for entry in entries], [not entry.is_instance for entry in entries]
+            ),
             owners=[entry.owner for entry in entries],
             sources=[entry.settings_object for entry in entries],
             owner_rows=_first_rows([entry.owner.as_pointer() for entry in entries]),
@@ -805,19 +807,22 @@ def _updated_by(key: tuple) -> tuple[str, str]:
     return (key[0], "data" if key[1] == "mesh" else "object")
 
 
-def unique_names(names: list[str]) -> list[str]:
+def unique_names(names: list[str], kept: list[bool] | None = None) -> list[str]:
     """`names` with repeats made unique: the second and later "X" become "X (2)", "X (3)"
-    and so on, skipping names already taken. Object names are unique per library and
-    `name_full` adds the library, but an object may be named like an instance ("Inst/Src[0]"),
-    and clash records, selection and tint tell proxies apart by name."""
+    and so on, skipping names already taken; a name marked in `kept` (an object's own,
+    unique) is never changed, so that an object named like an instance ("Inst/Src")
+    keeps its name, and its clash ids, when such an instance appears. Object names are
+    unique per library and `name_full` adds the library, and clash records, selection
+    and tint tell proxies apart by name."""
     taken = set(names)
     if len(taken) == len(names):
         return names
-    seen: set[str] = set()
+    kept = kept or [False] * len(names)
+    seen = {name for name, keep in zip(names, kept, strict=True) if keep}
     unique = []
-    for name in names:
+    for name, keep in zip(names, kept, strict=True):
         candidate, number = name, 1
-        while candidate in seen or (candidate != name and candidate in taken):
+        while not keep and (candidate in seen or (candidate != name and candidate in taken)):
             number += 1
             candidate = f"{name} ({number})"
         seen.add(candidate)

@@ -43,9 +43,13 @@ def test_an_object_named_like_an_instance_key(addon):
     instancer.instance_type = "COLLECTION"
     instancer.instance_collection = collection
     bpy.context.scene.collection.objects.link(instancer)
-    scenes.add_object("Inst/Src[0]", scenes.mesh("cube"), location=(50.5, 0, 0))
+    scenes.add_object("Inst/Src", scenes.mesh("cube"), location=(50.5, 0, 0))
     proxies = scenes.read_proxies(addon)
-    assert len(set(proxies.names)) == len(proxies.names) == 2
+    # The object keeps its name (it became "Inst/Src (2)" when the instance came first).
+    assert sorted(proxies.names) == ["Inst/Src", "Inst/Src (2)"]
+    assert proxies.names.index("Inst/Src") == [obj.name for obj in proxies.objects].index(
+        "Inst/Src"
+    )
     assert bpy.ops.collide.detect() == {"FINISHED"}
     assert len(scenes.records()) == 1
 
@@ -57,3 +61,10 @@ def test_unique_names_numbers_repeats_and_skips_names_taken(addon):
     unique_names = sys.modules[f"{addon.__name__}.blender.scene"].unique_names
     assert unique_names(["A", "B"]) == ["A", "B"]
     assert unique_names(["A", "A", "A (2)", "A"]) == ["A", "A (3)", "A (2)", "A (4)"]
+    # An object's own name is kept: an instance named like it yields.
+    assert unique_names(["I/S", "I/S"], [False, True]) == ["I/S (2)", "I/S"]
+    assert unique_names(["I/S", "I/S", "I/S (2)"], [False, True, True]) == [
+        "I/S (3)",
+        "I/S",
+        "I/S (2)",
+    ]
