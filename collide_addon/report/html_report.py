@@ -220,6 +220,25 @@ def _worst_mark(clash: Mapping[str, Any], x_of, middle: float, color: str) -> st
     )
 
 
+def frame_ticks(start: int, end: int, most: int = 10) -> list[int]:
+    """The timeline's labelled frames from `start` to `end`: the multiples of a round step
+    (1, 2 or 5 times a power of ten) giving at most `most` + 1 of them, evenly spaced
+    (rounding a tenth of the range gave 1, 3, 5, 7, 9, 11, 12, 14 for frames 1-20), and
+    `start` first where it is no multiple and more than half a step from the first."""
+    span = max(end - start, 1)
+    power = 1
+    while True:
+        step = next((power * factor for factor in (1, 2, 5) if span / (power * factor) <= most), 0)
+        if step:
+            break
+        power *= 10
+    first = -(-start // step) * step
+    ticks = list(range(first, end + 1, step))
+    if start not in ticks and (not ticks or ticks[0] - start > step / 2):
+        ticks.insert(0, start)
+    return ticks
+
+
 def timeline_svg(report: Mapping[str, Any], width: int = 900, row_height: int = 14) -> str:
     """SVG chart of clashes over the scanned frames: a row per clash (at most
     TIMELINE_MAX_ROWS), a bar per frame interval, a dot at the worst frame (a diamond at
@@ -242,9 +261,7 @@ def timeline_svg(report: Mapping[str, Any], width: int = 900, row_height: int = 
         f'viewBox="0 0 {width} {height}" role="img" aria-label="clashes over frames">'
     ]
     axis_y = margin + row_height
-    tick_count = min(10, frame_count - 1)
-    for tick in range(tick_count + 1):
-        frame = start + round(tick * (end - start) / max(tick_count, 1))
+    for frame in frame_ticks(start, end):
         x = _decimal(x_of(frame), 1)
         parts.append(
             f'<line x1="{x}" y1="{axis_y}" x2="{x}" y2="{height - margin}" '

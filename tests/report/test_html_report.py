@@ -14,6 +14,7 @@ import pytest
 from collide_addon.report.html_report import (
     TIMELINE_LABEL_CHARACTERS,
     TIMELINE_MAX_ROWS,
+    frame_ticks,
     html_text,
     timeline_svg,
     write_html_report,
@@ -196,3 +197,15 @@ def test_html_refuses_a_number_field_that_is_not_a_number(report, field, value):
         html_text(past_timeline)
     with pytest.raises(TypeError):
         html_text(dict(report, clashes=[hostile]))
+
+
+def test_timeline_ticks_are_round_frames_evenly_spaced():
+    # A tenth of the range rounded gave 1, 3, 5, 7, 9, 11, 12, 14, 16, 18, 20.
+    assert frame_ticks(1, 20) == [2, 4, 6, 8, 10, 12, 14, 16, 18, 20]
+    assert frame_ticks(1, 250) == [1, 50, 100, 150, 200, 250]
+    assert frame_ticks(-3, 6) == list(range(-3, 7))
+    assert frame_ticks(7, 7) == [7]
+    for start, end in ((1, 20), (0, 1000), (-40, 3), (10, 1048574)):
+        ticks = frame_ticks(start, end)
+        steps = {later - earlier for earlier, later in zip(ticks[1:], ticks[2:])}
+        assert len(steps) <= 1 and len(ticks) <= 12 and start <= ticks[0] and ticks[-1] <= end
