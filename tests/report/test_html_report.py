@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import copy
 import hashlib
+import itertools
 import re
 import xml.etree.ElementTree as ElementTree
 from html.parser import HTMLParser
@@ -207,5 +208,5 @@ def test_timeline_ticks_are_round_frames_evenly_spaced():
     assert frame_ticks(7, 7) == [7]
     for start, end in ((1, 20), (0, 1000), (-40, 3), (10, 1048574)):
         ticks = frame_ticks(start, end)
-        steps = {later - earlier for earlier, later in zip(ticks[1:], ticks[2:])}
+        steps = {later - earlier for earlier, later in itertools.pairwise(ticks[1:])}
         assert len(steps) <= 1 and len(ticks) <= 12 and start <= ticks[0] and ticks[-1] <= end
