@@ -32,12 +32,7 @@ def write_bytes_atomic(path: str | Path, data: bytes) -> None:
         with open(target, "wb") as handle:
             handle.write(data)
         return
-    try:
-        descriptor, temporary = tempfile.mkstemp(
-            prefix=f".{target.name}.", suffix=".tmp", dir=target.parent
-        )
-    except OSError as error:
-        raise _naming(error, path) from error
+    descriptor, temporary = _temporary_beside(target, path)
     try:
         with os.fdopen(descriptor, "wb") as handle:
             handle.write(data)
@@ -69,14 +64,18 @@ def check_writable(path: str | Path) -> None:
         if not os.access(target, os.W_OK):
             raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(path))
         return
-    try:
-        descriptor, temporary = tempfile.mkstemp(
-            prefix=f".{target.name}.", suffix=".tmp", dir=target.parent
-        )
-    except OSError as error:
-        raise _naming(error, path) from error
+    descriptor, temporary = _temporary_beside(target, path)
     os.close(descriptor)
     os.unlink(temporary)
+
+
+def _temporary_beside(target: Path, path: str | Path) -> tuple[int, str]:
+    """A new temporary file in `target`'s folder, for `path` (target: its real path):
+    (descriptor, its path). Raises OSError naming `path`."""
+    try:
+        return tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    except OSError as error:
+        raise _naming(error, path) from error
 
 
 def _naming(error: OSError, path: str | Path) -> OSError:
