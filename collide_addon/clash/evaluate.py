@@ -902,7 +902,7 @@ def interval_candidates(
     motion = swept_motion(start, end)
     margin = sweep_margin(test, start, end)
     grown = max(margin, broad_phase_margin(test, end))
-    return IntervalCandidates(motion, margin, swept_candidates(motion, grown))
+    return IntervalCandidates(motion, margin, swept_candidates(motion, grown, end))
 
 
 @dataclass(frozen=True)

@@ -248,9 +248,18 @@ class SweptCandidates:
     pairs: np.ndarray
 
 
-def swept_candidates(motion: SweptMotion, margin: float) -> SweptCandidates:
-    """`SweptCandidates` of the motion within `margin` (negative counts as 0)."""
+def swept_candidates(
+    motion: SweptMotion, margin: float, end: ShapeBatch | None = None
+) -> SweptCandidates:
+    """`SweptCandidates` of the motion within `margin` (negative counts as 0). `end`, the
+    shapes sampled at the motion's end where they are known, have their bounds held too:
+    a shape that grew or changed since the start (scaled up from nothing, as 4D
+    sequencing builds elements) is larger there than the motion's start shape moved, and
+    the pairs of that sample's own bounds must all be candidates."""
     lo, hi = swept_bounds(motion)
+    if end is not None:
+        end_lo, end_hi = end.aabbs()
+        lo, hi = np.minimum(lo, end_lo), np.maximum(hi, end_hi)
     margin = max(float(margin), 0.0)
     # The end poses' bounds come from the interpolation at t = 1 here and from the sample
     # there, which may differ in the last bits: a slack far above that keeps every pair

@@ -432,6 +432,25 @@ def test_parts_turning_as_one_clash_neither_at_nor_between_frames():
         assert run_report(tests, (1, 10, 1), parts_on_a_turntable).report["clashes"] == []
 
 
+def prop_grown_at_frame_5(time: float) -> FrameSample:
+    """4D sequencing by scale: a prop kept tiny until frame 5, full size from there,
+    inside a column."""
+    radius = 1.0 if time >= 5 else 0.01
+    batch = ShapeBatch.spheres([[0.0, 0, 0], [1.5, 0, 0]], [radius, 1.0])
+    return FrameSample(batch, [ObjectMetadata("Prop"), ObjectMetadata("Column")])
+
+
+def test_a_continuous_test_finds_what_the_samples_find_when_an_object_grows():
+    """The swept bounds held the start shape moved to the end: the prop grown since was
+    left out of frame 5's candidates, and --continuous lost the clash the samples find."""
+    sampled = run_report([ClashTest("hard")], (1, 10, 1), prop_grown_at_frame_5).report
+    swept = run_report(
+        [ClashTest("hard", continuous=True)], (1, 10, 1), prop_grown_at_frame_5
+    ).report
+    assert [clash["frames"] for clash in sampled["clashes"]] == [[[5, 10]]]
+    assert swept["clashes"] == sampled["clashes"]
+
+
 def beam_from_frame_5(time: float) -> FrameSample:
     """4D construction sequencing: the pipe stands from the start; the beam, through it,
     is built at frame 5 (hidden before, as animated visibility hides it)."""
