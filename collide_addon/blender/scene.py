@@ -870,11 +870,24 @@ def _placed_through(owner, source, instance, collection_objects: dict[int, list]
     return [obj.name_full for obj in path[:-1]]
 
 
+# Parent types that deform the child's mesh as a modifier would (Blender's "virtual"
+# Armature and Lattice modifiers of Ctrl+P > Armature Deform / Lattice Deform).
+_DEFORMING_PARENTS = frozenset({"ARMATURE", "LATTICE"})
+
+
 def _geometry_key(original) -> tuple:
     """Cache key of an object's evaluated geometry: its mesh's name when the mesh is used
     as it is (objects sharing a mesh share the fit), else the object's name. The first
-    item is the name whose geometry updates invalidate the entry."""
-    if original.type == "MESH" and not original.modifiers and original.data.shape_keys is None:
+    item is the name whose geometry updates invalidate the entry. A mesh deformed by its
+    parent (an armature or lattice parent, no modifier) is not used as it is: keyed by
+    its mesh, its shape was read once, at the first frame, and passed to the undeformed
+    objects sharing the mesh."""
+    if (
+        original.type == "MESH"
+        and not original.modifiers
+        and original.data.shape_keys is None
+        and not (original.parent is not None and original.parent_type in _DEFORMING_PARENTS)
+    ):
         return (original.data.name_full, "mesh")
     return (original.name_full, "object")
 

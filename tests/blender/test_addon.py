@@ -1403,3 +1403,37 @@ def test_wireframes_place_again_only_what_moved(addon):
     shapes = batch(centers, turns)
     expected = _sorted_segments(wireframe.wireframe_segments(shapes))
     np.testing.assert_allclose(_sorted_segments(wireframes.segments(shapes)), expected, atol=2e-3)
+
+
+def test_a_mesh_deformed_by_its_armature_parent_is_read_as_posed(addon):
+    """Parented with Armature Deform (parent type ARMATURE, no modifier): its mesh was
+    keyed as used as it is, read once at the first pose and never again (no clash when
+    the bone had moved it into a wall), and its shape passed to an undeformed twin
+    sharing the mesh (a false clash there)."""
+    scene = bpy.context.scene
+    rig = bpy.data.objects.new("Rig", bpy.data.armatures.new("Rig"))
+    scene.collection.objects.link(rig)
+    bpy.context.view_layer.objects.active = rig
+    bpy.ops.object.mode_set(mode="EDIT")
+    bone = rig.data.edit_bones.new("Bone")
+    bone.head, bone.tail = (0, 0, 0), (0, 0, 1)
+    bpy.ops.object.mode_set(mode="OBJECT")
+    bar = scenes.add_object("Bar", scenes.mesh("cube", "Shared"), scale=(0.5, 0.5, 0.5))
+    bar.vertex_groups.new(name="Bone").add(list(range(len(bar.data.vertices))), 1.0, "REPLACE")
+    bar.parent, bar.parent_type = rig, "ARMATURE"
+    scenes.add_object("Wall", scenes.mesh("cube"), location=(4, 0, 0), scale=(0.5, 0.5, 0.5))
+    # The twin shares the bar's mesh, undeformed, 2 m from where the bar goes.
+    scenes.add_object("Twin", bar.data, location=(4, 3, 0), scale=(0.5, 0.5, 0.5))
+    pose = rig.pose.bones["Bone"]
+    for frame, x in ((1, 0.0), (11, 4.0)):
+        pose.location = (x, 0, 0)
+        pose.keyframe_insert("location", frame=frame)
+    for geometry in ("PROXY", "MESH"):
+        scene.collide.geometry = geometry
+        scene.frame_set(1)
+        assert bpy.ops.collide.detect() == {"FINISHED"}
+        assert scenes.records() == []
+        scene.frame_set(11)  # the bar now in the wall
+        assert bpy.ops.collide.detect() == {"FINISHED"}
+        assert scenes.records() == [("Bar", "Wall")]
+        bpy.ops.collide.clear()
