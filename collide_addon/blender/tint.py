@@ -72,7 +72,12 @@ def apply(objects, color, scene) -> None:
     """
     color = tuple(color)
     _resync()  # objects copied or brought back tinted since are untinted here too
-    wanted = {obj.as_pointer(): obj for obj in objects}
+    wanted = {}
+    for obj in objects:
+        try:
+            wanted[obj.as_pointer()] = obj
+        except ReferenceError:  # removed since the list was made (a script's delete)
+            continue
     released = [obj for pointer, obj in _tinted.items() if pointer not in wanted]
     _release(released, scene)
     recolor = color != _applied_colors.get(scene.as_pointer())

@@ -118,3 +118,17 @@ def test_a_colour_the_user_gives_a_tinted_object_is_kept(addon, give_back):
         scene.collide.live = False
     assert tuple(a.color) == green and not a.collide.tinted
     assert tuple(b.color) == ORIGINAL_COLOR
+
+
+def test_a_setting_changed_after_a_tinted_object_was_removed(addon):
+    """A tinted object removed by a script (bpy.data.objects.remove), then a setting
+    changed: its update raised ReferenceError (StructRNA of type Object has been removed)
+    from the tint's list of the scene's objects."""
+    scene = bpy.context.scene
+    a, b = _clashing_pair()
+    assert bpy.ops.collide.detect() == {"FINISHED"}
+    bpy.data.objects.remove(b)
+    scene.collide.clash_color = (0.0, 1.0, 0.0, 1.0)
+    assert tuple(a.color) == (0.0, 1.0, 0.0, 1.0)
+    assert bpy.ops.collide.clear() == {"FINISHED"}
+    assert tuple(a.color) == ORIGINAL_COLOR
