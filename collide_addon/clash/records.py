@@ -127,19 +127,13 @@ def _pair_groups(hits: FrameHits) -> np.ndarray:
     return group.reshape(-1)
 
 
-def _sampled_first(hits: FrameHits) -> FrameHits:
-    """`hits` without the rows found between samples (finite toi) of pairs that also
-    clash at a sample: such a clash is reported as a sampled one."""
-    group = _pair_groups(hits)
+def _sampled_first(hits: FrameHits, group: np.ndarray) -> np.ndarray:
+    """Which rows of `hits` (pairs numbered `group`, `_pair_groups`) may be a pair's
+    worst: all but the rows found between samples (finite toi) of pairs that also clash
+    at a sample: such a clash is reported as a sampled one. (k,) bool."""
     sampled = np.zeros(group.max() + 1, dtype=bool)
     sampled[group[np.isnan(hits.tois)]] = True
-    keep = np.isnan(hits.tois) | ~sampled[group]
-    return FrameHits(
-        **{
-            name: value if name == "open_mesh_names" else value[keep]
-            for name, value in vars(hits).items()
-        }
-    )
+    return np.isnan(hits.tois) | ~sampled[group]
 
 
 def clash_records(test: ClashTest, hits: FrameHits, step: int = 1) -> list[ClashRecord]:
@@ -151,13 +145,25 @@ def clash_records(test: ClashTest, hits: FrameHits, step: int = 1) -> list[Clash
     """
     if not len(hits):
         return []
-    hits = _sampled_first(hits)
     group = _pair_groups(hits)
     # Worst row of each pair: smallest distance, then earliest frame; a pair found only
     # between samples: its earliest first contact (its distances all sit on the rule's
-    # threshold).
+    # threshold). A pair found at a sample is a sampled clash, its worst a sampled row;
+    # the frames it was found on between samples are still among its frames (a bullet
+    # through a slab between frames 1 and 2 that rests in it from frame 15: [[1, 1],
+    # [15, 20]], where [[15, 20]] left the first event out).
     between = np.isfinite(hits.tois)
-    order = np.lexsort((hits.tois, hits.frames, np.where(between, 0.0, hits.distances), group))
+    candidates = np.flatnonzero(_sampled_first(hits, group))
+    order = candidates[
+        np.lexsort(
+            (
+                hits.tois[candidates],
+                hits.frames[candidates],
+                np.where(between, 0.0, hits.distances)[candidates],
+                group[candidates],
+            )
+        )
+    ]
     first_of_group = np.flatnonzero(np.diff(group[order], prepend=-1) != 0)
     worst_rows = order[first_of_group]
     intervals, interval_groups = merge_frame_intervals(hits.frames, step, group)

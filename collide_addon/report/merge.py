@@ -207,23 +207,25 @@ def merge_clashes(
 ) -> list[ClashRecord]:
     """One record per clash id found in any part (status "new"), as one run over all the
     parts' frames makes it (`clash.records.clash_records`): a clash found at a sample in
-    any part is a sampled clash, and its records found only between samples (with "toi")
-    in other parts are dropped; frame intervals joined where they meet across parts
-    (frames `step` apart); distance, point, bounds and kinds of the worst frame (smallest
-    distance, the earliest on a tie; between samples only: the earliest first contact);
-    sorted per test (in `test_names` order) by distance then id."""
+    any part is a sampled clash, its worst frame a sampled one, while its records found
+    only between samples (with "toi") in other parts give their frames; frame intervals
+    joined where they meet across parts (frames `step` apart); distance, point, bounds
+    and kinds of the worst frame (smallest distance, the earliest on a tie; between
+    samples only: the earliest first contact); sorted per test (in `test_names` order)
+    by distance then id."""
     found = [
         clash
         for part in parts
         for clash in part["clashes"]
         if clash["status"] != "resolved" and frames_meet_scan(clash["frames"], part["frames"])
     ]
-    sampled = {clash["id"] for clash in found if "toi" not in clash}
-    found = [clash for clash in found if "toi" not in clash or clash["id"] not in sampled]
     if not found:
         return []
+    sampled = {clash["id"] for clash in found if "toi" not in clash}
     worst: dict[str, Mapping[str, Any]] = {}
     for clash in found:
+        if "toi" in clash and clash["id"] in sampled:
+            continue
         best = worst.get(clash["id"])
         if best is None or _worst_key(clash) < _worst_key(best):
             worst[clash["id"]] = clash

@@ -263,9 +263,19 @@ def test_the_fast_scene_has_clashes_only_between_frames_across_a_border():
     )
     assert by_pair[("bullet", "pin")]["frames"] == [[5, 5]]
     assert by_pair[("bullet", "pin")]["toi"] == pytest.approx(5.68, abs=1e-3)
-    # Sampled at frame 11, so its many contacts between samples are not reported.
-    assert "toi" not in by_pair[("shuttle", "target")]
-    assert by_pair[("shuttle", "target")]["frames"] == [[11, 11]]
+    # Sampled at frame 11: a sampled clash, worst there, its contacts between samples
+    # among its frames (they were left out: [[11, 11]]).
+    shuttle_target = by_pair[("shuttle", "target")]
+    assert "toi" not in shuttle_target and shuttle_target["worst_frame"] == 11
+    assert shuttle_target["frames"] == [
+        [1, 1],
+        [3, 4],
+        [6, 7],
+        [9, 9],
+        [11, 12],
+        [14, 15],
+        [17, 18],
+    ]
     shuttle = {(c["a"], c["b"]): c for c in fast_run((1, 10, 1), 1, True)["clashes"]}
     assert "toi" in shuttle[("shuttle", "target")]
     assert len(shuttle[("shuttle", "target")]["frames"]) > 1

@@ -451,6 +451,30 @@ def test_a_continuous_test_finds_what_the_samples_find_when_an_object_grows():
     assert swept["clashes"] == sampled["clashes"]
 
 
+def bullet_through_slab_then_resting_in_it(time: float) -> FrameSample:
+    """A bullet passes a thin slab between frames 1 and 2 (x -1 to 1), waits at x 3,
+    and lies in the slab from frame 15."""
+    x = -1.0 + 2.0 * (time - 1.0) if time <= 2 else 3.0 if time < 15 else 0.0
+    batch = ShapeBatch.concat(
+        [
+            ShapeBatch.spheres([[x, 0.0, 0.0]], [0.1]),
+            ShapeBatch.boxes([[0.0, 0.0, 0.0]], [np.eye(3)], [[0.05, 1.0, 1.0]]),
+        ]
+    )
+    return FrameSample(batch, [ObjectMetadata("Bullet"), ObjectMetadata("Slab")])
+
+
+def test_a_sampled_clash_keeps_the_frames_it_was_found_on_between_samples():
+    """The passage between frames 1 and 2 was dropped from the frames of a clash also
+    found at samples (15-20): [[15, 20]]."""
+    tests = [ClashTest("hard", continuous=True)]
+    [clash] = run_report(tests, (1, 20, 1), bullet_through_slab_then_resting_in_it).report[
+        "clashes"
+    ]
+    assert clash["frames"] == [[1, 1], [15, 20]]
+    assert "toi" not in clash and clash["worst_frame"] == 15
+
+
 def beam_from_frame_5(time: float) -> FrameSample:
     """4D construction sequencing: the pipe stands from the start; the beam, through it,
     is built at frame 5 (hidden before, as animated visibility hides it)."""
