@@ -147,7 +147,11 @@ def _note_changes(live_session, scene, depsgraph, edits: bool, live: bool = True
         # Frame changes tag the scene on every frame, so membership updates tell
         # nothing there: visibility animated by keyframes is found by its flags.
         reader.recheck_participants()
-    if edits or reader.has_changing_geometry:
+    # A frame change that updated a mesh datablock (a handler swapping an object's mesh
+    # or writing its vertices, as stop-motion and mesh-sequence add-ons do) changed
+    # geometry of objects that animate none otherwise; one call tells, where ordinary
+    # animation updates no mesh.
+    if edits or reader.has_changing_geometry or depsgraph.id_type_updated("MESH"):
         changes = _changes(depsgraph, scene.collide.scope, edits)
         if changes.objects:
             reader.invalidate(changes.geometry)

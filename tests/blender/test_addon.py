@@ -11,7 +11,7 @@ import addon_utils
 import bpy
 import numpy as np
 import pytest
-from mathutils import Vector
+from mathutils import Matrix, Vector
 
 from . import scenes
 from .layouts import RecordingLayout
@@ -1437,3 +1437,45 @@ def test_a_mesh_deformed_by_its_armature_parent_is_read_as_posed(addon):
         assert bpy.ops.collide.detect() == {"FINISHED"}
         assert scenes.records() == [("Bar", "Wall")]
         bpy.ops.collide.clear()
+
+
+@pytest.mark.parametrize("how", ["swap", "write"])
+def test_a_mesh_a_frame_handler_changes_is_read_again(addon, how):
+    """Stop motion: a frame handler swaps an object's mesh, or writes its vertices, as
+    mesh-sequence add-ons do. Frame changes looked for geometry updates only where a
+    participant had modifiers or shape keys: live mode and a Detect after scrubbing
+    decided on the first frame's mesh."""
+    scene = bpy.context.scene
+    scenes.add_object("Wall", scenes.mesh("cube"), location=(4, 0, 0))
+    poses = [scenes.mesh("cube", f"Pose {frame}") for frame in range(2)]
+    poses[1].transform(Matrix.Translation((4.0, 0.0, 0.0)))
+    mover = scenes.add_object("Mover", scenes.mesh("cube", "Mover"))
+
+    def play(changed, *_):
+        pose = poses[1 if changed.frame_current >= 5 else 0]
+        if how == "swap":
+            mover.data = pose
+        else:
+            corners = np.empty(3 * len(pose.vertices), np.float32)
+            pose.vertices.foreach_get("co", corners)
+            mover.data.vertices.foreach_set("co", corners)
+            mover.data.update()
+
+    def pairs():
+        return sorted(tuple(sorted(record)) for record in scenes.records())
+
+    bpy.app.handlers.frame_change_pre.append(play)
+    try:
+        scene.frame_set(1)
+        assert bpy.ops.collide.detect() == {"FINISHED"}
+        assert scenes.records() == []
+        scene.frame_set(5)
+        assert bpy.ops.collide.detect() == {"FINISHED"}
+        assert pairs() == [("Mover", "Wall")]
+        scene.collide.live = True
+        for frame, expected in ((1, []), (6, [("Mover", "Wall")]), (2, [])):
+            scene.frame_set(frame)
+            assert pairs() == expected, frame
+        scene.collide.live = False
+    finally:
+        bpy.app.handlers.frame_change_pre.remove(play)
