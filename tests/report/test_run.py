@@ -475,6 +475,33 @@ def test_a_sampled_clash_keeps_the_frames_it_was_found_on_between_samples():
     assert "toi" not in clash and clash["worst_frame"] == 15
 
 
+def bullet_past_a_slab_as_a_beam_appears(time: float) -> FrameSample:
+    """A bullet passes a thin slab between frames 3 and 4 (x -1 to 1), while a beam far
+    away appears at frame 4 (4D sequencing)."""
+    x = -1.0 + 2.0 * (time - 3.0)
+    shapes = [
+        ShapeBatch.spheres([[x, 0.0, 0.0]], [0.1]),
+        ShapeBatch.boxes([[0.0, 0.0, 0.0]], [np.eye(3)], [[0.05, 1.0, 1.0]]),
+    ]
+    objects = [ObjectMetadata("Bullet"), ObjectMetadata("Slab")]
+    if time >= 4:
+        shapes.append(ShapeBatch.spheres([[0.0, 50.0, 0.0]], [1.0]))
+        objects.append(ObjectMetadata("Beam"))
+    return FrameSample(ShapeBatch.concat(shapes), objects)
+
+
+def test_a_continuous_test_sweeps_the_objects_of_both_samples_when_another_appears():
+    """Who takes part changed between frames 3 and 4 (the beam built), so that interval
+    was swept for no pair: the bullet passing the slab there was missed."""
+    tests = [ClashTest("hard", continuous=True)]
+    [clash] = run_report(tests, (1, 6, 1), bullet_past_a_slab_as_a_beam_appears).report["clashes"]
+    assert (clash["a"], clash["b"], clash["frames"]) == ("Bullet", "Slab", [[3, 3]])
+    assert 3.0 < clash["toi"] < 4.0
+    # Chunks that end on frame 3 look ahead to 4 and find it there too.
+    chunk = run_report(tests, (1, 3, 1), bullet_past_a_slab_as_a_beam_appears, lookahead=True)
+    assert [clash["frames"] for clash in chunk.report["clashes"]] == [[[3, 3]]]
+
+
 def beam_from_frame_5(time: float) -> FrameSample:
     """4D construction sequencing: the pipe stands from the start; the beam, through it,
     is built at frame 5 (hidden before, as animated visibility hides it)."""
