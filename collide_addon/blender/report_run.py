@@ -239,7 +239,8 @@ def run_clash_report(
         if reporter.in_window:
             reporter.bar(done, total)
         else:
-            reporter.line(f"frame {frame}", done, total, f", {rows} clash rows", done == total)
+            # Pairs by frame, not clashes: a pair clashing at 50 frames counts 50.
+            reporter.line(f"frame {frame}", done, total, f", {rows} clash-frames", done == total)
 
     def mesh_progress(done: int, total: int, frame: int, test: str) -> None:
         # In background only, and at most once an interval: a sample's mesh stage is
