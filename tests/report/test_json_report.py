@@ -192,6 +192,27 @@ def test_read_json_report_rejects_a_mistyped_clash_field(tmp_path, report, field
     assert re.search(expected, message)
 
 
+def test_read_json_report_rejects_frames_no_run_writes(tmp_path, report):
+    """A reversed interval, or a worst frame outside a clash's frames, was carried into
+    the next report as it was (found by a helper's hunt)."""
+    path = tmp_path / "baseline.json"
+    clash = report["clashes"][1]
+    first, last = clash["frames"][0]
+    for frames, worst, message in (
+        (
+            [[last + 1, first]],
+            first,
+            r"field 'frames' must hold \[first, last\] with first <= last",
+        ),
+        (clash["frames"], last + 5, f"field 'worst_frame' {last + 5} lies outside its frames"),
+    ):
+        path.write_text(
+            json.dumps({**report, "clashes": [{**clash, "frames": frames, "worst_frame": worst}]})
+        )
+        with pytest.raises(ReportError, match=rf"^{re.escape(str(path))}: clashes\[0\] {message}"):
+            read_json_report(path)
+
+
 @pytest.mark.parametrize("field", list(CLASH_FIELDS))
 def test_read_json_report_rejects_a_missing_clash_field(tmp_path, report, field):
     del report["clashes"][0][field]
