@@ -314,7 +314,8 @@ def clash_error(record: Any) -> str | None:
     # What a run writes, and what statuses and merges rely on (a reversed interval was
     # carried into the next report as it was).
     if any(first > last for first, last in record["frames"]):
-        return f"field 'frames' must hold [first, last] with first <= last, got {record['frames']!r:.80}"
+        frames = record["frames"]
+        return f"field 'frames' must hold [first, last] with first <= last, got {frames!r:.80}"
     if not any(first <= record["worst_frame"] <= last for first, last in record["frames"]):
         return f"field 'worst_frame' {record['worst_frame']} lies outside its frames"
     return None
