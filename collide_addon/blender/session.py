@@ -569,14 +569,23 @@ def check_failed(scene, error: Exception) -> str:
     (they listed clashes of a scene since changed, its objects still tinted), so they go,
     and the panel shows why until a check goes through. Returns the message."""
     clear(scene)
-    message = f"{type(error).__name__}: {error}"
+    message = error_text(error)
     scene.collide.last_error = message
     return message
 
 
+def error_text(error: Exception) -> str:
+    """An error as the panel and the operator's report say it: a `SceneReadError`'s
+    message alone (it names the object and what is wrong, for the user), others after
+    their class's name (an error of ours the user could send us)."""
+    if isinstance(error, SceneReadError):
+        return str(error)
+    return f"{type(error).__name__}: {error}"
+
+
 def switch_live_off(scene, error: Exception) -> None:
     """Report a live-mode failure once and turn live mode off (which untints)."""
-    message = f"{type(error).__name__}: {error}"
+    message = error_text(error)
     print(f"collide: live mode switched off: {message}", file=sys.stderr)
     traceback.print_exception(error, file=sys.stderr)
     scene.collide.last_error = message

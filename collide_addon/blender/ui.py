@@ -1,6 +1,8 @@
 """The sidebar panel (View3D > Sidebar > Collide), its clash list and the clash tests
 sub-panel."""
 
+from fnmatch import fnmatchcase
+
 import bpy
 
 from ..core.contact import contact_epsilon, coordinate_bound, largest_coordinate
@@ -63,6 +65,34 @@ class COLLIDE_UL_clashes(bpy.types.UIList):
             icon=ICON_ON_MESH if item.on_mesh else ICON_ON_PROXY,
         )
 
+    def filter_items(self, context, data, propname):
+        """The list's filter and sort by the two objects' names: the rows' own `name` is
+        empty, so Blender's hid every row for any text typed and sorted nothing. A filter
+        without wildcards matches within either name, case-insensitive, as Blender's."""
+        items = getattr(data, propname)
+        flags = []
+        if self.filter_name:
+            pattern = self.filter_name.lower()
+            if not any(character in pattern for character in "*?["):
+                pattern = f"*{pattern}*"
+            flags = [
+                self.bitflag_filter_item
+                if fnmatchcase(item.name_a.lower(), pattern)
+                or fnmatchcase(item.name_b.lower(), pattern)
+                else 0
+                for item in items
+            ]
+        order = []
+        if self.use_filter_sort_alpha:
+            order = bpy.types.UI_UL_list.sort_items_helper(
+                [
+                    (index, (item.name_a.lower(), item.name_b.lower()))
+                    for index, item in enumerate(items)
+                ],
+                key=lambda entry: entry[1],
+            )
+        return flags, order
+
 
 def _text_room(context, margin_units: float) -> float | None:
     """The pixels a label's text gets of the region's width, `margin_units` UI units
@@ -97,12 +127,19 @@ def _text_width(text: str) -> float:
 
 
 def mesh_cost_note(scene) -> str | None:
-    """What the panel says when the last check on meshes took longer than a frame:
-    "Mesh check: 290 ms"; None otherwise."""
+    """What the panel says when the last check on meshes took longer than a frame at
+    60 fps: "Mesh check: 290 ms", and in live mode that it cannot keep up (a check of
+    2.5 s a frame froze playback under a neutral "Mesh check: 2477 ms"); None otherwise."""
     seconds = session.session_for(scene).mesh_seconds
     if scene.collide.geometry != "MESH" or seconds <= FRAME_SECONDS:
         return None
-    return f"Mesh check: {seconds * 1e3:.0f} ms"
+    milliseconds = f"{seconds * 1e3:.0f}\u00a0ms"
+    if scene.collide.live:
+        return (
+            f"Mesh check {milliseconds}, over a frame ({FRAME_SECONDS * 1e3:.0f}\u00a0ms): "
+            "live mode lags; Proxy is faster"
+        )
+    return f"Mesh check: {milliseconds}"
 
 
 def far_origin_note(scene) -> str | None:
@@ -120,9 +157,24 @@ def far_origin_note(scene) -> str | None:
         resolution = far_resolution(
             largest_coordinate(live.proxies.batch), scene.unit_settings.scale_length
         )
-        note = None if resolution is None else f"Far out: contacts to {resolution}"
+        # A no-break space: "2 / mm" was split over two lines.
+        note = (
+            None
+            if resolution is None
+            else f"Far out: contacts to {resolution.replace(' ', chr(0xA0))}"
+        )
     live.far_note = (live.generation, note)
     return note
+
+
+def _clash_count_text(scene) -> str:
+    """ "Clashes: 3", "No clashes" after a check that found none, "Not checked" before
+    the first check and after Clear ("Clashes: 0" said all three)."""
+    count = len(scene.collide.clashes)
+    if count:
+        return f"Clashes: {count}"
+    checked = session.existing_session(scene)
+    return "No clashes" if checked is not None and checked.clashes is not None else "Not checked"
 
 
 def _draw_clash_details(layout, context, record) -> None:
@@ -130,8 +182,10 @@ def _draw_clash_details(layout, context, record) -> None:
     Resolve buttons."""
     box = layout.box()
     column = box.column(align=True)
-    column.label(text=record.name_a, icon="OBJECT_DATA")
-    column.label(text=record.name_b, icon="OBJECT_DATA")
+    # Whole, over lines where long: the list's rows shorten them, and Blender cut
+    # "Beam_Steel_IPE300_Level04_0150" and "..._0151" to the same "Beam_Steel_IPE300_Le...".
+    _wrapped_label(column, context, record.name_a, "OBJECT_DATA")
+    _wrapped_label(column, context, record.name_b, "OBJECT_DATA")
     if abs(record.distance) <= contact_epsilon([tuple(record.point)])[0]:
         column.label(text="Touching")
     else:
@@ -165,7 +219,7 @@ class COLLIDE_PT_main(bpy.types.Panel):
         layout.row().prop(settings, "geometry", expand=True)
         note = mesh_cost_note(context.scene)
         if note is not None:
-            layout.label(text=note, icon="SORTTIME")
+            _wrapped_label(layout, context, note, "ERROR" if settings.live else "SORTTIME")
         layout.prop(settings, "tolerance")
         row = layout.row(align=True)
         row.prop(settings, "live", toggle=True, icon="PLAY" if not settings.live else "PAUSE")
@@ -179,7 +233,7 @@ class COLLIDE_PT_main(bpy.types.Panel):
         note = far_origin_note(context.scene)
         if note is not None:
             _wrapped_label(layout, context, note, "INFO")
-        layout.label(text=f"Clashes: {len(settings.clashes)}")
+        layout.label(text=_clash_count_text(context.scene))
         layout.template_list(
             "COLLIDE_UL_clashes",
             "",
@@ -194,7 +248,7 @@ class COLLIDE_PT_main(bpy.types.Panel):
         obj = context.active_object
         if obj is not None and hasattr(obj, "collide"):
             box = layout.box()
-            box.label(text=obj.name, icon="OBJECT_DATA")
+            _wrapped_label(box, context, obj.name, "OBJECT_DATA")
             box.prop(obj.collide, "shape")
             fitted = obj.collide.fitted_kind
             if fitted != "NONE":

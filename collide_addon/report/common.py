@@ -116,15 +116,21 @@ def _cut_middle(text: str, kept: int) -> str:
     return text[:head] + "\u2026" + text[len(text) - (kept - head) :]
 
 
+# Where a long word (an object's name) is best broken over lines: after these.
+_NAME_BREAKS = "_-./:"
+
+
 def wrapped_lines(text: str, width_of, room: float | None) -> list[str]:
     """`text` broken into lines of words that each fit `room` as `width_of(text)`
     measures (None: unknown, one line), a word wider than the room broken where it
-    must: for a message in a narrow sidebar, which Blender would cut off with "..."."""
+    must: for a message in a narrow sidebar, which Blender would cut off with "...".
+    Words are separated by plain spaces: a no-break space keeps a number with its unit
+    ("2\u00a0mm")."""
     if room is None or width_of(text) <= room:
         return [text]
     lines: list[str] = []
     line = ""
-    for word in text.split():
+    for word in filter(None, text.split(" ")):
         candidate = f"{line} {word}" if line else word
         if width_of(candidate) <= room:
             line = candidate
@@ -135,6 +141,11 @@ def wrapped_lines(text: str, width_of, room: float | None) -> list[str]:
             cut = 1  # at least one character a line, however narrow the room
             while cut < len(word) - 1 and width_of(word[: cut + 1]) <= room:
                 cut += 1
+            # After punctuation where it leaves the line at least half full: a name
+            # reads "Beam_Steel_IPE300_" / "Level04_0150", not "..._Lev" / "el04_0150".
+            after = max(word.rfind(mark, 0, cut) for mark in _NAME_BREAKS) + 1
+            if after > cut // 2:
+                cut = after
             lines.append(word[:cut])
             word = word[cut:]
         line = word

@@ -213,19 +213,19 @@ def test_the_panel_says_to_what_contacts_are_decided_far_from_the_origin(addon, 
     assert ui.far_origin_note(scene) is None  # nothing checked yet
     bpy.ops.collide.detect()
     assert scenes.records() == []
-    assert ui.far_origin_note(scene) == "Far out: contacts to 2 mm"
+    assert ui.far_origin_note(scene) == "Far out: contacts to 2\u00a0mm"
     drawn = []
     bpy.types.COLLIDE_PT_main.draw(SimpleNamespace(layout=RecordingLayout(drawn)), bpy.context)
-    assert "label: Far out: contacts to 2 mm" in drawn
+    assert "label: Far out: contacts to 2\u00a0mm" in drawn
     # Measured once per check, however often the panel redraws.
     measured = []
     monkeypatch.setattr(ui, "largest_coordinate", lambda batch: measured.append(1) or 2000.0)
     for _ in range(3):
-        assert ui.far_origin_note(scene) == "Far out: contacts to 2 mm"
+        assert ui.far_origin_note(scene) == "Far out: contacts to 2\u00a0mm"
     assert measured == []
     bpy.ops.collide.detect()
-    assert ui.far_origin_note(scene) == "Far out: contacts to 2 mm"
-    assert ui.far_origin_note(scene) == "Far out: contacts to 2 mm"
+    assert ui.far_origin_note(scene) == "Far out: contacts to 2\u00a0mm"
+    assert ui.far_origin_note(scene) == "Far out: contacts to 2\u00a0mm"
     assert measured == [1]
     monkeypatch.undo()
     # Near the origin the same crate sinks deeper than the epsilon there, and no note.
@@ -244,7 +244,7 @@ def test_the_panel_says_to_what_contacts_are_decided_far_from_the_origin(addon, 
     floor.location.x = crate.location.x = 2_000_000.0
     bpy.context.view_layer.update()
     bpy.ops.collide.detect()
-    assert ui.far_origin_note(scene) == "Far out: contacts to 2 mm"
+    assert ui.far_origin_note(scene) == "Far out: contacts to 2\u00a0mm"
 
 
 def test_a_scene_modelled_in_millimetres_is_reported_in_millimetres(addon, tmp_path):
@@ -1479,3 +1479,64 @@ def test_a_mesh_a_frame_handler_changes_is_read_again(addon, how):
         scene.collide.live = False
     finally:
         bpy.app.handlers.frame_change_pre.remove(play)
+
+
+def test_the_panel_tells_not_checked_from_no_clashes(addon):
+    """ "Clashes: 0" was shown before any check, after a check that found none and after
+    Clear alike."""
+
+    def count_line():
+        drawn = []
+        bpy.types.COLLIDE_PT_main.draw(SimpleNamespace(layout=RecordingLayout(drawn)), bpy.context)
+        return [line for line in drawn if line in ("label: Not checked", "label: No clashes")]
+
+    a = scenes.add_object("A", scenes.mesh("cube"))
+    assert count_line() == ["label: Not checked"]
+    assert bpy.ops.collide.detect() == {"FINISHED"}
+    assert count_line() == ["label: No clashes"]
+    scenes.add_object("B", scenes.mesh("cube"), location=(1, 0, 0))
+    assert bpy.ops.collide.detect() == {"FINISHED"}
+    assert count_line() == [] and len(bpy.context.scene.collide.clashes) == 1
+    assert bpy.ops.collide.clear() == {"FINISHED"}
+    assert count_line() == ["label: Not checked"]
+    # A scene read error is said as the user should read it, not as a Python class.
+    a.data.vertices[0].co.x = math.nan
+    a.data.update()
+    with pytest.raises(RuntimeError):
+        bpy.ops.collide.detect()
+    assert bpy.context.scene.collide.last_error.startswith("'A'")
+
+
+def test_the_clash_list_filters_and_sorts_by_either_name(addon):
+    """The rows' own name is empty: Blender's filter hid every row for any text typed
+    (200 clashes, looking for beam 0151) and its sort by name sorted nothing."""
+    for index, x in enumerate((0.0, 1.5, 3.0)):
+        scenes.add_object(f"Beam_{150 + index:04d}", scenes.mesh("cube"), location=(x, 0, 0))
+    scenes.add_object("Column", scenes.mesh("cube"), location=(3.0, 1.5, 0))
+    assert bpy.ops.collide.detect() == {"FINISHED"}
+    settings = bpy.context.scene.collide
+    rows = [(item.name_a, item.name_b) for item in settings.clashes]
+    shown = 1 << 30
+
+    def filtered(pattern="", sort=False):
+        list_state = SimpleNamespace(
+            filter_name=pattern, bitflag_filter_item=shown, use_filter_sort_alpha=sort
+        )
+        return bpy.types.COLLIDE_UL_clashes.filter_items(
+            list_state, bpy.context, settings, "clashes"
+        )
+
+    flags, _ = filtered("0151")
+    assert sorted(rows[k] for k, flag in enumerate(flags) if flag == shown) == sorted(
+        row for row in rows if "Beam_0151" in row
+    )
+    flags, _ = filtered("COLUMN")  # case-insensitive, as Blender's
+    assert [rows[k] for k, flag in enumerate(flags) if flag] == [
+        row for row in rows if "Column" in row
+    ]
+    assert filtered() == ([], [])
+    _, order = filtered(sort=True)
+    by_position = sorted(range(len(rows)), key=lambda k: order[k])
+    assert [rows[k] for k in by_position] == sorted(
+        rows, key=lambda row: (row[0].lower(), row[1].lower())
+    )

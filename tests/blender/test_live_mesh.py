@@ -220,7 +220,16 @@ def test_the_panel_says_when_mesh_checks_are_slower_than_a_frame(addon, monkeypa
     assert seconds > 0
     # Whatever this machine's speed: a budget below and above the measured time.
     monkeypatch.setattr(ui, "FRAME_SECONDS", seconds / 2)
-    assert ui.mesh_cost_note(scene) == f"Mesh check: {seconds * 1e3:.0f} ms"
+    assert ui.mesh_cost_note(scene) == f"Mesh check: {seconds * 1e3:.0f}\u00a0ms"
+    # In live mode it says that live mode lags: a neutral "Mesh check: 2477 ms" was all
+    # a window frozen for seconds a frame showed.
+    monkeypatch.setattr(ui, "FRAME_SECONDS", 0.0)
+    settings.live = True
+    live_note = ui.mesh_cost_note(scene)
+    assert live_note.startswith("Mesh check ") and live_note.endswith(
+        "live mode lags; Proxy is faster"
+    )
+    settings.live = False
     monkeypatch.setattr(ui, "FRAME_SECONDS", seconds * 2)
     assert ui.mesh_cost_note(scene) is None
     # Deciding on proxies says nothing, however long the last check took.

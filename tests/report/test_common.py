@@ -101,3 +101,21 @@ def test_wrapped_lines_break_at_spaces_first():
         "coordinates",
     ]
     assert wrapped_lines(text, len, None) == [text]
+
+
+def test_wrapped_lines_break_names_after_punctuation_and_keep_units_with_numbers():
+    # A name broken anywhere read "Beam_Steel_IPE300_Lev" / "el04_0150"; "2 mm" split
+    # over two lines read "2" / "mm".
+    assert wrapped_lines("Beam_Steel_IPE300_Level04_0150", len, 21) == [
+        "Beam_Steel_IPE300_",
+        "Level04_0150",
+    ]
+    assert wrapped_lines("abcdefghijklmnopqrstuvwxyz", len, 10) == [
+        "abcdefghij",
+        "klmnopqrst",
+        "uvwxyz",
+    ]
+    assert wrapped_lines("Far out: contacts to 2\u00a0mm", len, 22) == [
+        "Far out: contacts to",
+        "2\u00a0mm",
+    ]
