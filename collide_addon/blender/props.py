@@ -58,9 +58,16 @@ TEST_TYPE_ITEMS = tuple(
     (test_type, test_type.capitalize(), description)
     for test_type, description in TEST_TYPE_DESCRIPTIONS.items()
 )
+# Proxy first, as the panel's own Geometry buttons; each keeps the number it was saved
+# with (its place in GEOMETRY_DESCRIPTIONS), so files saved before read the same.
 GEOMETRY_ITEMS = tuple(
-    (geometry, geometry.capitalize(), description)
-    for geometry, description in GEOMETRY_DESCRIPTIONS.items()
+    sorted(
+        (
+            (geometry, geometry.capitalize(), description, number)
+            for number, (geometry, description) in enumerate(GEOMETRY_DESCRIPTIONS.items())
+        ),
+        key=lambda item: item[0] != "proxy",
+    )
 )
 SET_B_ITEMS = (
     ("SAME_AS_A", "Same as A", "Check set A against itself"),
@@ -155,7 +162,8 @@ class CollideCustomProperty(bpy.types.PropertyGroup):
     value_kind: EnumProperty(name="Value", items=PROPERTY_VALUE_ITEMS, default="ANY")
     string_value: StringProperty(name="Text")
     int_value: IntProperty(name="Integer")
-    float_value: FloatProperty(name="Number")
+    # Six decimals shown: at Blender's two, an imported U-value of 0.2357142857 read 0.24.
+    float_value: FloatProperty(name="Number", precision=6)
     # The number as a tests file gave it: a scene keeps `float_value` in 32 bits, which
     # turned an imported 0.2357142857 (an IFC U-value) into 0.23571429, matching no
     # object's 64-bit value; used while `float_value` still holds its 32-bit rounding.

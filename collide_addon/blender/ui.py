@@ -261,19 +261,13 @@ class COLLIDE_PT_main(bpy.types.Panel):
                     box.label(text=f"{fitted.title()}, open mesh")
 
 
-# A clash test row's share for the test's name; the rest shows its type ("clearance").
-_TEST_NAME_SHARE = 0.62
-
-
 class COLLIDE_UL_clash_tests(bpy.types.UIList):
-    """One row per clash test: its name (editable) and type. The name gets the larger
-    share: in halves, "Clash Test 1" read "Clash T..." beside "hard" at the sidebar's
-    default width."""
+    """One row per clash test: its name (editable), the whole row: beside its type,
+    "Clash Test", "Clash Test 2" and "Clash Test 3" all read "Clash T..." at the
+    sidebar's default width. The type is in the test's settings below."""
 
     def draw_item(self, context, layout, data, item, icon, active_data, active_propname, index):
-        row = layout.split(factor=_TEST_NAME_SHARE, align=True)
-        row.prop(item, "name", text="", emboss=False)
-        row.label(text=item.test_type)
+        layout.prop(item, "name", text="", emboss=False)
 
 
 def _item_remove_button(layout, target: str, index: int) -> None:
@@ -295,13 +289,17 @@ def _draw_selector(layout, selector, target_prefix: str) -> None:
     layout.operator(
         "collide.clash_test_item_add", text="Add Collection", icon="OUTLINER_COLLECTION"
     ).target = f"{target_prefix}_COLLECTIONS"
+    # A property over two rows, a pair of names too: on one, each read "load_b..." or
+    # "P..." at the sidebar's default width.
     for index, item in enumerate(selector.custom_properties):
-        row = layout.row(align=True)
+        column = layout.column(align=True)
+        row = column.row(align=True)
         row.prop(item, "name", text="")
+        _item_remove_button(row, f"{target_prefix}_PROPERTIES", index)
+        row = column.row(align=True)
         row.prop(item, "value_kind", text="")
         if item.value_kind != "ANY":
             row.prop(item, f"{item.value_kind.lower()}_value", text="")
-        _item_remove_button(row, f"{target_prefix}_PROPERTIES", index)
     layout.operator(
         "collide.clash_test_item_add", text="Add Custom Property", icon="PROPERTIES"
     ).target = f"{target_prefix}_PROPERTIES"
@@ -327,10 +325,11 @@ def _draw_clash_test(layout, scene, test) -> None:
     box.prop(test, "ignore_same_collection")
     box.prop(test, "ignore_same_instance_source")
     for index, pair in enumerate(test.ignore_pairs):
-        row = box.row(align=True)
+        column = box.column(align=True)
+        row = column.row(align=True)
         row.prop_search(pair, "name_a", scene, "objects", text="")
-        row.prop_search(pair, "name_b", scene, "objects", text="")
         _item_remove_button(row, "IGNORE_PAIRS", index)
+        column.prop_search(pair, "name_b", scene, "objects", text="")
     box.operator("collide.clash_test_item_add", text="Add Pair", icon="ADD").target = "IGNORE_PAIRS"
 
 
