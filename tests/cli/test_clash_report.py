@@ -356,12 +356,13 @@ def test_known_clashes_over_frames_and_all_reports(small_scene, tmp_path):
         (test, "Tile.A", "Tile.B"),
     }
     mover = pairs[test, "Mover", "Static"]
-    # Decided on the meshes (the default): Mover's corners and face centres lie 0.5
-    # inside Static's surface at frames 5 (entering), 6 (inside) and 7 (leaving); the
-    # earliest of equal depths is the worst frame.
-    assert mover["frames"] == [[5, 7]] and mover["worst_frame"] == 5
-    assert mover["distance"] == pytest.approx(-0.5, abs=1e-5)
-    assert mover["geometry"] == "mesh" and mover["relation"] == "crossing"
+    # Decided on the meshes (the default): Mover enters Static at frame 5, lies wholly
+    # inside it at 6 and leaves at 7; two boxes are as deep as the least move that takes
+    # them apart (coal's EPA), deepest at frame 6: 1.5 along any axis. (Before, the depth
+    # of its deepest point, 0.5 at all three frames, made 5 the worst.)
+    assert mover["frames"] == [[5, 7]] and mover["worst_frame"] == 6
+    assert mover["distance"] == pytest.approx(-1.5, abs=1e-5)
+    assert mover["geometry"] == "mesh" and mover["relation"] == "a_inside_b"
     assert mover["kinds"] == ["box", "box"]
     bolts = pairs[test, "Bolt.A", "Bolt.B"]
     assert bolts["frames"] == [[1, 11]] and bolts["worst_frame"] == 1
@@ -479,13 +480,14 @@ def test_substeps_catch_a_fast_mover_between_frames(small_scene, tmp_path):
     pairs = pairs_of(json.loads(out.read_text(encoding="utf-8")))
     bullet = pairs[test, "Bullet", "Pane"]
     assert bullet["frames"] == [[3, 3]] and bullet["worst_frame"] == 3
-    # On the meshes: the bullet's side faces reach 0.05 through the pane's faces.
-    assert bullet["distance"] == pytest.approx(-0.05, abs=1e-5)
+    # On the meshes: centred in the pane at frame 3.5, the bullet (0.2 wide) must move
+    # 0.15 along x to leave the pane (0.1 thick): two boxes' exact depth (coal's EPA).
+    assert bullet["distance"] == pytest.approx(-0.15, abs=1e-5)
     assert 44.9 - 1e-5 <= bullet["point"][0] <= 45.1 + 1e-5  # within the bullet
-    # Mover is inside Static for x in (-1.5, 1.5), i.e. from frame 4.5 to 7.5; its
-    # depth on the meshes reaches 0.5 first within frame 5.
+    # Mover overlaps Static for x in (-1.5, 1.5), i.e. from frame 4.5 to 7.5; deepest
+    # at frame 6, wholly inside.
     mover = pairs[test, "Mover", "Static"]
-    assert mover["frames"] == [[4, 7]] and mover["worst_frame"] == 5
+    assert mover["frames"] == [[4, 7]] and mover["worst_frame"] == 6
 
 
 def test_continuous_finds_the_fast_mover_with_its_time_of_first_contact(small_scene, tmp_path):

@@ -75,7 +75,13 @@ def test_printed_fixes_separate_their_pairs(small_scene, tmp_path, geometry):
             printed[clash_id] = [float(value) for value in numbers.split(", ")]
     moved = {key for key, clash in by_id.items() if "object" in clash["fix"]}
     assert set(printed) == moved
-    assert moved == set(by_id)
+    # On the meshes Mover lies wholly inside Static at its worst frame: no translation
+    # is offered (it would pass through Static's wall); every other clash gets one.
+    contained = {key for key, clash in by_id.items() if clash["relation"].endswith("_inside_b")}
+    if geometry == "mesh":
+        assert [by_id[key]["a"] for key in contained] == ["Mover"]
+        assert "inside" in by_id[next(iter(contained))]["fix"]["none"]
+    assert moved == set(by_id) - contained
     fixes = [
         {
             "frame": by_id[clash_id]["worst_frame"],
