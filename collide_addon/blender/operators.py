@@ -143,6 +143,17 @@ class COLLIDE_OT_resolve(bpy.types.Operator):
     )
 
     @classmethod
+    def description(cls, context, properties):
+        # The panel's "Both" button is this operator too: it showed the active object's
+        # move as its tooltip.
+        if properties.move_both:
+            return (
+                "Move both objects of the picked clash (or of the selected objects' "
+                "clashes) half the shortest separating translation each, then check again"
+            )
+        return " ".join(cls.__doc__.split())
+
+    @classmethod
     def poll(cls, context):
         settings = context.scene.collide
         if 0 <= settings.active_clash_index < len(settings.clashes):

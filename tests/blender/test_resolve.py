@@ -256,3 +256,13 @@ def test_location_animated_by_an_nla_strip_moves_only_with_auto_keying(addon):
     scene.tool_settings.use_keyframe_insert_auto = False
     assert bpy.ops.collide.resolve() == {"CANCELLED"}
     assert b.location.x == pytest.approx(1.0)
+
+
+def test_the_both_button_says_what_it_does(addon):
+    """"Both" under the clash showed Resolve's own tooltip, the active object's move."""
+    operators = sys.modules[f"{addon.__name__}.blender.operators"]
+    resolve = operators.COLLIDE_OT_resolve
+    both = resolve.description(bpy.context, SimpleNamespace(move_both=True))
+    alone = resolve.description(bpy.context, SimpleNamespace(move_both=False))
+    assert both.startswith("Move both objects") and "half" in both
+    assert alone.startswith("Move the active object") and "\n" not in alone
