@@ -259,7 +259,7 @@ def test_location_animated_by_an_nla_strip_moves_only_with_auto_keying(addon):
 
 
 def test_the_both_button_says_what_it_does(addon):
-    """"Both" under the clash showed Resolve's own tooltip, the active object's move."""
+    """ "Both" under the clash showed Resolve's own tooltip, the active object's move."""
     operators = sys.modules[f"{addon.__name__}.blender.operators"]
     resolve = operators.COLLIDE_OT_resolve
     both = resolve.description(bpy.context, SimpleNamespace(move_both=True))
