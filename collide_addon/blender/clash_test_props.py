@@ -119,10 +119,11 @@ def check_object_types(tests: list[ClashTest], source: str = "") -> None:
     "MESHY"): their set would match nothing, reported as that alone. Raises
     ClashTestError naming the test, the set, the types and the known ones."""
     known = [item.identifier for item in bpy.types.Object.bl_rna.properties["type"].enum_items]
+    known_set = set(known)
     prefix = f"{source}: " if source else ""
     for test in tests:
         for label, selector in (("A", test.set_a), ("B", test.set_b)):
-            unknown = sorted(set(selector.types) - set(known)) if selector else []
+            unknown = sorted(set(selector.types) - known_set) if selector else []
             if unknown:
                 raise ClashTestError(
                     f"{prefix}clash test {test.name!r}, set {label}: object type(s) "

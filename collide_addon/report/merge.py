@@ -13,10 +13,10 @@ baseline unchecked (none of their frames among the part's), came from a baseline
 left to the merge's own baseline. A scan with sub-steps or continuous tests looks between
 its frames, so each part but the last must have been run with lookahead
 (`report.run.scan_frames`): it also sampled its last frame's sub-steps and the motion to
-the next part's first frame, which only it can see. A lookahead part lists the sets that
-selected no object at its frames ("unmatched_sets") rather than failing, as their objects
-may take part in other parts; the merge refuses a set that every part lists, as one run
-over all the frames would.
+the next part's first frame, which only it can see. A part run as a chunk (with
+lookahead, or the scan's last with `--chunk`) lists the sets that selected no object at
+its frames ("unmatched_sets") rather than failing, as their objects may take part in other
+parts; the merge refuses a set that every part lists, as one run over all the frames would.
 
 Numpy and the standard library only: the farm (collide_farm) and any other scheduler
 call this outside Blender.
@@ -263,7 +263,7 @@ def _objects(
 
 def check_sets_matched(parts: Sequence[Mapping[str, Any]], frames: tuple[int, int, int]) -> None:
     """Refuse parts in all of which a test's set selected no object ("unmatched_sets", only
-    lookahead parts have it): one run over all their `frames` would have refused it. A
+    parts run as chunks have it): one run over all their `frames` would have refused it. A
     set that selected nothing in some parts only is fine (objects that take part at
     later frames, as in 4D construction sequencing). Raises MergeError naming the test,
     the set and the frames."""

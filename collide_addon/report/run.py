@@ -747,10 +747,9 @@ def run_report(
         tests, frames, read_frame, progress, substeps, scope, lookahead, mesh_progress, chunk
     )
     clashes = scan.records
+    test_names = [test.name for test in tests]
     if baseline is not None:
-        clashes = carry_over_status(
-            clashes, baseline.get("clashes", []), [test.name for test in tests], frames
-        )
+        clashes = carry_over_status(clashes, baseline.get("clashes", []), test_names, frames)
     if suggest_fixes:
         clashes = add_fixes(clashes, tests, read_frame, frames)
     report = build_report(
@@ -767,7 +766,7 @@ def run_report(
         unit_scale=unit_scale,
     )
     report["warnings"] += other_model_warning(baseline, file)
-    report["warnings"] += unchecked_warnings(clashes, frames, [test.name for test in tests])
+    report["warnings"] += unchecked_warnings(clashes, frames, test_names)
     # Only a chunk has them (the scan refuses them otherwise): for report.merge.
     report |= (
         {"unmatched_sets": [entry._asdict() for entry in scan.unmatched_sets]}
