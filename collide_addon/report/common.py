@@ -116,8 +116,9 @@ def _cut_middle(text: str, kept: int) -> str:
     return text[:head] + "\u2026" + text[len(text) - (kept - head) :]
 
 
-# Where a long word (an object's name) is best broken over lines: after these.
-_NAME_BREAKS = "_-./:"
+# Where a long word (an object's name) is best broken over lines, in the panel and in the
+# HTML report: after these.
+NAME_BREAKS = "._-/:"
 
 
 def wrapped_lines(text: str, width_of, room: float | None) -> list[str]:
@@ -143,7 +144,7 @@ def wrapped_lines(text: str, width_of, room: float | None) -> list[str]:
                 cut += 1
             # After punctuation where it leaves the line at least half full: a name
             # reads "Beam_Steel_IPE300_" / "Level04_0150", not "..._Lev" / "el04_0150".
-            after = max(word.rfind(mark, 0, cut) for mark in _NAME_BREAKS) + 1
+            after = max(word.rfind(mark, 0, cut) for mark in NAME_BREAKS) + 1
             if after > cut // 2:
                 cut = after
             lines.append(word[:cut])

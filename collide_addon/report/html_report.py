@@ -26,6 +26,7 @@ from typing import Any
 from ..clash.atomic import write_text_atomic
 from ..clash.records import STATUSES
 from .common import (
+    NAME_BREAKS,
     PNG_SIGNATURE,
     checked_on,
     fix_text,
@@ -327,8 +328,8 @@ def _worst_frame_cell(clash: Mapping[str, Any]) -> str:
 # these characters, where it must to fit a laptop's window, and one with a run longer
 # than that between them and spaces (an IFC GlobalId: 22) anywhere; a shorter name stays
 # whole ("Column.B", not "Column." above "B").
-_NAME_BREAKS = re.compile(r"([._\-/:])")
-_NAME_RUNS = re.compile(r"[^\s._\-/:]+")
+_NAME_BREAKS = re.compile(f"([{re.escape(NAME_BREAKS)}])")
+_NAME_RUNS = re.compile(f"[^\\s{re.escape(NAME_BREAKS)}]+")
 _LONGEST_RUN = 16
 
 
