@@ -83,10 +83,11 @@ class COLLIDE_OT_detect(bpy.types.Operator):
             end()
         proxies = session.session_for(scene).proxies
         decided = "meshes" if scene.collide.geometry == "MESH" else "proxies"
+        left_out = session.left_out_note(scene)
         self.report(
-            {"WARNING"} if len(clashes) else {"INFO"},
+            {"WARNING"} if len(clashes) or left_out else {"INFO"},
             f"{len(clashes)} clash(es) among {len(proxies.names)} objects, decided on their "
-            f"{decided}",
+            f"{decided}" + (f". {left_out}" if left_out else ""),
         )
         return {"FINISHED"}
 

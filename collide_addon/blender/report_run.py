@@ -190,9 +190,8 @@ class _SceneFrames:
                 )
             ]
             self.owners.update(zip(self._names, proxies.objects, strict=True))
-        if not self.meshes:
-            return FrameSample(proxies.batch, self._objects)
-        return FrameSample(proxies.batch, self._objects, self.reader.frame_meshes(proxies))
+        meshes = self.reader.frame_meshes(proxies) if self.meshes else None
+        return FrameSample(proxies.batch, self._objects, meshes, proxies.left_out)
 
     def watch(self, scene, depsgraph=None) -> None:
         """frame_change_post handler for the run: note the geometry each frame change

@@ -43,6 +43,18 @@ class SceneReadError(ValueError):
     """The scene cannot be read into proxies; the message names the object."""
 
 
+class UnusableGeometry(ValueError):
+    """An object's evaluated geometry cannot be checked; the message says why. The object
+    is left out of the check and named (`Proxies.left_out`), the others are checked."""
+
+
+@dataclass(frozen=True)
+class _Unusable:
+    """What `ProxyReader` keeps for geometry it read and could not use."""
+
+    reason: str
+
+
 @dataclass
 class Proxies:
     """The proxies of one scene read, index k the same in every field.
@@ -62,6 +74,8 @@ class Proxies:
     matrices: (n, 4, 4) float64 world matrices of the proxies' geometry (object space to
         world), which place `ProxyReader.triangle_mesh(geometry_keys[k])`
     geometry_keys: n keys of the proxies' evaluated geometry (shared by linked duplicates)
+    left_out: {name: reason} of the objects (or instances) taking part whose geometry
+        could not be used (a NaN vertex): they have no proxy, and the check says so
     """
 
     batch: ShapeBatch
@@ -74,6 +88,7 @@ class Proxies:
     refitted: np.ndarray
     matrices: np.ndarray
     geometry_keys: list[tuple]
+    left_out: dict[str, str]
 
 
 @dataclass
@@ -147,8 +162,10 @@ class _Structure:
     # layer holds these objects in this order.
     layer_ids: list | None
     # (name, "object" | "data") whose geometry updates may give a participant left out
-    # for having no vertices (an empty mesh filled later) its vertices.
+    # for having no vertices (an empty mesh filled later) or unusable ones its vertices.
     skipped_names: frozenset[tuple[str, str]]
+    # {name: reason} of the participants left out for unusable geometry.
+    left_out: dict[str, str]
     fit_arrays: ShapeBatch | None = None  # the fits in their stretched object spaces
     stretch: np.ndarray | None = None  # (n, 3, 3) normalised stretch of the current fits
     matrices: np.ndarray | None = None  # (n, 4, 4) of the last read
@@ -183,8 +200,9 @@ def _makes_instances(obj) -> bool:
     )
 
 
-def read_geometry(evaluated, name: str) -> _Geometry | None:
-    """Vertices and triangles of an evaluated object; None when it has no vertices."""
+def read_geometry(evaluated) -> _Geometry | None:
+    """Vertices and triangles of an evaluated object; None when it has no vertices.
+    Raises UnusableGeometry for NaN or infinite vertex coordinates."""
     # An object in Edit Mode evaluates to a wrapper of its edit mesh whose vertices read
     # as none: `to_mesh` makes them (the object would otherwise drop out of the check).
     if evaluated.type == "MESH" and not evaluated.data.is_editmode:
@@ -197,7 +215,7 @@ def read_geometry(evaluated, name: str) -> _Geometry | None:
         stored = _positions(mesh).reshape(-1, 3)
         points = stored.astype(np.float64)
         if not np.isfinite(points).all():
-            raise SceneReadError(f"{name!r} has NaN or infinite vertex coordinates")
+            raise UnusableGeometry("NaN or infinite vertex coordinates")
         triangles = _triangles(mesh)
         if isinstance(triangles, tuple):
             return _Geometry(points, _faces=triangles)
@@ -316,7 +334,7 @@ class ProxyReader:
     reads so that a frame where only transforms changed costs one bulk read."""
 
     def __init__(self) -> None:
-        self._geometry: dict[tuple, _Geometry | None] = {}
+        self._geometry: dict[tuple, _Geometry | _Unusable | None] = {}
         self._fits: dict[tuple, ProxyFit] = {}
         self._meshes: dict[tuple, TriangleMesh | None] = {}
         # Meshes that are copies of one shape (a building's repeated elements) share
@@ -379,7 +397,8 @@ class ProxyReader:
         (`Proxies.geometry_keys`): vertices (v, 3) float64 in object space and
         triangles (t, 3) int32; None without vertices. A new object whenever that
         geometry was read again."""
-        return self._geometry.get(geometry_key)
+        geometry = self._geometry.get(geometry_key)
+        return geometry if isinstance(geometry, _Geometry) else None
 
     def triangle_mesh(self, geometry_key: tuple) -> TriangleMesh | None:
         """The TriangleMesh of a geometry key of the last read (`Proxies.geometry_keys`),
@@ -387,7 +406,7 @@ class ProxyReader:
         one's preparation) and kept until its geometry changes; None without triangles
         (a curve without bevel, a point cloud)."""
         if geometry_key not in self._meshes:
-            geometry = self._geometry[geometry_key]
+            geometry = self.geometry(geometry_key)
             has_triangles = geometry is not None and len(geometry.triangles)
             self._meshes[geometry_key] = (
                 self._prepared.prepare(geometry.points, geometry.triangles)
@@ -405,7 +424,8 @@ class ProxyReader:
         kept with their geometry: the first Detect of many meshes does not wait for
         them, the panel asks for the active object's."""
         rows = np.asarray(rows, dtype=np.int64).reshape(-1)
-        geometries = [self._geometry.get(proxies.geometry_keys[row]) for row in rows.tolist()]
+        # None where the geometry was read again since and is unusable now.
+        geometries = [self.geometry(proxies.geometry_keys[row]) for row in rows.tolist()]
         known = np.array([geometry is not None for geometry in geometries], dtype=bool)
         _measure_volumes([geometry for geometry in geometries if geometry is not None])
         _, stretch = polar_decompose(proxies.matrices[rows[known], :3, :3])
@@ -525,6 +545,7 @@ class ProxyReader:
             refitted=refitted,
             matrices=structure.matrices,
             geometry_keys=structure.geometry_keys,
+            left_out=structure.left_out,
         )
 
     def _reread_changed(self, structure: _Structure, depsgraph) -> bool:
@@ -546,14 +567,18 @@ class ProxyReader:
             if _makes_instances(original) or _geometry_key(original) != entry.geometry_key:
                 return False
             evaluated = original.evaluated_get(depsgraph)
-            if self._geometry_of(entry.geometry_key, evaluated, entry.name) is None:
+            if not isinstance(self._geometry_of(entry.geometry_key, evaluated), _Geometry):
                 return False
         structure.fitted[changed] = False
         return True
 
-    def _geometry_of(self, key: tuple, evaluated, name: str) -> _Geometry | None:
+    def _geometry_of(self, key: tuple, evaluated) -> _Geometry | _Unusable | None:
         if key not in self._geometry:
-            self._geometry[key] = read_geometry(evaluated, name)
+            try:
+                self._geometry[key] = read_geometry(evaluated)
+            except UnusableGeometry as error:
+                # Kept like geometry, so that only an update of it reads it again.
+                self._geometry[key] = _Unusable(str(error))
         return self._geometry[key]
 
     def _build(self, depsgraph, scene, progress):
@@ -567,11 +592,11 @@ class ProxyReader:
         # With instances every change builds again (`read`): no order or skipped names.
         layer_ids, skipped_names = None, frozenset()
         if use_instances:
-            entries, matrices = self._instance_entries(depsgraph, pointers)
+            entries, matrices, left_out = self._instance_entries(depsgraph, pointers)
             rows_array = np.zeros(len(entries), np.int64)
             matrices_array = np.array(matrices, dtype=np.float64).reshape(-1, 4, 4)
         else:
-            entries, rows, layer_ids, skipped_names = self._object_entries(
+            entries, rows, layer_ids, skipped_names, left_out = self._object_entries(
                 layer_objects, pointers, progress
             )
             rows_array = np.array(rows, dtype=np.int64)
@@ -598,12 +623,14 @@ class ProxyReader:
             ),
             layer_ids=layer_ids,
             skipped_names=skipped_names,
+            left_out=left_out,
         )
         return structure, matrices_array
 
-    def _instance_entries(self, depsgraph, pointers: set[int]) -> tuple[list, list]:
+    def _instance_entries(self, depsgraph, pointers: set[int]) -> tuple[list, list, dict]:
         """Entries and world matrices (4, 4) from the depsgraph's instances: every object
-        and every instance (collection instances, Geometry Nodes) of the participants.
+        and every instance (collection instances, Geometry Nodes) of the participants;
+        and {name: reason} of those whose geometry is unusable, left out.
 
         An instance is named "Owner/Source" after its instancer and the object (or, made
         by Geometry Nodes, the mesh) it places; one placed through nested collection
@@ -614,7 +641,7 @@ class ProxyReader:
         clash ids and statuses follow names, and a count over all of an instancer's
         instances renamed every instance of a linked model after an object deleted from
         it (an approved clash turned resolved and came back new)."""
-        entries, matrices = [], []
+        entries, matrices, left_out = [], [], {}
         collection_objects: dict[int, list] = {}
         for instance in depsgraph.object_instances:
             evaluated = instance.object
@@ -635,7 +662,10 @@ class ProxyReader:
             if instance.is_instance:
                 path = _placed_through(owner, source, instance, collection_objects)
                 name = "/".join([owner.name_full, *path, source_name])
-            if self._geometry_of(key, evaluated, name) is None:
+            geometry = self._geometry_of(key, evaluated)
+            if isinstance(geometry, _Unusable):
+                left_out[name] = geometry.reason
+            if not isinstance(geometry, _Geometry):
                 continue
             entries.append(_Entry(name, owner, key, source, instance.is_instance))
             matrices.append(np.array(instance.matrix_world, dtype=np.float64))
@@ -645,14 +675,14 @@ class ProxyReader:
             if entry.is_instance and repeats[entry.name] > 1:
                 seen[entry.name] += 1
                 entry.name = f"{entry.name}[{seen[entry.name] - 1}]"
-        return entries, matrices
+        return entries, matrices, left_out
 
     def _object_entries(self, layer_objects, pointers: set[int], progress) -> tuple:
         """Entries of the participants among the view layer's objects and their rows in
         it (for the bulk matrix read); the `_identities` of every object's original in the
-        layer's order; and the `_updated_by` names of the participants left out for
-        having no vertices."""
-        entries, rows, originals, skipped = [], [], [], set()
+        layer's order; the `_updated_by` names of the participants left out for having
+        no vertices or unusable ones; and {name: reason} of the latter."""
+        entries, rows, originals, skipped, left_out = [], [], [], set(), {}
         object_count = len(layer_objects)
         for row, evaluated in enumerate(layer_objects):
             if progress is not None:
@@ -662,13 +692,16 @@ class ProxyReader:
             if original.as_pointer() not in pointers or evaluated.type not in GEOMETRY_TYPES:
                 continue
             key = _geometry_key(original)
-            # Objects without vertices (an empty mesh) have no proxy.
-            if self._geometry_of(key, evaluated, original.name_full) is None:
+            # Objects without vertices (an empty mesh) or with unusable ones have no proxy.
+            geometry = self._geometry_of(key, evaluated)
+            if not isinstance(geometry, _Geometry):
                 skipped.add(_updated_by(key))
+                if geometry is not None:
+                    left_out[original.name_full] = geometry.reason
                 continue
             entries.append(_Entry(original.name_full, original, key, original, False))
             rows.append(row)
-        return entries, rows, _identities(originals), frozenset(skipped)
+        return entries, rows, _identities(originals), frozenset(skipped), left_out
 
     def _place(self, structure: _Structure, matrices: np.ndarray, progress) -> np.ndarray:
         """Refit where the stretch changed or no fit exists, then move fits to the world;

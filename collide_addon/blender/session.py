@@ -583,6 +583,28 @@ def error_text(error: Exception) -> str:
     return f"{type(error).__name__}: {error}"
 
 
+# Objects the panel and Detect name as left out of a check, at most; the rest are counted.
+_LEFT_OUT_NAMES = 3
+
+
+def left_out_note(scene) -> str | None:
+    """What the panel and Detect say when the last check left objects out for unusable
+    geometry (`Proxies.left_out`): "Not checked: 'C' (NaN or infinite vertex
+    coordinates)"; None when it left none out (or there is no check)."""
+    proxies = session_for(scene).proxies
+    if proxies is None or not proxies.left_out:
+        return None
+    by_reason: dict[str, list[str]] = {}
+    for name, reason in proxies.left_out.items():
+        by_reason.setdefault(reason, []).append(name)
+    parts = []
+    for reason, names in by_reason.items():
+        shown = ", ".join(repr(name) for name in names[:_LEFT_OUT_NAMES])
+        more = len(names) - _LEFT_OUT_NAMES
+        parts.append(f"{shown}{f' and {more} more' if more > 0 else ''} ({reason})")
+    return "Not checked: " + "; ".join(parts)
+
+
 def switch_live_off(scene, error: Exception) -> None:
     """Report a live-mode failure once and turn live mode off (which untints)."""
     message = error_text(error)

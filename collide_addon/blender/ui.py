@@ -201,6 +201,20 @@ def _draw_clash_details(layout, context, record) -> None:
     row.operator("collide.resolve", text="Both", icon="ARROW_LEFTRIGHT").move_both = True
 
 
+def _draw_check_notes(layout, context) -> None:
+    """What the last check could not do, under the buttons: the error that stopped it,
+    the objects it left out, how finely contacts far out were decided."""
+    scene = context.scene
+    if scene.collide.last_error:
+        _wrapped_label(layout, context, scene.collide.last_error, "ERROR")
+    for note, icon in (
+        (session.left_out_note(scene), "ERROR"),
+        (far_origin_note(scene), "INFO"),
+    ):
+        if note is not None:
+            _wrapped_label(layout, context, note, icon)
+
+
 class COLLIDE_PT_main(bpy.types.Panel):
     bl_label = "Collide"
     bl_idname = "COLLIDE_PT_main"
@@ -228,11 +242,7 @@ class COLLIDE_PT_main(bpy.types.Panel):
         row = layout.row(align=True)
         row.operator("collide.detect", text="Detect", icon="VIEWZOOM")
         row.operator("collide.clear", icon="X")
-        if settings.last_error:
-            _wrapped_label(layout, context, settings.last_error, "ERROR")
-        note = far_origin_note(context.scene)
-        if note is not None:
-            _wrapped_label(layout, context, note, "INFO")
+        _draw_check_notes(layout, context)
         layout.label(text=_clash_count_text(context.scene))
         layout.template_list(
             "COLLIDE_UL_clashes",

@@ -36,7 +36,7 @@ def _fix(name: str, translation: np.ndarray) -> dict[str, Any]:
 
 def _frame_fixes(records, tests, sample) -> list[dict[str, Any]]:
     """The fixes of `records` (all of one worst frame) on that frame's `sample`."""
-    batch, objects, meshes = sample
+    batch, objects, meshes = sample.batch, sample.objects, sample.meshes
     rows = {obj.name: row for row, obj in enumerate(objects)}
     fixes: list[dict[str, Any]] = [{"none": ""} for _ in records]
     present = [k for k, record in enumerate(records) if record["a"] in rows and record["b"] in rows]
@@ -123,7 +123,8 @@ def add_fixes(
 ) -> list[dict[str, Any]]:
     """`records` with a "fix" each (see the module docstring), resolved ones as they are.
 
-    read_frame: (sub)frame time -> (batch, objects, meshes), read once per worst frame
+    read_frame: (sub)frame time -> a sample (its batch, objects and meshes), read once
+        per worst frame
     frames: (start, end, step) of the scan; a record none of whose frames the scan
         reported (a baseline's clash carried over unchecked, `records.frames_meet_scan`)
         is left as it is too: its worst frame is one the run did not look at. None: every

@@ -15,6 +15,9 @@ Document (schema: `schema/collide-report-1.schema.json`):
      "clashes": [clash, ...],             see collide_addon.clash.records.ClashRecord
      "open_meshes": [name, ...],          objects with open meshes among mesh tests'
                                           candidates: nothing was looked for inside them
+     "left_out": {name: reason},          only when some: objects taking part whose
+                                          geometry could not be used (a NaN vertex), not
+                                          checked
      "unit_scale": float,                 metres in one scene unit (Blender's Unit
                                           Scale), only when not 1: every length of the
                                           report (distances, points, bounds, reach,
@@ -123,6 +126,7 @@ def build_report(
     objects: Mapping[str, Mapping[str, Any]] | None = None,
     cluster_radius: float = DEFAULT_CLUSTER_RADIUS,
     open_meshes: Sequence[str] = (),
+    left_out: Mapping[str, str] | None = None,
     reach: float = 0.0,
     substeps: int = 1,
     lookahead: bool = False,
@@ -136,6 +140,8 @@ def build_report(
     file: the scanned file's path; bytes of it that are not UTF-8 become U+FFFD
     open_meshes: names of the objects with open or non-manifold meshes among the mesh
         tests' candidate pairs (the report warns about them, `open_mesh_warning`)
+    left_out: {name: reason} of the objects taking part whose geometry could not be used
+        (the report warns about them, `left_out_warning`)
     reach: the largest |coordinate| of the objects scanned (`reach_warning`)
     substeps, lookahead: how the frames were sampled (report.run.run_report); written
         only when not the default (1, False)
@@ -156,9 +162,12 @@ def build_report(
         "objects": {name: dict(data) for name, data in sorted((objects or {}).items())},
         "clashes": [dict(record) for record in clashes],
         "open_meshes": sorted(open_meshes),
+        **({"left_out": dict(sorted(left_out.items()))} if left_out else {}),
         **({"unit_scale": float(unit_scale)} if unit_scale != 1.0 else {}),
         "reach": float(reach),
-        "warnings": open_mesh_warning(open_meshes) + reach_warning(reach, unit_scale),
+        "warnings": left_out_warning(left_out or {})
+        + open_mesh_warning(open_meshes)
+        + reach_warning(reach, unit_scale),
         "summary": summarize(clashes, tests),
         "groups": group_open_clashes(clashes, cluster_radius),
     }
@@ -181,6 +190,23 @@ def open_mesh_warning(names: Sequence[str]) -> list[str]:
         f"another object lies wholly inside them was not tested (only their surfaces): "
         f"{shown}{more}"
     ]
+
+
+def left_out_warning(left_out: Mapping[str, str]) -> list[str]:
+    """The report's warnings for objects left out of the check, one sentence per reason
+    (`left_out`: {name: reason}): their clashes, if any, are not in the report."""
+    by_reason: dict[str, list[str]] = {}
+    for name, reason in sorted(left_out.items()):
+        by_reason.setdefault(reason, []).append(name)
+    warnings = []
+    for reason, names in by_reason.items():
+        shown = ", ".join(names[:_WARNING_NAMES])
+        more = f" and {len(names) - _WARNING_NAMES} more" if len(names) > _WARNING_NAMES else ""
+        warnings.append(
+            f"{len(names)} object(s) were left out of the check, their geometry unusable "
+            f"({reason}): their clashes are not in this report: {shown}{more}"
+        )
+    return warnings
 
 
 def reach_warning(reach: float, unit_scale: float = 1.0) -> list[str]:

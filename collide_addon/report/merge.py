@@ -310,6 +310,9 @@ def merge_reports(
         file=first["file"],
         objects=_objects(ordered, clashes),
         open_meshes=sorted({name for part in parts for name in part.get("open_meshes", [])}),
+        left_out={
+            name: reason for part in ordered for name, reason in part.get("left_out", {}).items()
+        },
         reach=max(part.get("reach", 0.0) for part in parts),
         substeps=first.get("substeps", 1),
         unit_scale=first.get("unit_scale", 1.0),

@@ -71,11 +71,14 @@ class FrameSample(NamedTuple):
     batch: the n proxies; objects: their metadata, row k = proxy k
     meshes: the objects' triangles for tests with geometry "mesh"; None when no test
         needs them (those tests then decide on the proxies)
+    left_out: {name: reason} of the objects taking part that have no shape in `batch`
+        because their geometry could not be used (a NaN vertex); the report names them
     """
 
     batch: ShapeBatch
     objects: Sequence[ObjectMetadata]
     meshes: FrameMeshes | None = None
+    left_out: Mapping[str, str] | None = None
 
 
 ReadFrame = Callable[[float], FrameSample]
@@ -387,6 +390,8 @@ class ScanResult(NamedTuple):
         see json_report.reach_warning
     unmatched_sets: a chunk's sets that selected no object at any of its frames, for
         report.merge to decide on; [] otherwise (the scan refuses them)
+    left_out: {name: reason} of the objects left out at any reported sample (see
+        `FrameSample`)
     """
 
     records: list[ClashRecord]
@@ -394,6 +399,7 @@ class ScanResult(NamedTuple):
     open_mesh_names: list[str]
     reach: float
     unmatched_sets: list[UnmatchedSet]
+    left_out: dict[str, str]
 
 
 def scan_frames(
@@ -451,6 +457,7 @@ def scan_frames(
     # look-ahead frame is not counted: it is the next chunk's, which sees it itself.
     took_part = False
     matched = np.zeros((len(tests), 2), dtype=bool)
+    left_out: dict[str, str] = {}
     for done, (frame, time) in enumerate(itertools.islice(sample_times(sampled, substeps), total)):
         sample = _read_sample(read_frame, frame, time)
         reach = max(reach, largest_coordinate(sample.batch))
@@ -482,6 +489,7 @@ def scan_frames(
         if frame <= frames[1]:
             took_part |= bool(names)
             matched |= _matched_sets(prepared_tests)
+            left_out.update(sample.left_out or {})
             contacts = [
                 sample_contacts(prepared, sample.batch, broad_phase, candidates)
                 for prepared, broad_phase, candidates in zip(
@@ -509,7 +517,7 @@ def scan_frames(
     if not (chunk or lookahead):
         _check_sets_matched(unmatched, took_part, frames, scope)
     records, open_names = kept.records(tests, frames[2])
-    return ScanResult(records, metadata, open_names, reach, unmatched)
+    return ScanResult(records, metadata, open_names, reach, unmatched, left_out)
 
 
 def _add_intervals(intervals, prepared_tests, previous, later) -> None:
@@ -760,6 +768,7 @@ def run_report(
         file=file,
         objects=object_entries(clashes, scan.metadata),
         open_meshes=scan.open_mesh_names,
+        left_out=scan.left_out,
         reach=scan.reach,
         substeps=substeps,
         lookahead=lookahead,

@@ -325,7 +325,7 @@ def test_geometry_is_read_as_blender_triangulates_it(addon, monkeypatch):
         triangles = np.empty(len(mesh.loop_triangles) * 3, np.int32)
         mesh.loop_triangles.foreach_get("vertices", triangles)
         split.clear()
-        geometry = read_geometry(evaluated, obj.name)
+        geometry = read_geometry(evaluated)
         assert split == []
         np.testing.assert_array_equal(geometry.points, coordinates.reshape(-1, 3))
         np.testing.assert_array_equal(geometry.triangles, triangles.reshape(-1, 3))
@@ -337,7 +337,7 @@ def test_geometry_is_read_as_blender_triangulates_it(addon, monkeypatch):
                 triangles.reshape(-1, 3)[0:8:2, 2] == triangles.reshape(-1, 3)[1:8:2, 1]
             )
             assert first_diagonal.any() and not first_diagonal.all()
-    assert len(read_geometry(plain.evaluated_get(depsgraph), "Awkward").triangles) == 3 + 2 + 1
+    assert len(read_geometry(plain.evaluated_get(depsgraph)).triangles) == 3 + 2 + 1
 
 
 def test_copies_of_an_element_share_its_prepared_mesh(addon):

@@ -692,3 +692,26 @@ def test_a_crafted_baseline_exits_2_naming_the_field(small_scene, tmp_path):
     assert len(lines) == 1, result.stderr
     assert f"clashes[{index}] field 'worst_frame' must be an integer" in lines[0]
     assert not html.exists()
+
+
+def test_an_object_with_a_nan_vertex_is_left_out_and_named_and_the_others_reported(tmp_path):
+    """A NaN vertex in one object stopped the whole run with exit 2: a CI gate saw no
+    clash of the model until it was fixed. The run goes on without it and the report
+    names it (JSON and HTML)."""
+    source = BOX_HELPERS + (
+        'box("Wall", (0, 0, 0), (1, 1, 1))\n'
+        'box("Pipe", (1.5, 0, 0), (1, 1, 1))\n'
+        'broken = box("Broken", (-1.5, 0, 0), (1, 1, 1))\n'
+        'broken.data.vertices[0].co.x = float("nan")\n'
+        "bpy.ops.wm.save_as_mainfile(filepath=out)\n"
+    )
+    blend = build_scene(tmp_path, source, "nan")
+    paths = {kind: tmp_path / f"r.{kind}" for kind in ("json", "html")}
+    result = clash_report(
+        blend, "--frames", "1", "--json", str(paths["json"]), "--html", str(paths["html"])
+    )
+    assert result.returncode == 1, result.stderr
+    report = json.loads(paths["json"].read_text(encoding="utf-8"))
+    assert [(clash["a"], clash["b"]) for clash in report["clashes"]] == [("Pipe", "Wall")]
+    assert report["left_out"] == {"Broken": "NaN or infinite vertex coordinates"}
+    assert "left out of the check" in paths["html"].read_text(encoding="utf-8")

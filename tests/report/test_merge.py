@@ -14,6 +14,7 @@ from collide_addon.core import ShapeBatch
 from collide_addon.report.json_report import report_to_json
 from collide_addon.report.merge import MergeError, check_parts, merge_reports
 from collide_addon.report.run import FrameSample, run_report
+from tests.report.test_json_report import schema_validator
 from tests.report.test_run import PIPE_VS_BEAM, beam_from_frame_5
 
 TESTS = [
@@ -336,3 +337,30 @@ def test_a_lookahead_reads_the_next_frame_only_for_continuous_tests(substeps, co
         FAST_TESTS, (1, 3, 1), counting, substeps=substeps, continuous=continuous, lookahead=True
     )
     assert times == expected
+
+
+def test_objects_left_out_at_some_frames_are_named_by_one_run_and_by_merged_chunks():
+    """An object whose geometry could not be read at some frames (a NaN vertex a
+    modifier makes there) has no shape then; the report names it with the reason, a
+    warning says its clashes are missing, and merged chunks name what any part did."""
+
+    def with_broken_frames(time: float) -> FrameSample:
+        sample = moving_spheres(time)
+        broken = {"Ghost": "NaN or infinite vertex coordinates"} if 12 <= time <= 14 else {}
+        return sample._replace(left_out=broken)
+
+    def run_broken(frames):
+        return run_report(
+            TESTS, frames, with_broken_frames, blender="3.4.1", file="/s.blend"
+        ).report
+
+    whole = run_broken((1, 40, 1))
+    assert whole["left_out"] == {"Ghost": "NaN or infinite vertex coordinates"}
+    [warning] = [text for text in whole["warnings"] if "left out" in text]
+    assert "(NaN or infinite vertex coordinates)" in warning and warning.endswith(": Ghost")
+    assert whole["clashes"] == run((1, 40, 1))["clashes"]
+    schema_validator().validate(json.loads(report_to_json(whole)))
+    parts = [json.loads(report_to_json(run_broken(chunk))) for chunk in chunks(1, 40, 1, 7)]
+    assert ["left_out" in part for part in parts] == [False, True] + [False] * 4  # 8-14
+    assert report_to_json(merge_reports(parts)) == report_to_json(whole)
+    assert "left_out" not in run((1, 40, 1))

@@ -662,7 +662,7 @@ def test_unchecked_warnings_count_open_clashes_of_tests_not_run_and_outside_the_
 
 def test_objects_taking_part_may_change_between_frames():
     def read_frame(time):
-        batch, objects, _ = read_sample_frame(time)
+        batch, objects = read_sample_frame(time)[:2]
         if time == 2:
             return FrameSample(batch.take([0, 1]), objects[:2])
         return FrameSample(batch, objects)
