@@ -300,7 +300,8 @@ def clash_tests_from_json(text: str, source: str = "tests") -> list[ClashTest]:
 
         {"format": "collide-tests", "version": 1, "tests": [test, ...]}
 
-    Test names must be unique (a clash id is derived from its test's name). Raises
+    Test names must be unique, also when spaces are not counted (a clash id is derived
+    from its test's name, and reports show "x" and "x " alike). Raises
     ClashTestError, prefixed with `source`, on invalid JSON or an invalid test.
     """
     try:
@@ -324,13 +325,16 @@ def clash_tests_from_json(text: str, source: str = "tests") -> list[ClashTest]:
         clash_test_from_dict(entry, f"{source}: tests[{index}]")
         for index, entry in enumerate(entries)
     ]
-    seen: set[str] = set()
+    seen: dict[str, str] = {}
     for test in tests:
-        if test.name in seen:
-            raise ClashTestError(
-                f"{source}: two tests are named {test.name!r}; names must be unique"
-            )
-        seen.add(test.name)
+        # Names that differ only in spaces read the same in every report and panel.
+        shown = " ".join(test.name.split())
+        if shown in seen:
+            same = f"named {test.name!r}"
+            if seen[shown] != test.name:
+                same = f"named {seen[shown]!r} and {test.name!r}, which read the same"
+            raise ClashTestError(f"{source}: two tests are {same}; names must be unique")
+        seen[shown] = test.name
     return tests
 
 

@@ -132,6 +132,12 @@ def test_tests_json_round_trip_and_errors(tmp_path):
     document["tests"][1]["name"] = "pipes vs walls"
     with pytest.raises(ClashTestError, match="two tests are named 'pipes vs walls'"):
         clash_tests_from_json(json.dumps(document))
+    # Names that differ only in spaces read the same in every report: both were allowed.
+    for look_alike in ("pipes vs walls ", " pipes  vs walls"):
+        document["tests"][1]["name"] = look_alike
+        message = f"two tests are named 'pipes vs walls' and {look_alike!r}, which read the same"
+        with pytest.raises(ClashTestError, match=message):
+            clash_tests_from_json(json.dumps(document))
     with pytest.raises(ClashTestError, match="not valid JSON"):
         clash_tests_from_json("{", source="x.json")
     with pytest.raises(ClashTestError, match="format must be 'collide-tests'"):
