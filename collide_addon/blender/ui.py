@@ -285,7 +285,16 @@ def _item_remove_button(layout, target: str, index: int) -> None:
     button.target, button.index = target, index
 
 
-def _draw_selector(layout, selector, target_prefix: str) -> None:
+def _missing_note(layout, context, name: str, found, missing: str) -> None:
+    """Under a name field Blender draws red when `found` (a collection of datablocks)
+    has no such name: `missing` says why in words ("No collection 'Walls' in this file:
+    ..."), since the red alone said nothing (a tests file from another model, a renamed
+    collection)."""
+    if name and name not in found:
+        _wrapped_label(layout, context, missing.format(name=repr(name)), "ERROR")
+
+
+def _draw_selector(layout, context, selector, target_prefix: str) -> None:
     """The criteria of one set; target_prefix "SET_A" or "SET_B" names its row lists."""
     layout.prop(selector, "name_glob")
     layout.label(text="Object Types (none: any)")
@@ -296,6 +305,13 @@ def _draw_selector(layout, selector, target_prefix: str) -> None:
         row = layout.row(align=True)
         row.prop_search(item, "name", bpy.data, "collections", text="")
         _item_remove_button(row, f"{target_prefix}_COLLECTIONS", index)
+        _missing_note(
+            layout,
+            context,
+            item.name,
+            bpy.data.collections,
+            "No collection {name} in this file: it selects nothing",
+        )
     layout.operator(
         "collide.clash_test_item_add", text="Add Collection", icon="OUTLINER_COLLECTION"
     ).target = f"{target_prefix}_COLLECTIONS"
@@ -315,7 +331,8 @@ def _draw_selector(layout, selector, target_prefix: str) -> None:
     ).target = f"{target_prefix}_PROPERTIES"
 
 
-def _draw_clash_test(layout, scene, test) -> None:
+def _draw_clash_test(layout, context, test) -> None:
+    scene = context.scene
     layout.prop(test, "name")
     layout.prop(test, "test_type")
     layout.prop(test, "tolerance")
@@ -324,11 +341,11 @@ def _draw_clash_test(layout, scene, test) -> None:
     layout.prop(test, "continuous")
     box = layout.box()
     box.label(text="Set A")
-    _draw_selector(box, test.set_a, "SET_A")
+    _draw_selector(box, context, test.set_a, "SET_A")
     box = layout.box()
     box.prop(test, "set_b_mode")
     if test.set_b_mode == "SELECTOR":
-        _draw_selector(box, test.set_b, "SET_B")
+        _draw_selector(box, context, test.set_b, "SET_B")
     box = layout.box()
     box.label(text="Ignore Pairs")
     box.prop(test, "ignore_same_parent")
@@ -340,6 +357,14 @@ def _draw_clash_test(layout, scene, test) -> None:
         row.prop_search(pair, "name_a", scene, "objects", text="")
         _item_remove_button(row, "IGNORE_PAIRS", index)
         column.prop_search(pair, "name_b", scene, "objects", text="")
+        for name in (pair.name_a, pair.name_b):
+            _missing_note(
+                column,
+                context,
+                name,
+                scene.objects,
+                "No object {name} in this scene: the pair ignores nothing",
+            )
     box.operator("collide.clash_test_item_add", text="Add Pair", icon="ADD").target = "IGNORE_PAIRS"
 
 
@@ -378,7 +403,7 @@ class COLLIDE_PT_clash_tests(bpy.types.Panel):
         layout.operator("collide.export_report", icon="FILE_TICK")
         index = settings.active_clash_test_index
         if 0 <= index < len(settings.clash_tests):
-            _draw_clash_test(layout, scene, settings.clash_tests[index])
+            _draw_clash_test(layout, context, settings.clash_tests[index])
 
 
 classes = (COLLIDE_UL_clashes, COLLIDE_PT_main, COLLIDE_UL_clash_tests, COLLIDE_PT_clash_tests)

@@ -326,3 +326,30 @@ def test_export_report_name_stays_in_the_chosen_folder(addon, tmp_path, name):
     with pytest.raises(RuntimeError, match="must be a file name inside the chosen folder"):
         bpy.ops.collide.export_report(directory=str(folder), report_name=name)
     assert list(tmp_path.rglob("*.*")) == []
+
+
+def test_the_panel_says_why_a_collection_or_object_a_test_names_is_red(addon, tmp_path):
+    """A tests file from another model names collections and objects this file lacks:
+    Blender drew those fields red with no word why (stop 37's panel hunt)."""
+    bpy.ops.collide.clash_tests_import(filepath=str(write_tests(tmp_path, TESTS_DOCUMENT)))
+
+    def notes() -> list[str]:
+        drawn: list[str] = []
+        bpy.types.COLLIDE_PT_clash_tests.draw(
+            SimpleNamespace(layout=RecordingLayout(drawn)), bpy.context
+        )
+        return [line for line in drawn if line.startswith("label: No ")]
+
+    assert notes() == [
+        "label: No collection 'Pipes' in this file: it selects nothing",
+        "label: No collection 'Pipes, hot' in this file: it selects nothing",
+        "label: No collection 'Ducts' in this file: it selects nothing",
+        "label: No object 'Pipe.001' in this scene: the pair ignores nothing",
+        "label: No object 'Duct.002' in this scene: the pair ignores nothing",
+        "label: No object 'Pipe.003' in this scene: the pair ignores nothing",
+        "label: No object 'Duct.001' in this scene: the pair ignores nothing",
+    ]
+    bpy.context.scene.collection.children.link(bpy.data.collections.new("Pipes"))
+    scenes.add_object("Pipe.001", scenes.mesh("cube"))
+    assert not any("'Pipes'" in note or "'Pipe.001'" in note for note in notes())
+    assert len(notes()) == 5
