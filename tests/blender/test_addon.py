@@ -815,6 +815,9 @@ def test_an_object_with_a_nan_vertex_is_left_out_and_named_and_the_others_checke
     broken.data.update()
     bpy.context.view_layer.update()
     assert scene.collide.live and scenes.records() == [("A", "B")]
+    scene.collide.live = False  # the tint is written when the edits stop
+    bpy.ops.collide.detect()
+    assert not broken.collide.tinted and tuple(broken.color) == (1.0, 1.0, 1.0, 1.0)
 
 
 def test_a_tolerance_a_script_set_to_nan_is_named(addon):
