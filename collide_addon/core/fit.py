@@ -96,6 +96,11 @@ _SAMPLED_ROTATIONS = _sampled_rotations(2048)
 _SAMPLED_AXES = np.ascontiguousarray(
     np.swapaxes(_SAMPLED_ROTATIONS, -1, -2).reshape(-1, 3).T, dtype=np.float32
 )
+# The same columns axis by axis (axis j of rotation k at j S + k), so that each axis's
+# extents are one contiguous block: the volumes are then products of whole blocks.
+_SAMPLED_AXES_BY_AXIS = np.ascontiguousarray(
+    _SAMPLED_AXES.reshape(3, -1, 3).transpose(0, 2, 1).reshape(3, -1)
+)
 # The search runs its first levels from every start, the rest from the best few.
 _COARSE_LEVELS = 6
 _REFINED_STARTS = 3
@@ -255,8 +260,10 @@ def _floored_volumes(extents: np.ndarray) -> np.ndarray:
     """Volumes (...,) of boxes of `extents` (..., 3), each floored at a millionth of the
     box's largest, so that flat point sets are compared by area (and not all tied at
     volume 0)."""
-    floor = _FLAT_EXTENT_RATIO * extents.max(axis=-1, keepdims=True)
-    return np.prod(np.maximum(extents, floor), axis=-1)
+    # Over the 3-long axis by whole slices (`reduce_short_axis`): the same values, in the
+    # same order, several times faster than numpy's reductions over a short axis.
+    floor = _FLAT_EXTENT_RATIO * reduce_short_axis(np.maximum, extents)[..., None]
+    return reduce_short_axis(np.multiply, np.maximum(extents, floor))
 
 
 # Turn k of `_axis_rotations` keeps the box's axis k // 2 and moves the other two.
@@ -471,10 +478,9 @@ def _unit_corners(corners: np.ndarray) -> np.ndarray:
 def _sampled_volumes(corners: np.ndarray) -> np.ndarray:
     """Volumes (g, S) float32 of the boxes along each of `_SAMPLED_ROTATIONS` (S of
     them) around each set of `corners` (g, 26, 3), as `_unit_corners` makes them."""
-    projections = corners.astype(np.float32) @ _SAMPLED_AXES  # (g, 26, 3S)
-    extents = (projections.max(axis=1) - projections.min(axis=1)).reshape(len(corners), -1, 3)
-    floor = _FLAT_EXTENT_RATIO * extents.max(axis=2, keepdims=True)
-    return np.prod(np.maximum(extents, floor), axis=2)
+    projections = corners.astype(np.float32) @ _SAMPLED_AXES_BY_AXIS  # (g, 26, 3S)
+    extents = (projections.max(axis=1) - projections.min(axis=1)).reshape(len(corners), 3, -1)
+    return _floored_volumes(np.moveaxis(extents, 1, -1))
 
 
 def _box_starts(group: _Group, indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
