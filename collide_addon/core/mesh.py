@@ -1925,17 +1925,10 @@ def _triangle_stage(world: _World, slots: np.ndarray, grow: float):
         meeting_point = take_rows(tests.meeting_point, tests.meet)
         nearest.offer(rows[tests.meet], zero, meeting_point, meeting_point)
         cross = np.flatnonzero(tests.crossing)
-        depth, deep_a, deep_b = _crossing_depth(
-            *(
-                take_rows(values, cross)
-                for values in (a, b, normal_a, normal_b, tests.signed_first, tests.signed_second)
-            ),
-            (
-                take_rows(world.smooth_edges, first[part][cross]),
-                take_rows(world.smooth_edges, second[part][cross]),
-            ),
+        measured, depth, deep_a, deep_b = _deepest_crossings(
+            world, rows[cross], cross, (a, b, normal_a, normal_b), tests, first[part], second[part]
         )
-        deepest.offer(rows[cross], -depth, deep_a, deep_b)
+        deepest.offer(rows[cross][measured], -depth, deep_a, deep_b)
     # A candidate tied with the nearest centroids (faces of copies facing each other) may
     # have a lower bound a few units in the last place above them: with the slack, the
     # nearest candidate stays.
@@ -1979,6 +1972,56 @@ def _triangle_stage(world: _World, slots: np.ndarray, grow: float):
         take_rows(world.corners, shared_second[widest]),
     )
     return nearest, deepest, shared_point
+
+
+def _deepest_crossings(world: _World, pair, cross, corners_and_normals, tests, first, second):
+    """`_crossing_depth` of the crossing triangle pairs `cross` (k,) (rows of the plane
+    tests `tests` of triangles first, second, with their corners and unit normals
+    (a, b, normal_a, normal_b)) of mesh pairs `pair` (k,), sorted, measured only where
+    they may be their pair's deepest: (measured (j,) ascending positions in `cross`,
+    depth (j,), deep_first (j, 3), deep_second (j, 3)).
+
+    A crossing's depth is at most its reach (`_reach`, the shallower of the two pokes
+    through the other's plane, from the plane tests' signed distances): each pair's
+    crossing of greatest reach is measured first, and then only the crossings whose
+    reach is not below that depth (of a sphere pair's thousand crossings, a few).
+    Those left out are strictly shallower than a measured one, so the pair's deepest,
+    the first of equals in order, is the same."""
+
+    def measure(rows):
+        return _crossing_depth(
+            *(
+                take_rows(values, cross[rows])
+                for values in (*corners_and_normals, tests.signed_first, tests.signed_second)
+            ),
+            (
+                take_rows(world.smooth_edges, first[cross[rows]]),
+                take_rows(world.smooth_edges, second[cross[rows]]),
+            ),
+        )
+
+    reach = np.minimum(
+        _reach(take_rows(tests.signed_first, cross)), _reach(take_rows(tests.signed_second, cross))
+    )
+    probe = _first_least(pair, -reach)
+    probed = measure(probe)
+    floor = np.full(int(pair.max(initial=-1)) + 1, -np.inf)
+    floor[pair[probe]] = probed[0]
+    # Not `reach >= floor`: a NaN depth or reach leaves nothing out.
+    wanted = ~(reach < floor[pair])
+    wanted[probe] = False
+    others = np.flatnonzero(wanted)
+    if not len(others):
+        return (probe, *probed)
+    measured = np.concatenate([probe, others])
+    order = np.argsort(measured, kind="stable")
+    return (
+        measured[order],
+        *(
+            np.concatenate([done, more])[order]
+            for done, more in zip(probed, measure(others), strict=True)
+        ),
+    )
 
 
 def _offer_beyond_edges(world: _World, nearest: _Best, pair, first, second, rows, grow: float):
@@ -2816,12 +2859,13 @@ def _distinct_per_pair(directions: np.ndarray) -> np.ndarray:
     pairs = np.arange(len(directions))
     kept = np.zeros(directions.shape[:2], dtype=bool)
     covered = np.zeros(directions.shape[:2], dtype=bool)
+    # Every two rows of a pair at once (k d d products, the same bits as row by row):
+    # the rounds then only pick rows.
+    parallel = np.abs(dot_rows(directions[:, :, None], directions[:, None, :])) > 1.0 - 1e-15
     while len(pairs):
         lead = np.argmin(covered[pairs], axis=1)  # the first row not covered
         kept[pairs, lead] = True
-        covered[pairs] |= (
-            np.abs(dot_rows(directions[pairs], directions[pairs, lead][:, None])) > 1.0 - 1e-15
-        )
+        covered[pairs] |= parallel[pairs, lead]
         covered[pairs, lead] = True
         pairs = pairs[~covered[pairs].all(axis=1)]
     return first_distinct(directions, ~kept)
