@@ -22,6 +22,8 @@ The live check, Detect and the clash tests of report runs all decide with these,
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .columns import reduce_short_axis
@@ -45,8 +47,21 @@ def contact_epsilon(points) -> np.ndarray:
 def largest_contact_epsilon(batch: ShapeBatch) -> float:
     """At least the epsilon of any contact between shapes of `batch`: the margin a broad
     phase adds so that it keeps every pair the rules below may count. A contact point
-    lies in a shape, so no coordinate of it exceeds `coordinate_bound`."""
-    return CONTACT_RELATIVE * max(1.0, coordinate_bound(batch))
+    lies in a shape, so no coordinate of it exceeds `coordinate_bound`.
+
+    The bound is rounded up to one of `_MARGIN_STEPS` steps per power of two (at most
+    1/8 more), so that the margin stays the same while the outermost object moves a
+    little: the contacts live checks keep for unchanged pairs hold only under the same
+    margin, and dragging that object re-decided every pair of the scene at each update
+    (65 mesh pairs and 63 ms against 1 pair and 18 ms for another object). Only which
+    pairs are candidates depends on it; the rules use each contact's own epsilon."""
+    mantissa, exponent = math.frexp(max(1.0, coordinate_bound(batch)))
+    return CONTACT_RELATIVE * math.ldexp(
+        math.ceil(mantissa * _MARGIN_STEPS) / _MARGIN_STEPS, exponent
+    )
+
+
+_MARGIN_STEPS = 16
 
 
 def coordinate_bound(batch: ShapeBatch) -> float:

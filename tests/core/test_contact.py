@@ -133,6 +133,29 @@ def test_largest_epsilon_bounds_every_contact_of_the_batch():
     )
 
 
+def test_largest_epsilon_stays_while_the_outermost_shape_moves_a_little():
+    """Live checks keep the contacts of unchanged pairs only under the same margin: it
+    followed the outermost coordinate bit for bit, so dragging that object re-decided
+    every pair of the scene at each update."""
+    rng = np.random.default_rng(3)
+    centers = rng.uniform(-30, 30, (50, 3))
+    outermost = int(np.abs(centers).max(axis=1).argmax())
+    first = largest_contact_epsilon(ShapeBatch.spheres(centers, np.ones(50)))
+    epsilons = []
+    for step in range(1, 200):
+        moved = centers.copy()
+        moved[outermost] *= 1.0 + 1e-4 * step  # outwards, 0.3 mm a step at 30 m
+        epsilons.append(largest_contact_epsilon(ShapeBatch.spheres(moved, np.ones(50))))
+    assert epsilons[0] == first
+    # It changes only where the bound crosses a step (one of 16 per power of two), and
+    # never more than 1/8 above the exact one.
+    assert len(set(epsilons)) <= 3
+    for bound in rng.uniform(0.0, 1e7, 1000).tolist() + [0.5, 1.0, 2.0, 1.03125, 1e7]:
+        batch = ShapeBatch.spheres(np.array([[bound, 0.0, 0.0]]), np.zeros(1))
+        exact = CONTACT_RELATIVE * max(1.0, bound)
+        assert exact <= largest_contact_epsilon(batch) <= exact * 1.125
+
+
 def test_contact_margin_keeps_every_pair_the_rule_can_count():
     batch = ShapeBatch.spheres(np.array([[0.0, 0, 0], [40.0, 0, 0]]), np.array([1.0, 1.0]))
     epsilon = largest_contact_epsilon(batch)
