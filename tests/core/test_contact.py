@@ -150,7 +150,7 @@ def test_largest_epsilon_stays_while_the_outermost_shape_moves_a_little():
     # It changes only where the bound crosses a step (one of 16 per power of two), and
     # never more than 1/8 above the exact one.
     assert len(set(epsilons)) <= 3
-    for bound in rng.uniform(0.0, 1e7, 1000).tolist() + [0.5, 1.0, 2.0, 1.03125, 1e7]:
+    for bound in [*rng.uniform(0.0, 1e7, 1000).tolist(), 0.5, 1.0, 2.0, 1.03125, 1e7]:
         batch = ShapeBatch.spheres(np.array([[bound, 0.0, 0.0]]), np.zeros(1))
         exact = CONTACT_RELATIVE * max(1.0, bound)
         assert exact <= largest_contact_epsilon(batch) <= exact * 1.125
