@@ -2393,6 +2393,88 @@ def _outside_parts(world: _World, pair, points, target, part, apart) -> np.ndarr
     return outside
 
 
+# An inner mesh with more vertices and triangles than this has its points listed for a
+# pair only where its triangles meet the outer mesh's bounds (found through its tree):
+# listing a terrain's every point for each object on it took memory and time as pairs
+# times triangles (10 GB and 44 s for 244 cubes on 180 k triangles; a 1 M triangle
+# terrain ran out of memory). Smaller meshes are listed whole, without the tree's walk.
+_LISTED_WHOLE = 4096
+
+
+def _inner_points(world: _World, inner: np.ndarray, outer: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The vertices and faces of world meshes `inner` (m,) that may lie strictly inside
+    the bounds of `outer` (m,): (vertex_pair (a,), vertex (a,), face_pair (b,), face (b,)),
+    rows into `world`'s vertices and triangles, sorted by pair, then row.
+
+    All of an inner mesh's, or for one of more than `_LISTED_WHOLE` points those of its
+    triangles whose bounds meet the outer mesh's bounds and its vertices in no triangle:
+    a point strictly inside those bounds lies in the bounds of each triangle it belongs
+    to, so the lists keep every such point, in the order of the whole lists."""
+    sizes = world.vertex_count[inner] + world.triangle_count[inner]
+    whole = np.flatnonzero(sizes <= _LISTED_WHOLE)
+    vertex_pair, vertex = expand_runs(
+        world.vertex_start[inner[whole]], world.vertex_count[inner[whole]]
+    )
+    face_pair, face = expand_runs(
+        world.triangle_start[inner[whole]], world.triangle_count[inner[whole]]
+    )
+    culled = np.flatnonzero(sizes > _LISTED_WHOLE)
+    if not len(culled):
+        return whole[vertex_pair], vertex, whole[face_pair], face
+    box, near = _point_candidates(
+        world,
+        take_rows(world.mesh_lo, outer[culled]),
+        take_rows(world.mesh_hi, outer[culled]),
+        inner[culled],
+    )
+    owner = world.owner[near]
+    local = near - world.triangle_start[owner]
+    corner_vertex = (
+        np.concatenate(
+            [
+                world.meshes[mesh].triangles[local[owner == mesh]] + world.vertex_start[mesh]
+                for mesh in np.unique(owner).tolist()
+            ]
+        )
+        if len(near)
+        else np.zeros((0, 3), dtype=np.int64)
+    )
+    # The corners were gathered mesh by mesh: their pairs in the same order.
+    by_mesh = np.argsort(owner, kind="stable")
+    corner_pair = np.repeat(culled[box[by_mesh]], 3)
+    loose_pair, loose = _loose_vertices(world, inner, culled)
+    vertex_pair = np.concatenate([whole[vertex_pair], corner_pair, loose_pair])
+    vertex = np.concatenate([vertex, corner_vertex.reshape(-1), loose])
+    face_pair = np.concatenate([whole[face_pair], culled[box]])
+    face = np.concatenate([face, near])
+    return (
+        *_sorted_unique(vertex_pair, vertex, len(world.vertices)),
+        *_sorted_unique(face_pair, face, len(world.centroid)),
+    )
+
+
+def _loose_vertices(world: _World, inner: np.ndarray, pairs: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The vertices in no triangle of the inner meshes of `pairs` (k,) (rows into
+    `inner`): (pair (l,), vertex (l,)), rows into `world`'s vertices."""
+    found_pairs, found = [np.zeros(0, dtype=np.int64)], [np.zeros(0, dtype=np.int64)]
+    meshes, of_pair = np.unique(inner[pairs], return_inverse=True)
+    for index, mesh in enumerate(meshes.tolist()):
+        used = np.zeros(int(world.vertex_count[mesh]), dtype=bool)
+        used[world.meshes[mesh].triangles.reshape(-1)] = True
+        loose = np.flatnonzero(~used) + world.vertex_start[mesh]
+        if len(loose):
+            owners = pairs[of_pair.reshape(-1) == index]
+            found_pairs.append(np.repeat(owners, len(loose)))
+            found.append(np.tile(loose, len(owners)))
+    return np.concatenate(found_pairs), np.concatenate(found)
+
+
+def _sorted_unique(pair: np.ndarray, row: np.ndarray, rows: int) -> tuple[np.ndarray, np.ndarray]:
+    """(pair, row) entries sorted by pair, then row, each once."""
+    key = np.unique(pair * rows + row)
+    return key // rows, key % rows
+
+
 def _inside_stage(world: _World, inner: np.ndarray, outer: np.ndarray, known, apart) -> _Best:
     """Depth (b) of the pairs of world meshes (inner, outer) (m,) each, the outer ones
     closed: minus the largest distance of an inner vertex or face centre strictly inside
@@ -2408,8 +2490,7 @@ def _inside_stage(world: _World, inner: np.ndarray, outer: np.ndarray, known, ap
     # Face centres besides vertices: two boxes of one height overlapping end to end meet
     # only along edges, every vertex of each on the other's surface, while the end face of
     # each lies inside the other.
-    vertex_pair, vertex = expand_runs(world.vertex_start[inner], world.vertex_count[inner])
-    face_pair, face = expand_runs(world.triangle_start[inner], world.triangle_count[inner])
+    vertex_pair, vertex, face_pair, face = _inner_points(world, inner, outer)
     pair = np.concatenate([vertex_pair, face_pair])
     centres = take_rows(world.centroid, face)
     points = np.concatenate([take_rows(world.vertices, vertex), centres])
