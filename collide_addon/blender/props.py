@@ -104,6 +104,10 @@ def _settings_changed(self, context):
     session.settings_changed(self.id_data)
 
 
+def _scope_changed(self, context):
+    session.settings_changed(self.id_data, who_takes_part=True)
+
+
 def _shape_changed(self, context):
     """An object's proxy shape: every scene holding the object fits it again."""
     for scene in self.id_data.users_scene:
@@ -243,13 +247,13 @@ class CollideSceneSettings(bpy.types.PropertyGroup):
         items=SCOPE_ITEMS,
         default="VISIBLE",
         description="Which objects take part",
-        update=_settings_changed,
+        update=_scope_changed,
     )
     collection: PointerProperty(
         name="Collection",
         type=bpy.types.Collection,
         description="The collection checked when the scope is Collection",
-        update=_settings_changed,
+        update=_scope_changed,
     )
     check: EnumProperty(
         name="Check",

@@ -29,7 +29,7 @@ from ..core.place import (
     place_fits,
     polar_decompose,
     rows_to_refit,
-    stretch_key,
+    stretch_keys,
 )
 
 GEOMETRY_TYPES = frozenset({"MESH", "CURVE", "SURFACE", "FONT", "META"})
@@ -732,11 +732,14 @@ class ProxyReader:
         return changed
 
     def _refit(self, structure, changed, normalised, progress) -> None:
-        keys = []
-        for k in changed:
-            entry = structure.entries[k]
-            shape = entry.settings_object.collide.shape
-            keys.append((*entry.geometry_key, shape, stretch_key(normalised[k])))
+        keys = [
+            (
+                *structure.entries[k].geometry_key,
+                structure.entries[k].settings_object.collide.shape,
+                stretch,
+            )
+            for k, stretch in zip(changed, stretch_keys(normalised[changed]), strict=True)
+        ]
         self._fit_missing(structure, changed, keys, normalised, progress)
         for k, key in zip(changed, keys, strict=True):
             structure.fits[k] = self._fits[key]

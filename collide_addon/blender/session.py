@@ -614,10 +614,13 @@ def switch_live_off(scene, error: Exception) -> None:
     scene.collide.live = False
 
 
-def settings_changed(scene, refit: bool = False) -> None:
-    """A scope, tolerance or colour setting (or, with `refit`, an object's proxy shape)
-    changed: check again when live."""
-    session_for(scene).reader.invalidate(refit=refit)
+def settings_changed(scene, who_takes_part: bool = False, refit: bool = False) -> None:
+    """A check, tolerance, geometry or colour setting changed (with `who_takes_part`, the
+    scope or its collection; with `refit`, an object's proxy shape): check again when
+    live. Only the scope and shapes make the reader find who takes part again: a
+    tolerance change rebuilt every entry (0.5 s at 10,000 objects in live mode)."""
+    if who_takes_part or refit:
+        session_for(scene).reader.invalidate(refit=refit)
     if scene.collide.live:
         live_check_now(scene)
     elif tint.tinted_objects(scene):

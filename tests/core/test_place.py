@@ -18,7 +18,7 @@ from collide_addon.core.place import (
     place_fits,
     polar_decompose,
     rows_to_refit,
-    stretch_key,
+    stretch_keys,
 )
 from tests.core.shapes_for_tests import assert_proper_rotation, outside_distance, random_rotation
 
@@ -123,16 +123,20 @@ def test_rows_to_refit_are_the_unfitted_and_the_restretched():
     assert rows_to_refit(np.zeros((0, 3, 3)), np.zeros(0, bool), np.zeros((0, 3, 3))).shape == (0,)
 
 
-def test_stretch_key_names_one_stretch():
+def test_stretch_keys_name_each_stretch():
     rng = np.random.default_rng(8)
-    normalised = normalised_stretch(np.stack([random_stretch(rng) for _ in range(2)]))[0]
-    key = stretch_key(normalised[0])
-    assert len(key) == 9 and all(isinstance(entry, float) for entry in key)
-    assert key == stretch_key(normalised[0].copy())
-    assert {key: 1}[stretch_key(normalised[0].copy())] == 1
-    assert key != stretch_key(normalised[1])
-    np.testing.assert_allclose(key, normalised[0].ravel(), atol=5e-7)
-    assert stretch_key(np.eye(3)) == (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0)
+    normalised = normalised_stretch(np.stack([random_stretch(rng) for _ in range(3)]))[0]
+    keys = stretch_keys(normalised)
+    assert len(keys) == 3
+    assert all(len(key) == 9 and all(isinstance(entry, float) for entry in key) for key in keys)
+    assert keys == stretch_keys(normalised.copy())
+    # A stretch's key does not depend on the others rounded with it.
+    assert stretch_keys(normalised[1:2]) == [keys[1]]
+    assert {keys[0]: 1}[stretch_keys(normalised[:1].copy())[0]] == 1
+    assert keys[0] != keys[1]
+    np.testing.assert_allclose(keys[0], normalised[0].ravel(), atol=5e-7)
+    assert stretch_keys(np.eye(3)[None]) == [(1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0)]
+    assert stretch_keys(np.zeros((0, 3, 3))) == []
 
 
 def test_fit_looseness_is_fit_volume_over_the_stretched_mesh_volume():
