@@ -772,8 +772,13 @@ def vanished_pairs(batch: ShapeBatch, pairs: np.ndarray) -> np.ndarray:
     and the radius 0: an object scaled to zero on every axis, which Blender does not
     draw, as Geometry Nodes instances are hidden, or a mesh of one vertex): (k,) bool.
     Such a point takes part in no clash, on proxies as on meshes (no triangles there)."""
-    point = (batch.half_extents == 0.0).all(axis=1) & (batch.radii == 0.0)
+    point = _points(batch)
     return point[pairs[:, 0]] | point[pairs[:, 1]]
+
+
+def _points(batch: ShapeBatch) -> np.ndarray:
+    """Which shapes of `batch` have no size at all (see `vanished_pairs`): (n,) bool."""
+    return (batch.half_extents == 0.0).all(axis=1) & (batch.radii == 0.0)
 
 
 def sample_contacts(
@@ -945,7 +950,11 @@ def _interval_pairs(prepared: PreparedTest, interval: Interval) -> _IntervalPair
     candidates = interval.candidates or interval_candidates(prepared, interval.start, interval.end)
     motion = candidates.motion
     pairs = swept_pairs(motion, candidates.margin, candidates.swept)
-    pairs = pairs[eligible_pair_mask(prepared, prepared.involved[pairs])]
+    shapes = prepared.involved[pairs]
+    # A shape of no size at both samples (scaled to nothing) is swept as a moving point,
+    # which clashes with what it passes: it takes part in no clash at either sample.
+    vanished = _points(interval.start) & _points(interval.end)
+    pairs = pairs[eligible_pair_mask(prepared, shapes) & ~vanished[shapes].any(axis=1)]
     slack = pair_slack(motion, pairs)
     threshold = sweep_thresholds(prepared.test, slack)
     # A pair within the rule at either sample is a sampled clash there (or, for a mesh

@@ -932,3 +932,22 @@ def test_a_mesh_test_reports_its_pairs_progress_at_each_sample(monkeypatch):
         at = [call for call in calls if call[2] == frame]
         assert at[0] == (0, 11, frame, "t") and at[-1] == (11, 11, frame, "t")
         assert len(at) == 5 and [done for done, *_ in at] == sorted(done for done, *_ in at)
+
+
+@pytest.mark.parametrize(("size", "expected"), [(0.0, []), (0.1, [("mover", "wall", 1.47)])])
+def test_a_continuous_test_sweeps_no_object_of_no_size(size, expected):
+    """An object scaled to nothing (Blender does not draw it; the samples let it clash
+    with nothing) was swept between samples as a moving point, and its pass through a
+    wall reported as a hard clash; with a size it is."""
+    objects = [ObjectMetadata("wall"), ObjectMetadata("mover")]
+
+    def read_frame(time):
+        x = -5.0 + 10.0 * (time - 1.0)
+        wall = ShapeBatch.boxes([[0.0, 0, 0]], [np.eye(3)], [[0.2, 2, 2]])
+        mover = ShapeBatch.boxes([[x, 0, 0]], [np.eye(3)], [[size] * 3])
+        return FrameSample(ShapeBatch.concat([wall, mover]), objects)
+
+    clashes = run_report([ClashTest("hard")], (1, 3, 1), read_frame, continuous=True).report[
+        "clashes"
+    ]
+    assert [(c["a"], c["b"], round(c["toi"], 2)) for c in clashes] == expected
