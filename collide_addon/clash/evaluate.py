@@ -980,7 +980,21 @@ def _beyond(
     pair within their margin, with its distance: a pair not among them is beyond any
     threshold up to that margin (all of a hard test's). The narrow phase decides the
     others, with the same distances.
+
+    For a touching test, a pair deeper inside than the threshold is beyond it too: it
+    does not touch there, and a pass into the band from a sample apart is to be swept (a
+    ball through a 1 m wall, deep inside it at the later sample, was left to that sample,
+    which found no touch).
     """
+    if prepared.test.test_type == "touching":
+
+        def outside(distance, threshold):
+            return np.abs(distance) > threshold
+    else:
+
+        def outside(distance, threshold):
+            return distance > threshold
+
     shapes = prepared.involved[pairs]
     beyond = np.ones(len(pairs), dtype=bool)
     unknown = np.arange(len(pairs))
@@ -993,13 +1007,13 @@ def _beyond(
             order = np.argsort(known)
             at = order[np.searchsorted(known, keys, sorter=order).clip(max=len(known) - 1)]
             found = known[at] == keys
-            beyond[found] = sampled.contacts.distances[at[found]] > threshold[found]
+            beyond[found] = outside(sampled.contacts.distances[at[found]], threshold[found])
         unknown = np.flatnonzero(~found & (threshold > sampled.margin))
     if len(unknown):
         first, second = shapes[unknown, 0], shapes[unknown, 1]
         near = np.flatnonzero(pair_intersects(batch, first, second, threshold[unknown].max()))
         result = pair_distance(batch, first[near], second[near])
-        beyond[unknown[near]] = result.distance > threshold[unknown[near]]
+        beyond[unknown[near]] = outside(result.distance, threshold[unknown[near]])
     return beyond
 
 

@@ -951,3 +951,26 @@ def test_a_continuous_test_sweeps_no_object_of_no_size(size, expected):
         "clashes"
     ]
     assert [(c["a"], c["b"], round(c["toi"], 2)) for c in clashes] == expected
+
+
+@pytest.mark.parametrize("half_thickness", [0.005, 0.5])
+def test_a_continuous_touching_test_finds_a_pass_into_a_wall_whatever_its_thickness(
+    half_thickness,
+):
+    """A ball passes into a wall between frames 1 and 2 (apart at 1, inside at 2, apart
+    at 3). Through a thin slab the touch was found with its toi; into a 1 m wall,
+    deep inside it at frame 2 (which is not a touch), nothing was: a pair inside the
+    wall at a sample was left to that sample."""
+    objects = [ObjectMetadata("ball"), ObjectMetadata("wall")]
+
+    def read_frame(time):
+        x = -1.0 + 1.4 * (time - 1.0)
+        ball = ShapeBatch.spheres([[x, 0, 0]], [0.3])
+        wall = ShapeBatch.boxes([[0.0, 0, 0]], [np.eye(3)], [[half_thickness, 1, 1]])
+        return FrameSample(ShapeBatch.concat([ball, wall]), objects)
+
+    test = ClashTest("touch", test_type="touching", tolerance=0.01)
+    [clash] = run_report([test], (1, 3, 1), read_frame, continuous=True).report["clashes"]
+    # The ball's surface reaches the band 0.01 before the wall's face.
+    expected = 1.0 + (1.0 - 0.3 - half_thickness - 0.01) / 1.4
+    assert clash["frames"] == [[1, 1]] and clash["toi"] == pytest.approx(expected, abs=1e-6)
