@@ -416,7 +416,8 @@ def scan_frames(
     """Run `tests` on every sample of `sample_times(frames, substeps)`; a clash found at
     any sample of frame f is reported on frame f. Continuous tests also test the motion
     between consecutive samples of the same objects (`evaluate_intervals`); a clash that
-    starts between a sample of frame f and the next is reported on frame f.
+    starts between a sample of frame f and the next, apart at both, is reported on frame
+    f (one still on at the next sample is that sample's clash, reported there).
 
     scope: what decides which objects take part, named when none do
     mesh_progress: see `MeshProgress`; called from mesh tests as they decide pairs
