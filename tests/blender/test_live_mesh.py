@@ -456,3 +456,49 @@ def test_dragging_the_outermost_object_decides_only_its_own_pairs(addon, monkeyp
         bpy.context.view_layer.update()
         assert sum(map(len, decided)) == 1, step  # its own pair, not all four
     assert len(scene.collide.clashes) == 4
+
+
+def test_live_mode_with_a_collection_instance_reads_only_matrices_while_objects_move(
+    addon, monkeypatch
+):
+    """One collection instance anywhere in the scene made every live update build who
+    takes part again from the depsgraph's instances (dragging one of 10,000 objects 477
+    ms a step, 14.5 ms without the instance). Moves read the instances' matrices where
+    the last walk found them; a change of what is instanced builds again."""
+    scene = bpy.context.scene
+    library = bpy.data.collections.new("Library")
+    library.objects.link(bpy.data.objects.new("Chair", scenes.mesh("cube", "Chair")))
+    instancer = bpy.data.objects.new("Room", None)
+    instancer.instance_type, instancer.instance_collection = "COLLECTION", library
+    scene.collection.objects.link(instancer)
+    table = scenes.add_object("Table", scenes.mesh("cube"), location=(5, 0, 0))
+    scene.collide.live = True
+    assert scenes.records() == []
+    reader_class = sys.modules[f"{addon.__name__}.blender.scene"].ProxyReader
+    builds = []
+    build = reader_class._build
+    monkeypatch.setattr(
+        reader_class, "_build", lambda self, *args: builds.append(1) or build(self, *args)
+    )
+    table.location.x = 1.5
+    bpy.context.view_layer.update()
+    # The first update takes in what was added before live mode began: who takes part.
+    assert scenes.records() == [("Room/Chair", "Table")]
+    builds.clear()
+    table.location.x = 1.4
+    bpy.context.view_layer.update()
+    assert scenes.records() == [("Room/Chair", "Table")] and builds == []
+    instancer.location.y = 5.0  # the instance moves with its instancer
+    bpy.context.view_layer.update()
+    assert scenes.records() == []
+    table.location.y = 5.0
+    bpy.context.view_layer.update()
+    assert scenes.records() == [("Room/Chair", "Table")] and builds == []
+    # Another object in the instanced collection: a new instance, found by a build.
+    library.objects.link(bpy.data.objects.new("Lamp", scenes.mesh("cube", "Lamp")))
+    bpy.context.view_layer.update()
+    assert builds and scenes.records() == [
+        ("Room/Chair", "Room/Lamp"),
+        ("Room/Chair", "Table"),
+        ("Room/Lamp", "Table"),
+    ]
