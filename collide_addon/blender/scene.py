@@ -167,9 +167,9 @@ class _Structure:
     # {name: reason} of the participants left out for unusable geometry.
     left_out: dict[str, str]
     # With instances: where in the walk of `depsgraph.object_instances` each entry was
-    # found, the `_identity` of its evaluated object's original there, and how long the
-    # walk was (`_walked_matrices`); None without.
-    walk: tuple[np.ndarray, list, int] | None = None
+    # found, and the `_placement` of every instance of the walk (`_walked_matrices`);
+    # None without.
+    walk: tuple[list[int], list] | None = None
     fit_arrays: ShapeBatch | None = None  # the fits in their stretched object spaces
     stretch: np.ndarray | None = None  # (n, 3, 3) normalised stretch of the current fits
     matrices: np.ndarray | None = None  # (n, 4, 4) of the last read
@@ -641,7 +641,7 @@ class ProxyReader:
         """Entries and world matrices (4, 4) from the depsgraph's instances: every object
         and every instance (collection instances, Geometry Nodes) of the participants;
         {name: reason} of those whose geometry is unusable, left out; and the walk's
-        positions of the entries, their objects' `_identity` and its length
+        positions of the entries and the `_placement` of each of its instances
         (`_Structure.walk`).
 
         An instance is named "Owner/Source" after its instancer and the object (or, made
@@ -654,9 +654,10 @@ class ProxyReader:
         instances renamed every instance of a linked model after an object deleted from
         it (an approved clash turned resolved and came back new)."""
         entries, matrices, left_out = [], [], {}
-        positions, identities, walked = [], [], 0
+        positions, placements = [], []
         collection_objects: dict[int, list] = {}
-        for walked, instance in enumerate(depsgraph.object_instances, 1):
+        for instance in depsgraph.object_instances:
+            placements.append(_placement(instance))
             evaluated = instance.object
             if evaluated.type not in GEOMETRY_TYPES:
                 continue
@@ -682,8 +683,7 @@ class ProxyReader:
                 continue
             entries.append(_Entry(name, owner, key, source, instance.is_instance))
             matrices.append(np.array(instance.matrix_world, dtype=np.float64))
-            positions.append(walked - 1)
-            identities.append(_identity(source))
+            positions.append(len(placements) - 1)
         repeats = Counter(entry.name for entry in entries if entry.is_instance)
         seen: Counter = Counter()
         for entry in entries:
@@ -694,7 +694,7 @@ class ProxyReader:
             entries,
             matrices,
             left_out,
-            (np.array(positions, dtype=np.int64), identities, walked),
+            (positions, placements),
         )
 
     def _object_entries(self, layer_objects, pointers: set[int], progress) -> tuple:
@@ -841,23 +841,38 @@ def _same_participants(structure: _Structure, scene, depsgraph) -> bool:
 _HAS_SESSION_UID = "session_uid" in bpy.types.ID.bl_rna.properties
 
 
-def _walked_matrices(depsgraph, walk: tuple[np.ndarray, list, int]) -> np.ndarray | None:
+def _walked_matrices(depsgraph, walk: tuple[list[int], list]) -> np.ndarray | None:
     """The world matrices (n, 4, 4) of the entries found by a walk of the depsgraph's
-    instances (`_Structure.walk`), read again at their positions, or None when the walk
-    no longer has the same length or the same objects there (then who takes part is
-    built again). Building every entry again made each update of a scene with one
-    collection instance 7 to 33 times slower (1,000 to 10,000 objects)."""
-    positions, identities, length = walk
-    positions = positions.tolist()  # compared one by one: Python ints
+    instances (`_Structure.walk`), read again at their positions, or None when any
+    instance of the walk is placed otherwise now (`_placement`: another object, another
+    instancer or path, one more or fewer; then who takes part is built again). Building
+    every entry again made each update of a scene with one collection instance 7 to 33
+    times slower (1,000 to 10,000 objects)."""
+    positions, placements = walk
     matrices = np.empty((len(positions), 4, 4))
-    row, walked = 0, 0
-    for walked, instance in enumerate(depsgraph.object_instances, 1):
-        if row < len(positions) and positions[row] == walked - 1:
-            if _identity(instance.object.original) != identities[row]:
-                return None
+    row, count = 0, 0
+    for index, instance in enumerate(depsgraph.object_instances):
+        # Every instance, not only the entries': an instancer whose instance type is
+        # keyed turns an object that was no entry into an instance that is one.
+        if index >= len(placements) or _placement(instance) != placements[index]:
+            return None
+        if row < len(positions) and positions[row] == index:
             matrices[row] = instance.matrix_world
             row += 1
-    return matrices if walked == length and row == len(positions) else None
+        count = index + 1
+    return matrices if count == len(placements) and row == len(positions) else None
+
+
+def _placement(instance) -> tuple:
+    """What tells an instance of `depsgraph.object_instances` from another placement:
+    its object's `_identity`, and for an instance its instancer's and its
+    `persistent_id` (the path through nested instancers: a window's frame placed through
+    Window 1 or Window 3, hidden and shown by keys, is the same object under the same
+    instancer)."""
+    identity = _identity(instance.object.original)
+    if not instance.is_instance:
+        return (identity,)
+    return (identity, _identity(instance.parent.original), tuple(instance.persistent_id))
 
 
 def _identity(obj):

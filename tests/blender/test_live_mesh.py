@@ -502,3 +502,39 @@ def test_live_mode_with_a_collection_instance_reads_only_matrices_while_objects_
         ("Room/Chair", "Table"),
         ("Room/Lamp", "Table"),
     ]
+
+
+def test_live_mode_follows_nested_instances_shown_and_hidden_by_keys(addon):
+    """T instances collection M of three instancers of Lib = [X]; the first is shown at
+    frame 1 only, the third at frame 2 only (keyed). The walk of the depsgraph's
+    instances keeps its length and the same object X at each entry's place, but the
+    frames shown come through another instancer: live mode named I3's clash after I2
+    (reading only the matrices where the last walk found X) until the path was
+    compared too."""
+    scene = bpy.context.scene
+    library = bpy.data.collections.new("Lib")
+    library.objects.link(bpy.data.objects.new("X", scenes.mesh("cube", "X")))
+    middle = bpy.data.collections.new("M")
+    instancers = []
+    for index in range(3):
+        instancer = bpy.data.objects.new(f"I{index + 1}", None)
+        instancer.instance_type, instancer.instance_collection = "COLLECTION", library
+        instancer.location.x = 3.0 * index
+        middle.objects.link(instancer)
+        instancers.append(instancer)
+    top = bpy.data.objects.new("T", None)
+    top.instance_type, top.instance_collection = "COLLECTION", middle
+    scene.collection.objects.link(top)
+    scenes.add_object("Wall", scenes.mesh("cube"), location=(6.0, 1.5, 0.0))
+    first, third = instancers[0], instancers[2]
+    for frame, first_hidden in ((1, False), (2, True)):
+        first.hide_viewport, third.hide_viewport = first_hidden, not first_hidden
+        first.keyframe_insert("hide_viewport", frame=frame)
+        third.keyframe_insert("hide_viewport", frame=frame)
+    scene.frame_set(1)
+    scene.collide.live = True
+    for frame, expected in ((2, [("T/I3/X", "Wall")]), (1, []), (2, [("T/I3/X", "Wall")])):
+        scene.frame_set(frame)
+        assert scenes.records() == expected, frame
+        bpy.ops.collide.detect()
+        assert scenes.records() == expected, frame
