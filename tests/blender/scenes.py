@@ -123,3 +123,15 @@ def overlay_tinted(addon, scene=None) -> set[str]:
 def session_module(addon):
     """The add-on's `blender.session` module (installed under its own package name)."""
     return sys.modules[f"{addon.__name__}.blender.session"]
+
+
+def count_builds(addon, monkeypatch) -> list:
+    """A list that gains an item each time a `ProxyReader` finds who takes part and
+    builds its entries again (`_build`)."""
+    reader_class = sys.modules[f"{addon.__name__}.blender.scene"].ProxyReader
+    builds: list = []
+    build = reader_class._build
+    monkeypatch.setattr(
+        reader_class, "_build", lambda self, *args: builds.append(1) or build(self, *args)
+    )
+    return builds

@@ -221,20 +221,13 @@ def test_a_tolerance_change_in_live_mode_checks_again_without_reading_who_takes_
     """Every setting change made the reader find who takes part and build every entry
     again (0.36 s a tolerance step at 10,000 objects in live mode, 0.12 s with live off):
     only the scope and its collection can change who takes part."""
-    import sys
-
     scene = bpy.context.scene
     scenes.add_object("A", scenes.mesh("cube"))
     scenes.add_object("B", scenes.mesh("cube"), location=(2.05, 0, 0))
     scene.collide.check = "CONTACT"
     scene.collide.live = True
     assert scenes.records() == []
-    reader_class = sys.modules[f"{addon.__name__}.blender.scene"].ProxyReader
-    builds = []
-    build = reader_class._build
-    monkeypatch.setattr(
-        reader_class, "_build", lambda self, *args: builds.append(1) or build(self, *args)
-    )
+    builds = scenes.count_builds(addon, monkeypatch)
     scene.collide.tolerance = 0.1
     assert scenes.records() == [("A", "B")] and builds == []
     scene.collide.check = "PENETRATION"

@@ -474,12 +474,7 @@ def test_live_mode_with_a_collection_instance_reads_only_matrices_while_objects_
     table = scenes.add_object("Table", scenes.mesh("cube"), location=(5, 0, 0))
     scene.collide.live = True
     assert scenes.records() == []
-    reader_class = sys.modules[f"{addon.__name__}.blender.scene"].ProxyReader
-    builds = []
-    build = reader_class._build
-    monkeypatch.setattr(
-        reader_class, "_build", lambda self, *args: builds.append(1) or build(self, *args)
-    )
+    builds = scenes.count_builds(addon, monkeypatch)
     table.location.x = 1.5
     bpy.context.view_layer.update()
     # The first update takes in what was added before live mode began: who takes part.
