@@ -525,9 +525,11 @@ class ProxyReader:
             structure.fit_arrays = previous.fit_arrays
             structure.matrices = previous.matrices
             structure.world = previous.world
-            if self._stale_keys:
-                stale = [key in self._stale_keys for key in structure.geometry_keys]
-                structure.fitted[np.array(stale, dtype=bool)] = False
+        elif structure is not previous and previous is not None and not self._refit_all:
+            _carry_over(previous, structure)
+        if structure is not previous and self._stale_keys and structure.fit_arrays is not None:
+            stale = [key in self._stale_keys for key in structure.geometry_keys]
+            structure.fitted[np.array(stale, dtype=bool)] = False
         if (
             only_if_moved
             and not forced
@@ -794,6 +796,39 @@ class ProxyReader:
             fits = fit_shapes(point_sets, shape, progress=_counted_on(progress, done, len(missing)))
             self._fits.update(zip(shape_keys, fits, strict=True))
             done += len(shape_keys)
+
+
+def _carry_over(previous: _Structure, structure: _Structure) -> None:
+    """Give the entries of a `structure` built anew the fits, stretches and placed
+    proxies of the entries of `previous` with the same name and geometry key, so that
+    only the others are refitted and placed (the rest as if the entry had not moved):
+    hiding one object of 10,000 in live mode refitted and placed all 10,000 from the
+    fit cache. Nothing is carried where none matches or `previous` was never placed."""
+    if previous.fit_arrays is None or previous.world is None or previous.stretch is None:
+        return
+    earlier = {
+        (name, key): row
+        for row, (name, key) in enumerate(zip(previous.names, previous.geometry_keys, strict=True))
+    }
+    sources = np.array(
+        [
+            earlier.get((name, key), -1)
+            for name, key in zip(structure.names, structure.geometry_keys, strict=True)
+        ],
+        dtype=np.int64,
+    )
+    found = sources >= 0
+    if not found.any():
+        return
+    # Rows with no match take row 0's values as placeholders: they are unfitted, so
+    # `_place` refits them and places them anew (`_rows_to_place`).
+    taken = np.where(found, sources, 0)
+    structure.fits = [previous.fits[source] if source >= 0 else None for source in sources.tolist()]
+    structure.fitted = found & previous.fitted[taken]
+    structure.stretch = previous.stretch[taken]
+    structure.fit_arrays = previous.fit_arrays.take(taken)
+    structure.matrices = previous.matrices[taken]
+    structure.world = previous.world.take(taken)
 
 
 def _rows_to_place(structure: _Structure, matrices: np.ndarray) -> np.ndarray:
