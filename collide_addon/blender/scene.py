@@ -800,23 +800,22 @@ class ProxyReader:
 
 def _carry_over(previous: _Structure, structure: _Structure) -> None:
     """Give the entries of a `structure` built anew the fits, stretches and placed
-    proxies of the entries of `previous` with the same name and geometry key, so that
-    only the others are refitted and placed (the rest as if the entry had not moved):
-    hiding one object of 10,000 in live mode refitted and placed all 10,000 from the
-    fit cache. Nothing is carried where none matches or `previous` was never placed."""
+    proxies of the entries of `previous` with the same name, geometry key and settings
+    object, so that only the others are refitted and placed (the rest as if the entry
+    had not moved): hiding one object of 10,000 in live mode refitted and placed all
+    10,000 from the fit cache. Nothing is carried where none matches or `previous` was
+    never placed."""
     if previous.fit_arrays is None or previous.world is None or previous.stretch is None:
         return
-    earlier = {
-        (name, key): row
-        for row, (name, key) in enumerate(zip(previous.names, previous.geometry_keys, strict=True))
-    }
-    sources = np.array(
-        [
-            earlier.get((name, key), -1)
-            for name, key in zip(structure.names, structure.geometry_keys, strict=True)
-        ],
-        dtype=np.int64,
-    )
+
+    def keys(of: _Structure):
+        # The settings object too: two objects sharing a mesh whose names a script
+        # swapped in one update have the same names and geometry, not the same shape
+        # setting (a change of that setting refits everything, `_refit_all`).
+        return zip(of.names, of.geometry_keys, map(_identity, of.sources), strict=True)
+
+    earlier = {key: row for row, key in enumerate(keys(previous))}
+    sources = np.array([earlier.get(key, -1) for key in keys(structure)], dtype=np.int64)
     found = sources >= 0
     if not found.any():
         return

@@ -266,3 +266,27 @@ def test_hiding_and_showing_one_object_in_live_mode_refits_and_places_only_it(ad
             getattr(live.proxies.batch, field), getattr(fresh.batch, field)
         )
     np.testing.assert_array_equal(live.proxies.batch.centers[[0, 1, 3]], placed.centers)
+
+
+def test_two_objects_sharing_a_mesh_that_swap_names_keep_their_own_proxies(addon):
+    """A (a sphere proxy) and B (Auto: a box) share a mesh; a script swaps their names in
+    one update while another object is hidden. The entries carried over by name and
+    geometry gave the object now named A the old A's sphere (a fuzzer's find)."""
+    scene = bpy.context.scene
+    shared = scenes.mesh("cube", "Shared")
+    first = scenes.add_object("A", shared, scale=(1.0, 1.0, 4.0))
+    first.collide.shape = "SPHERE"
+    scenes.add_object("B", shared, location=(0, 5, 0), scale=(1.0, 1.0, 4.0))
+    other = scenes.add_object("C", scenes.mesh("cube"), location=(20, 0, 0))
+    scene.collide.live = True
+    bpy.context.view_layer.update()
+    second = bpy.data.objects["B"]
+    first.name, second.name, first.name = "tmp", "A", "B"
+    other.hide_set(True)
+    bpy.context.view_layer.update()
+    live = scenes.session_module(addon).session_for(scene).proxies
+    fresh = scenes.read_proxies(addon)
+    assert live.names == fresh.names and sorted(live.names) == ["A", "B"]
+    np.testing.assert_array_equal(live.batch.kinds, fresh.batch.kinds)
+    assert [fit.kind for fit in live.fits] == [fit.kind for fit in fresh.fits]
+    assert live.batch.kinds.tolist()[live.names.index("B")] == 1  # the sphere's object
