@@ -150,6 +150,9 @@ class _Structure:
     names: list[str]
     owners: list
     sources: list  # each entry's settings object (`Proxies.sources`)
+    # `_identity` of each entry's settings object when built (read now, an object
+    # deleted since would raise).
+    source_ids: list
     owner_rows: np.ndarray  # (n,) first entry with the same owner
     instances: np.ndarray  # (n,) bool, entry k is an instance
     geometry_keys: list[tuple]
@@ -624,6 +627,7 @@ class ProxyReader:
             ),
             owners=[entry.owner for entry in entries],
             sources=[entry.settings_object for entry in entries],
+            source_ids=[_identity(entry.settings_object) for entry in entries],
             owner_rows=_first_rows([entry.owner.as_pointer() for entry in entries]),
             instances=np.array([entry.is_instance for entry in entries], dtype=bool),
             geometry_keys=[entry.geometry_key for entry in entries],
@@ -812,7 +816,7 @@ def _carry_over(previous: _Structure, structure: _Structure) -> None:
         # The settings object too: two objects sharing a mesh whose names a script
         # swapped in one update have the same names and geometry, not the same shape
         # setting (a change of that setting refits everything, `_refit_all`).
-        return zip(of.names, of.geometry_keys, map(_identity, of.sources), strict=True)
+        return zip(of.names, of.geometry_keys, of.source_ids, strict=True)
 
     earlier = {key: row for row, key in enumerate(keys(previous))}
     sources = np.array([earlier.get(key, -1) for key in keys(structure)], dtype=np.int64)
