@@ -342,6 +342,8 @@ class ProxyReader:
 
     def __init__(self) -> None:
         self._geometry: dict[tuple, _Geometry | _Unusable | None] = {}
+        # The `_identity` of the object or mesh each name-keyed geometry was read from.
+        self._geometry_owners: dict[tuple, object] = {}
         self._fits: dict[tuple, ProxyFit] = {}
         self._meshes: dict[tuple, TriangleMesh | None] = {}
         # Meshes that are copies of one shape (a building's repeated elements) share
@@ -587,6 +589,16 @@ class ProxyReader:
         return True
 
     def _geometry_of(self, key: tuple, evaluated) -> _Geometry | _Unusable | None:
+        if key[1] in ("mesh", "object"):
+            # Keyed by name: another object or mesh may have taken the name since (a
+            # rename, which updates no geometry), and what was read and fitted under it
+            # is not its own (an object renamed to a modifier object's former name took
+            # that object's proxy).
+            original = evaluated.original
+            owner = _identity(original.data if key[1] == "mesh" else original)
+            if self._geometry_owners.setdefault(key, owner) != owner:
+                self._forget({_updated_by(key)})
+                self._geometry_owners[key] = owner
         if key not in self._geometry:
             try:
                 self._geometry[key] = read_geometry(evaluated)
