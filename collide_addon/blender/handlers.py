@@ -69,7 +69,7 @@ class _Changes:
     geometry: set[tuple[str, str]] = field(default_factory=set)
 
 
-def _changes(depsgraph, scope: str, edits: bool) -> _Changes:
+def _changes(depsgraph, scope: str, edits: bool, known_name=None) -> _Changes:
     """The `_Changes` in `depsgraph`'s updates. With `edits` False (frame changes) only
     geometry updates count: the scene is tagged on every frame. Only the updates that
     are geometry updates or not transform updates are looked at one by one.
@@ -78,7 +78,11 @@ def _changes(depsgraph, scope: str, edits: bool) -> _Changes:
     every datablock of the view layer in Blender: 3 ms at 20,000 objects for one update.
     An edit's few updates are taken in one pass, which stops after `_FEW_UPDATES` + 1,
     and their flags read one by one; the many updates of a frame change (or of an edit
-    that moves many objects) are counted and get their flags read in bulk."""
+    that moves many objects) are counted and get their flags read in bulk.
+
+    known_name: address -> the name the reader knows an object by (None where it knows
+    none), so that an edit's transform update of an object renamed in the same update
+    (a script) is looked at too: its transform flag hid the rename."""
     updates = depsgraph.updates
     changes = _Changes()
     first = list(islice(updates, _FEW_UPDATES + 1)) if edits else None
@@ -86,7 +90,9 @@ def _changes(depsgraph, scope: str, edits: bool) -> _Changes:
         looked_at = [
             update
             for update in first
-            if update.is_updated_geometry or not update.is_updated_transform
+            if update.is_updated_geometry
+            or not update.is_updated_transform
+            or _renamed(update.id, known_name)
         ]
     else:
         count = len(updates)
@@ -113,6 +119,15 @@ def _changes(depsgraph, scope: str, edits: bool) -> _Changes:
         elif isinstance(datablock, bpy.types.Object):
             changes.objects = True
     return changes
+
+
+def _renamed(datablock, known_name) -> bool:
+    """Whether `datablock` is an object the reader knows by another name."""
+    if known_name is None or not isinstance(datablock, bpy.types.Object):
+        return False
+    original = datablock.original
+    known = known_name(original.as_pointer())
+    return known is not None and known != original.name_full
 
 
 def _hidden_flags(depsgraph) -> np.ndarray:
@@ -152,7 +167,7 @@ def _note_changes(live_session, scene, depsgraph, edits: bool, live: bool = True
     # geometry of objects that animate none otherwise; one call tells, where ordinary
     # animation updates no mesh.
     if edits or reader.has_changing_geometry or depsgraph.id_type_updated("MESH"):
-        changes = _changes(depsgraph, scene.collide.scope, edits)
+        changes = _changes(depsgraph, scene.collide.scope, edits, reader.known_name)
         if changes.objects:
             reader.invalidate(changes.geometry)
         else:

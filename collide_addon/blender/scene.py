@@ -154,6 +154,7 @@ class _Structure:
     # deleted since would raise).
     source_ids: list
     owner_rows: np.ndarray  # (n,) first entry with the same owner
+    owner_names_by_address: dict  # {as_pointer(): name_full} of the owners when built
     instances: np.ndarray  # (n,) bool, entry k is an instance
     geometry_keys: list[tuple]
     fits: list[ProxyFit | None]
@@ -607,6 +608,12 @@ class ProxyReader:
                 self._geometry[key] = _Unusable(str(error))
         return self._geometry[key]
 
+    def known_name(self, address: int) -> str | None:
+        """The name the last read knows the object at `address` (as_pointer()) by, as
+        owner of a proxy; None for an object it knows none of."""
+        structure = self._structure
+        return None if structure is None else structure.owner_names_by_address.get(address)
+
     def _build(self, depsgraph, scene, progress):
         """Who takes part, reading geometry that is not cached: (structure, matrices)."""
         self._mesh_version += 1  # rows may now hold other objects
@@ -627,6 +634,7 @@ class ProxyReader:
             )
             rows_array = np.array(rows, dtype=np.int64)
             matrices_array = _bulk_matrices(depsgraph, object_count)[rows_array]
+        owner_pointers = [entry.owner.as_pointer() for entry in entries]
         structure = _Structure(
             entries=entries,
             use_instances=use_instances,
@@ -640,7 +648,10 @@ class ProxyReader:
             owners=[entry.owner for entry in entries],
             sources=[entry.settings_object for entry in entries],
             source_ids=[_identity(entry.settings_object) for entry in entries],
-            owner_rows=_first_rows([entry.owner.as_pointer() for entry in entries]),
+            owner_rows=_first_rows(owner_pointers),
+            owner_names_by_address=dict(
+                zip(owner_pointers, (entry.owner.name_full for entry in entries), strict=True)
+            ),
             instances=np.array([entry.is_instance for entry in entries], dtype=bool),
             geometry_keys=[entry.geometry_key for entry in entries],
             fits=[None] * len(entries),

@@ -315,3 +315,22 @@ def test_an_object_renamed_to_a_modifier_objects_former_name_gets_its_own_proxy(
     live = scenes.session_module(addon).session_for(scene).proxies
     assert live.names == fresh.names
     np.testing.assert_array_equal(live.batch.half_extents, fresh.batch.half_extents)
+
+
+def test_an_object_renamed_and_moved_in_one_update_is_listed_by_its_new_name(addon):
+    """A script renaming an object and moving it before the next update: the move's
+    transform update hid the rename from live mode, which kept listing the old name (a
+    fuzzer's find, older than this stop)."""
+    scene = bpy.context.scene
+    shared = scenes.mesh("cube", "Shared")
+    moved = scenes.add_object("A", shared)
+    scenes.add_object("B", shared, location=(1.5, 0, 0))
+    scenes.add_object("C", shared, location=(10, 0, 0))
+    scene.collide.live = True
+    bpy.context.view_layer.update()
+    assert scenes.records() == [("A", "B")]
+    moved.name = "Renamed"
+    moved.location.x += 0.1
+    bpy.context.view_layer.update()
+    assert scenes.records() == [("Renamed", "B")]
+    assert scenes.session_module(addon).session_for(scene).proxies.names == ["Renamed", "B", "C"]
