@@ -43,6 +43,7 @@ from ..clash.evaluate import (
 from ..core import KIND_NAMES, CoherentBounds, KeptContacts, find_contacts
 from ..core.columns import reduce_short_axis
 from ..core.contact import clash_mask, contact_epsilon
+from ..report.common import listed, names_by_reason
 from . import tint
 from .scene import Progress, Proxies, ProxyReader, SceneReadError
 
@@ -594,14 +595,10 @@ def left_out_note(scene) -> str | None:
     proxies = session_for(scene).proxies
     if proxies is None or not proxies.left_out:
         return None
-    by_reason: dict[str, list[str]] = {}
-    for name, reason in proxies.left_out.items():
-        by_reason.setdefault(reason, []).append(name)
-    parts = []
-    for reason, names in by_reason.items():
-        shown = ", ".join(repr(name) for name in names[:_LEFT_OUT_NAMES])
-        more = len(names) - _LEFT_OUT_NAMES
-        parts.append(f"{shown}{f' and {more} more' if more > 0 else ''} ({reason})")
+    parts = [
+        f"{listed([repr(name) for name in names], _LEFT_OUT_NAMES)} ({reason})"
+        for reason, names in names_by_reason(proxies.left_out).items()
+    ]
     return "Not checked: " + "; ".join(parts)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 
 from ..core.contact import CONTACT_RELATIVE
 
@@ -48,6 +49,22 @@ def far_resolution(reach: float, unit_scale: float = 1.0) -> str | None:
 # the terminal (escape sequences that clear the screen or print over a line, bidi
 # controls that reverse what follows): an object name can hold any of them.
 UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
+
+
+def listed(names: Sequence[str], most: int) -> str:
+    """The first `most` of `names` joined by commas, and how many more there are:
+    "'A', 'B', 'C' and 4 more" (the names as given: quote them first where wanted)."""
+    more = len(names) - most
+    return ", ".join(names[:most]) + (f" and {more} more" if more > 0 else "")
+
+
+def names_by_reason(left_out: Mapping[str, str]) -> dict[str, list[str]]:
+    """{reason: [name, ...]} of objects left out of a check, `left_out` {name: reason},
+    the names in its order."""
+    by_reason: dict[str, list[str]] = {}
+    for name, reason in left_out.items():
+        by_reason.setdefault(reason, []).append(name)
+    return by_reason
 
 
 def one_line(text: str) -> str:

@@ -48,7 +48,7 @@ from ..clash.groups import group_by_cluster, group_by_object, group_by_test
 from ..clash.json_input import JsonInputError, read_json_file
 from ..clash.records import STATUSES
 from ..clash.tests import TEST_TYPES, ClashTest, clash_test_to_dict
-from .common import far_resolution
+from .common import far_resolution, listed, names_by_reason
 
 # Clash points closer than this (scene units, metres by default) share a cluster.
 DEFAULT_CLUSTER_RADIUS = 1.0
@@ -182,31 +182,21 @@ def open_mesh_warning(names: Sequence[str]) -> list[str]:
     nothing inside them can be found by containment. [] or [one sentence]."""
     if not names:
         return []
-    listed = sorted(names)
-    shown = ", ".join(listed[:_WARNING_NAMES])
-    more = f" and {len(listed) - _WARNING_NAMES} more" if len(listed) > _WARNING_NAMES else ""
     return [
-        f"{len(listed)} object(s) in mesh tests have open or non-manifold meshes, so whether "
+        f"{len(names)} object(s) in mesh tests have open or non-manifold meshes, so whether "
         f"another object lies wholly inside them was not tested (only their surfaces): "
-        f"{shown}{more}"
+        f"{listed(sorted(names), _WARNING_NAMES)}"
     ]
 
 
 def left_out_warning(left_out: Mapping[str, str]) -> list[str]:
     """The report's warnings for objects left out of the check, one sentence per reason
     (`left_out`: {name: reason}): their clashes, if any, are not in the report."""
-    by_reason: dict[str, list[str]] = {}
-    for name, reason in sorted(left_out.items()):
-        by_reason.setdefault(reason, []).append(name)
-    warnings = []
-    for reason, names in by_reason.items():
-        shown = ", ".join(names[:_WARNING_NAMES])
-        more = f" and {len(names) - _WARNING_NAMES} more" if len(names) > _WARNING_NAMES else ""
-        warnings.append(
-            f"{len(names)} object(s) were left out of the check, their geometry unusable "
-            f"({reason}): their clashes are not in this report: {shown}{more}"
-        )
-    return warnings
+    return [
+        f"{len(names)} object(s) were left out of the check, their geometry unusable "
+        f"({reason}): their clashes are not in this report: {listed(names, _WARNING_NAMES)}"
+        for reason, names in names_by_reason(dict(sorted(left_out.items()))).items()
+    ]
 
 
 def reach_warning(reach: float, unit_scale: float = 1.0) -> list[str]:

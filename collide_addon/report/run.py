@@ -60,6 +60,7 @@ from ..clash.tests import ClashTest
 from ..core import CoherentBounds, ShapeBatch
 from ..core.contact import largest_coordinate
 from .bcf_report import object_ifc_guid, write_bcf_report
+from .common import listed
 from .csv_report import write_csv_report
 from .html_report import write_html_report
 from .json_report import build_report, write_json_report
@@ -611,12 +612,10 @@ def unchecked_warnings(
     )
     warnings = []
     if untested:
-        names = list(dict.fromkeys(record["test"] for record in untested))
-        listed = ", ".join(repr(name) for name in names[:3])
-        more = f" and {len(names) - 3} more" if len(names) > 3 else ""
+        names = [repr(name) for name in dict.fromkeys(record["test"] for record in untested)]
         warnings.append(
             f"{len(untested)} clash(es) of the baseline belong to tests this run did not run "
-            f"({listed}{more}), so they were not checked: they keep the baseline's "
+            f"({listed(names, 3)}), so they were not checked: they keep the baseline's "
             "statuses, new ones as active (a renamed test finds its clashes anew)"
         )
     if unscanned:

@@ -7,6 +7,8 @@ from hypothesis import strategies as st
 
 from collide_addon.report.common import (
     fix_lines,
+    listed,
+    names_by_reason,
     one_line,
     pair_label,
     shortened_in_middle,
@@ -119,3 +121,17 @@ def test_wrapped_lines_break_names_after_punctuation_and_keep_units_with_numbers
         "Far out: contacts to",
         "2\u00a0mm",
     ]
+
+
+def test_listed_names_the_first_and_counts_the_rest():
+    assert listed([], 3) == ""
+    assert listed(["a", "b"], 3) == "a, b"
+    assert listed(["a", "b", "c"], 3) == "a, b, c"
+    assert listed(["'a'", "'b'", "'c'", "'d'", "'e'"], 3) == "'a', 'b', 'c' and 2 more"
+
+
+def test_names_by_reason_groups_left_out_objects_in_their_order():
+    left_out = {"C": "NaN", "A": "empty", "B": "NaN"}
+    assert names_by_reason(left_out) == {"NaN": ["C", "B"], "empty": ["A"]}
+    assert list(names_by_reason(left_out)) == ["NaN", "empty"]
+    assert names_by_reason({}) == {}
