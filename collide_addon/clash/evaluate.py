@@ -986,14 +986,10 @@ def _beyond(
     ball through a 1 m wall, deep inside it at the later sample, was left to that sample,
     which found no touch).
     """
-    if prepared.test.test_type == "touching":
+    touching = prepared.test.test_type == "touching"
 
-        def outside(distance, threshold):
-            return np.abs(distance) > threshold
-    else:
-
-        def outside(distance, threshold):
-            return distance > threshold
+    def outside(distance, threshold):
+        return (np.abs(distance) if touching else distance) > threshold
 
     shapes = prepared.involved[pairs]
     beyond = np.ones(len(pairs), dtype=bool)
