@@ -2427,24 +2427,18 @@ def _inner_points(world: _World, inner: np.ndarray, outer: np.ndarray) -> tuple[
         take_rows(world.mesh_hi, outer[culled]),
         inner[culled],
     )
+    # The corners' vertices, mesh by mesh (a few large meshes): `_World` keeps no
+    # triangle's vertex rows, each mesh its own.
     owner = world.owner[near]
-    local = near - world.triangle_start[owner]
-    corner_vertex = (
-        np.concatenate(
-            [
-                world.meshes[mesh].triangles[local[owner == mesh]] + world.vertex_start[mesh]
-                for mesh in np.unique(owner).tolist()
-            ]
-        )
-        if len(near)
-        else np.zeros((0, 3), dtype=np.int64)
-    )
-    # The corners were gathered mesh by mesh: their pairs in the same order.
-    by_mesh = np.argsort(owner, kind="stable")
-    corner_pair = np.repeat(culled[box[by_mesh]], 3)
+    corner_pairs, corners = [whole[vertex_pair]], [vertex]
+    for mesh in np.unique(owner).tolist():
+        mine = owner == mesh
+        local = near[mine] - world.triangle_start[mesh]
+        corners.append((world.meshes[mesh].triangles[local] + world.vertex_start[mesh]).ravel())
+        corner_pairs.append(np.repeat(culled[box[mine]], 3))
     loose_pair, loose = _loose_vertices(world, inner, culled)
-    vertex_pair = np.concatenate([whole[vertex_pair], corner_pair, loose_pair])
-    vertex = np.concatenate([vertex, corner_vertex.reshape(-1), loose])
+    vertex_pair = np.concatenate([*corner_pairs, loose_pair])
+    vertex = np.concatenate([*corners, loose])
     face_pair = np.concatenate([whole[face_pair], culled[box]])
     face = np.concatenate([face, near])
     return (
