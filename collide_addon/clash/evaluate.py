@@ -47,7 +47,7 @@ from ..core.continuous import (
     swept_motion,
     swept_pairs,
 )
-from ..core.mesh import TriangleMesh, mesh_contacts
+from ..core.mesh import PosedMeshes, TriangleMesh, mesh_contacts
 from .tests import ClashTest, Selector
 
 
@@ -529,6 +529,8 @@ class MeshPairCache:
     reach: (k,) the max_distance each pair's contact was computed with
     distance: (k,); point_i, point_j: (k, 3); relation: (k,) int8 `core.mesh` codes
     used: with `scan`, the poses used since the last `next_sample`
+    posed: without `scan`, the large meshes the last call posed, for the next call
+        (`core.mesh.PosedMeshes`: a terrain under an object dragged in live mode)
     """
 
     poses: dict = field(default_factory=dict)
@@ -543,6 +545,7 @@ class MeshPairCache:
     scan: bool = False
     kept: dict = field(default_factory=dict)
     used: set = field(default_factory=set)
+    posed: PosedMeshes = field(default_factory=PosedMeshes)
 
     def pose_codes(self, meshes: Sequence[TriangleMesh], matrices: np.ndarray) -> np.ndarray:
         """One code per (mesh, matrix), the same as in the last call for the same mesh
@@ -635,7 +638,12 @@ def _cached_mesh_contacts(
         point_i[hit], point_j[hit] = cache.point_i[rows], cache.point_j[rows]
     miss = np.flatnonzero(~hit)
     if len(miss):
-        result = mesh_contacts(mesh_list, matrices, pairs[miss], max_distance, progress)
+        # A report's scan poses each sample's meshes once (its tests share the pairs);
+        # live checks keep large meshes posed from one check to the next.
+        posed = None if cache.scan else cache.posed
+        result = mesh_contacts(mesh_list, matrices, pairs[miss], max_distance, progress, posed)
+        if posed is not None:
+            posed.forget_unused()
         distance[miss], relation[miss] = result.distance, result.relation
         point_i[miss], point_j[miss] = result.point_i, result.point_j
     cache.store(keys, reach, distance, point_i, point_j, relation)

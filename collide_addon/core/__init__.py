@@ -22,7 +22,8 @@ One layer per module; each imports only modules listed before it:
   matrix; `wireframe`: line segments that draw shapes
 - `synthetic`: random scenes for tests and benchmarks
 - `mesh`: `prepare_mesh` and `mesh_contacts`, exact contact of triangle meshes;
-  `PreparedMeshes` prepares a translated copy's mesh from its shape's
+  `PreparedMeshes` prepares a translated copy's mesh from its shape's; `PosedMeshes`
+  keeps large meshes posed from one call to the next
 - `faces`: the triangles of faces of three and four corners, as Blender splits them
 - `resolve`: `separating_translations` (the minimum translation that pushes proxies
   apart) and `mesh_separating_translations` (a checked push-apart of meshes)
@@ -38,6 +39,7 @@ from .mesh import (
     J_INSIDE_I,
     TOUCHING,
     MeshContacts,
+    PosedMeshes,
     PreparedMeshes,
     TriangleMesh,
     mesh_contacts,
@@ -62,6 +64,7 @@ __all__ = [
     "MeshContacts",
     "MeshFixes",
     "PairResult",
+    "PosedMeshes",
     "PreparedMeshes",
     "ShapeBatch",
     "TriangleMesh",

@@ -239,6 +239,11 @@ _SHALLOW = 0.5 * CONTACT_RELATIVE
 _FEW_DIRECTIONS = 8
 # `PreparedMeshes` keeps this many shapes for one list of triangles.
 _SHAPES_PER_TRIANGLES = 8
+# `PosedMeshes` keeps meshes of at least this many triangles posed between calls
+# (smaller ones cost less to pose again than to join to the others).
+_KEPT_POSED_TRIANGLES = 4096
+# ... and at most this many triangles in all (about 600 MB).
+_KEPT_POSED_LIMIT = 1 << 21
 # `mesh_contacts` decides its pairs in shares of at most about this many, so that a call
 # over a building's tens of thousands of pairs reports its progress as it goes.
 _PAIRS_PER_SHARE = 2048
@@ -1379,8 +1384,24 @@ def posed_vertices(
     return vertices, vertex_count
 
 
-def _pose(meshes: Sequence[TriangleMesh], matrices: np.ndarray, used: np.ndarray) -> _World:
-    """Meshes `used` (u,) posed by their matrices (n, 4, 4) as one `_World`."""
+def _pose(
+    meshes: Sequence[TriangleMesh],
+    matrices: np.ndarray,
+    used: np.ndarray,
+    kept: PosedMeshes | None = None,
+) -> _World:
+    """Meshes `used` (u,) posed by their matrices (n, 4, 4) as one `_World`; with `kept`,
+    its large meshes taken from it where posed there before."""
+    if kept is None:
+        return _posed_together(meshes, matrices, used)
+    return kept.pose(meshes, matrices, used)
+
+
+def _posed_together(
+    meshes: Sequence[TriangleMesh], matrices: np.ndarray, used: np.ndarray
+) -> _World:
+    """Meshes `used` (u,) posed by their matrices (n, 4, 4) as one `_World`, all in one
+    set of numpy calls."""
     posed = [meshes[k] for k in used]
     vertices, vertex_count = posed_vertices(meshes, matrices, used)
     triangle_count = np.array([len(mesh.triangles) for mesh in posed], dtype=np.int64)
@@ -1449,6 +1470,155 @@ def _pose(meshes: Sequence[TriangleMesh], matrices: np.ndarray, used: np.ndarray
         reach,
         _ROUNDING * max(1.0, reach),
     )
+
+
+def _joined_worlds(worlds: Sequence[_World]) -> _World:
+    """One `_World` of the meshes of `worlds` (each posed on its own), one world's after
+    the other's: the arrays, bit for bit, that posing all those meshes together gives.
+    Each row is measured on its own mesh only; joining moves row numbers, pads the leaves'
+    rows to the widest, and takes the largest `reach`."""
+    if len(worlds) == 1:
+        return worlds[0]
+
+    def joined(name: str, bases=None) -> np.ndarray:
+        parts = [getattr(world, name) for world in worlds]
+        if bases is not None:
+            parts = [part + base if base else part for part, base in zip(parts, bases, strict=True)]
+        return np.concatenate(parts)
+
+    vertex_base = _starts(np.array([len(world.vertices) for world in worlds]))
+    triangle_base = _starts(np.array([len(world.corners) for world in worlds]))
+    mesh_base = _starts(np.array([len(world.meshes) for world in worlds]))
+    reach = max(world.reach for world in worlds)
+    fields = {
+        name: joined(name)
+        for name in (field.name for field in dataclasses.fields(_World))
+        if name not in ("tree", "meshes", "reach", "slack")
+    }
+    fields.update(
+        vertex_start=joined("vertex_start", vertex_base),
+        triangle_start=joined("triangle_start", triangle_base),
+        owner=joined("owner", mesh_base),
+        vertex_part=joined("vertex_part", vertex_base),
+        triangle_part=joined("triangle_part", vertex_base),
+        tree=_joined_forests([world.tree for world in worlds], triangle_base),
+        meshes=sum((world.meshes for world in worlds), ()),
+        reach=reach,
+        slack=_ROUNDING * max(1.0, reach),
+    )
+    return _World(**fields)
+
+
+def _joined_forests(forests: Sequence[_Forest], triangle_base: np.ndarray) -> _Forest:
+    """`_Forest`s of worlds joined by `_joined_worlds`, whose triangles start at rows
+    `triangle_base` (w,) of the joined world, as one."""
+    node_base = _starts(np.array([len(forest.lo) for forest in forests]))
+    leaf_base = _starts(np.array([len(forest.leaf_triangles) for forest in forests]))
+    width = max(forest.leaf_triangles.shape[1] for forest in forests)
+
+    def moved(values: np.ndarray, base) -> np.ndarray:
+        """Row numbers moved by `base`, -1 (none) kept."""
+        return np.where(values >= 0, values + base, -1) if base else values
+
+    def widened(values: np.ndarray, fill) -> np.ndarray:
+        """Leaf rows (L, ..., w') padded to `width` entries with `fill`."""
+        if values.shape[-1] == width:
+            return values
+        padded = np.full((*values.shape[:-1], width), fill, dtype=values.dtype)
+        padded[..., : values.shape[-1]] = values
+        return padded
+
+    return _Forest(
+        triangles=np.concatenate(
+            [forest.triangles + base for forest, base in zip(forests, triangle_base, strict=True)]
+        ),
+        root=np.concatenate(
+            [forest.root + base for forest, base in zip(forests, node_base, strict=True)]
+        ),
+        lo=np.concatenate([forest.lo for forest in forests]),
+        hi=np.concatenate([forest.hi for forest in forests]),
+        first=np.concatenate(
+            [forest.first + base for forest, base in zip(forests, triangle_base, strict=True)]
+        ),
+        count=np.concatenate([forest.count for forest in forests]),
+        corner=np.concatenate([forest.corner for forest in forests]),
+        child=np.concatenate(
+            [moved(forest.child, base) for forest, base in zip(forests, node_base, strict=True)]
+        ),
+        leaf=np.concatenate(
+            [moved(forest.leaf, base) for forest, base in zip(forests, leaf_base, strict=True)]
+        ),
+        leaf_triangles=np.concatenate(
+            [
+                widened(moved(forest.leaf_triangles, base), -1)
+                for forest, base in zip(forests, triangle_base, strict=True)
+            ]
+        ),
+        leaf_lo=np.concatenate([widened(forest.leaf_lo, np.inf) for forest in forests]),
+        leaf_hi=np.concatenate([widened(forest.leaf_hi, -np.inf) for forest in forests]),
+    )
+
+
+class PosedMeshes:
+    """Large meshes posed in the world, kept from one `mesh_contacts` call to the next
+    while their matrices stay the same bit for bit: a terrain or a slab under objects
+    dragged in live mode is posed once, not again for every update that decides a pair
+    on it (posing is the call's cost on a large mesh: a cube's one pair on a terrain of
+    320,000 triangles took 240 ms a call, 210 ms of it posing the terrain). A kept mesh
+    is joined to the call's others as posed afresh (`_joined_worlds`), so contacts are
+    the same bit for bit.
+
+    Meshes of at least `_KEPT_POSED_TRIANGLES` triangles are kept, by mesh object and
+    matrix bits, up to `_KEPT_POSED_LIMIT` triangles in all (a posed mesh holds about
+    0.3 kB a triangle); `forget_unused` drops those no call used since it was last
+    called."""
+
+    def __init__(self) -> None:
+        # (id(mesh), matrix bytes) -> (mesh, its posed world); the mesh is held so
+        # that no other takes its id.
+        self._kept: dict[tuple[int, bytes], tuple[TriangleMesh, _World]] = {}
+        self._used: set[tuple[int, bytes]] = set()
+
+    def __len__(self) -> int:
+        return len(self._kept)
+
+    def pose(self, meshes: Sequence[TriangleMesh], matrices: np.ndarray, used) -> _World:
+        """`_pose` of meshes `used` (u,) by their matrices (n, 4, 4): runs of small
+        meshes posed together, each large one taken from here or posed on its own and
+        kept."""
+        large = np.array([len(meshes[k].triangles) >= _KEPT_POSED_TRIANGLES for k in used])
+        if not large.any():
+            return _posed_together(meshes, matrices, used)
+        # A run ends before and after each large mesh.
+        ends = np.flatnonzero(large[1:] | large[:-1]) + 1
+        worlds = []
+        for run in np.split(used, ends):
+            if len(run) == 1 and len(meshes[run[0]].triangles) >= _KEPT_POSED_TRIANGLES:
+                worlds.append(self._posed(meshes, matrices, run))
+            else:
+                worlds.append(_posed_together(meshes, matrices, run))
+        return _joined_worlds(worlds)
+
+    def _posed(self, meshes: Sequence[TriangleMesh], matrices: np.ndarray, run) -> _World:
+        """The world of the one mesh `run` (1,), kept or posed and kept."""
+        mesh = meshes[run[0]]
+        token = (id(mesh), matrices[run[0]].tobytes())
+        self._used.add(token)
+        entry = self._kept.get(token)
+        if entry is not None and entry[0] is mesh:
+            return entry[1]
+        world = _posed_together(meshes, matrices, run)
+        if self._triangles() + len(mesh.triangles) <= _KEPT_POSED_LIMIT:
+            self._kept[token] = (mesh, world)
+        return world
+
+    def _triangles(self) -> int:
+        return sum(len(world.corners) for _, world in self._kept.values())
+
+    def forget_unused(self) -> None:
+        """Drop the posed meshes no `pose` used since the last call of this."""
+        self._kept = {token: entry for token, entry in self._kept.items() if token in self._used}
+        self._used = set()
 
 
 # A mesh's rays run along its own face frame only where it is at most this fraction as
@@ -2561,7 +2731,12 @@ def _check_input(meshes, matrices, pairs, max_distance):
 
 
 def mesh_contacts(
-    meshes: Sequence[TriangleMesh], matrices, pairs, max_distance: float, progress=None
+    meshes: Sequence[TriangleMesh],
+    matrices,
+    pairs,
+    max_distance: float,
+    progress=None,
+    posed: PosedMeshes | None = None,
 ) -> MeshContacts:
     """Contact of pairs of posed meshes (see the module docstring for the rules).
 
@@ -2571,12 +2746,14 @@ def mesh_contacts(
     max_distance: >= 0; pairs farther apart come out at +inf with NaN witnesses
     progress: when given, called as progress(done, m) in the calling thread with the
         number of pairs decided: 0 first, then after each share of them
+    posed: when given, large meshes posed by an earlier call under the same matrices
+        are taken from it, and this call's kept there (`PosedMeshes`)
     returns: `MeshContacts` of the m pairs
     """
     matrices, pairs, max_distance = _check_input(meshes, matrices, pairs, max_distance)
     used, slots = np.unique(pairs, return_inverse=True)
     slots = slots.reshape(-1, 2)
-    world = _pose(meshes, matrices, used)
+    world = _pose(meshes, matrices, used, posed)
     contact = float(_epsilon(np.array([world.reach]))[0])
     boxes = _posed_boxes(matrices, used, world)
     overlap = _face_axes_overlap(world, boxes, slots)

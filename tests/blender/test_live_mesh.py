@@ -441,9 +441,9 @@ def test_dragging_the_outermost_object_decides_only_its_own_pairs(addon, monkeyp
     evaluate = sys.modules[f"{addon.__name__}.clash.evaluate"]
     decided: list[list[tuple[int, int]]] = []
 
-    def recorded(meshes, matrices, pairs, max_distance, progress=None):
+    def recorded(meshes, matrices, pairs, max_distance, progress=None, posed=None):
         decided.append([tuple(pair) for pair in np.asarray(pairs).tolist()])
-        return mesh_contacts(meshes, matrices, pairs, max_distance, progress)
+        return mesh_contacts(meshes, matrices, pairs, max_distance, progress, posed)
 
     mesh_contacts = evaluate.mesh_contacts
     monkeypatch.setattr(evaluate, "mesh_contacts", recorded)

@@ -38,6 +38,7 @@ from collide_addon.clash.evaluate import (
 )
 from collide_addon.clash.tests import ClashTest, IgnoreRules, Selector
 from collide_addon.core import CoherentBounds, ShapeBatch, pair_distance
+from collide_addon.core import mesh as mesh_module
 from collide_addon.core.contact import clash_mask, contact_epsilon, largest_contact_epsilon
 from collide_addon.core.mesh import prepare_mesh
 from collide_dev.synthetic import mixed_scene
@@ -546,9 +547,9 @@ def counted_mesh_calls(monkeypatch) -> list[int]:
     tested: list[int] = []
     original = evaluate_module.mesh_contacts
 
-    def counting(meshes, matrices, pairs, max_distance, progress=None):
+    def counting(meshes, matrices, pairs, max_distance, progress=None, posed=None):
         tested.append(len(pairs))
-        return original(meshes, matrices, pairs, max_distance, progress)
+        return original(meshes, matrices, pairs, max_distance, progress, posed)
 
     monkeypatch.setattr(evaluate_module, "mesh_contacts", counting)
     return tested
@@ -592,6 +593,28 @@ def test_mesh_pair_cache_reuses_only_pairs_whose_poses_did_not_change(monkeypatc
     # Contacts computed farther out serve a smaller max_distance; cube 4 is 15.5 from
     # cube 3, beyond both.
     assert decide(moved, max_distance=0.5)[0] == 0
+
+
+def test_a_live_cache_keeps_large_meshes_posed_and_a_scan_does_not(monkeypatch):
+    # Live checks keep large meshes posed from one call to the next (a terrain under an
+    # object dragged), the poses of the last call only; a report's scan poses each
+    # sample's meshes once and keeps none. Cubes count as large here.
+    monkeypatch.setattr(mesh_module, "_KEPT_POSED_TRIANGLES", 12)
+    cube = prepare_mesh(CUBE_VERTICES, CUBE_TRIANGLES)
+    contacts = undecided(all_pairs(3))
+    live, scan = MeshPairCache(), MeshPairCache(scan=True)
+    for step in range(3):
+        centers = np.array([[1.5 * k, 0.0, 0.0] for k in range(3)])
+        centers[0, 1] = 0.1 * step  # cube 0 moves, its pairs are decided again
+        frame_meshes = FrameMeshes(
+            lambda row: cube, np.array([placed(c, [1] * 3) for c in centers])
+        )
+        fresh, _ = mesh_pair_contacts(contacts, frame_meshes, 1.0)
+        for cache in (live, scan):
+            cached, _ = mesh_pair_contacts(contacts, frame_meshes, 1.0, cache)
+            np.testing.assert_array_equal(cached.distances, fresh.distances)
+        assert len(live.posed) == 3  # the moved cube's last pose let go
+        assert len(scan.posed) == 0
 
 
 def test_a_scan_cache_keeps_a_samples_calls_and_forgets_what_moved(monkeypatch):

@@ -15,7 +15,14 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from collide_addon.core import APART, I_INSIDE_J, PreparedMeshes, mesh_contacts, prepare_mesh
+from collide_addon.core import (
+    APART,
+    I_INSIDE_J,
+    PosedMeshes,
+    PreparedMeshes,
+    mesh_contacts,
+    prepare_mesh,
+)
 from collide_addon.core import mesh as mesh_module
 from collide_addon.core.columns import dot_rows
 from collide_addon.core.fit import translated_copies
@@ -949,3 +956,95 @@ def test_cubes_on_a_large_terrain_are_found_inside_it_as_with_whole_lists():
         whole = mesh_contacts([terrain] + [cube] * 30, matrices, pairs, 0.0)
     assert_same_contacts(culled, whole)
     assert (culled.distance < 0).sum() >= 10
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_meshes_kept_posed_give_the_contacts_of_meshes_posed_afresh(seed):
+    """`PosedMeshes` keeps large meshes posed between calls (a terrain under an object
+    dragged in live mode) and joins them to the others: worlds and contacts bit for bit
+    those of posing all together, wherever the large meshes come among the others, with
+    leaves of other widths and vertices in no triangle, call after call while the small
+    ones move; a large mesh moved is posed again."""
+    rng = np.random.default_rng(seed)
+    shapes = []
+    for _ in range(rng.integers(2, 6)):
+        vertices, triangles = random_shape(rng)
+        if rng.random() < 0.3:
+            vertices = np.vstack([vertices, rng.uniform(-1.5, 1.5, (rng.integers(1, 4), 3))])
+        shapes.append(prepare_mesh(vertices, triangles, leaf_size=int(rng.choice([2, 8]))))
+    large = [bool(rng.random() < 0.5) for _ in shapes]
+    matrices = np.stack([random_matrix(rng) for _ in shapes])
+    pairs = np.array(list(combinations(range(len(shapes)), 2)), dtype=np.int64)
+    kept = PosedMeshes()
+    with pytest.MonkeyPatch.context() as patch:
+        # Random shapes are small: "large" is the size of the ones drawn large.
+        sizes = [len(shape.triangles) for shape, drawn in zip(shapes, large, strict=True) if drawn]
+        patch.setattr(mesh_module, "_KEPT_POSED_TRIANGLES", min(sizes, default=1 << 40))
+        used = np.arange(len(shapes))
+        assert_same_world(
+            kept.pose(shapes, matrices, used), mesh_module._pose(shapes, matrices, used)
+        )
+        kept.forget_unused()
+        for step in range(3):
+            moved = rng.random(len(shapes)) < 0.5
+            if step == 2:
+                moved[:] = True  # the large ones too
+            matrices[moved, :3, 3] += rng.uniform(-0.2, 0.2, (int(moved.sum()), 3))
+            fresh = mesh_contacts(shapes, matrices, pairs, 0.1)
+            assert_same_contacts(mesh_contacts(shapes, matrices, pairs, 0.1, posed=kept), fresh)
+            kept.forget_unused()
+            assert len(kept) == sum(
+                len(shape.triangles) >= mesh_module._KEPT_POSED_TRIANGLES for shape in shapes
+            )
+
+
+def assert_same_world(first, second) -> None:
+    for field in dataclasses.fields(first):
+        one, other = getattr(first, field.name), getattr(second, field.name)
+        if dataclasses.is_dataclass(one):
+            assert_same_world(one, other)
+        elif isinstance(one, np.ndarray):
+            assert one.dtype == other.dtype, field.name
+            np.testing.assert_array_equal(one, other, err_msg=field.name)
+        elif isinstance(one, tuple):
+            assert len(one) == len(other) and all(a is b for a, b in zip(one, other, strict=True))
+        else:
+            assert one == other, field.name
+
+
+def test_a_terrain_is_posed_once_while_a_cube_is_dragged_on_it(monkeypatch):
+    """A 20 k triangle terrain under a cube dragged across it: posed at the first call
+    only, the cube's contacts those of a fresh call at every step; a call without the
+    terrain lets it go."""
+    x, y = np.meshgrid(np.linspace(-10, 10, 70), np.linspace(-10, 10, 70))
+    top = np.column_stack([x.ravel(), y.ravel(), (0.3 * np.sin(x) * np.cos(y)).ravel()])
+    grid = np.arange(70 * 70).reshape(70, 70)
+    quads = np.stack([grid[:-1, :-1], grid[:-1, 1:], grid[1:, 1:], grid[1:, :-1]], axis=-1)
+    quads = quads.reshape(-1, 4)
+    terrain = prepare_mesh(top, np.vstack([quads[:, [0, 1, 2]], quads[:, [0, 2, 3]]]))
+    cube = prepare_mesh(*box_mesh([-0.5] * 3, [0.5] * 3))
+    posings = []
+    posed_together = mesh_module._posed_together
+
+    def counting(meshes, matrices, used):
+        posings.extend(len(meshes[k].triangles) for k in used)
+        return posed_together(meshes, matrices, used)
+
+    monkeypatch.setattr(mesh_module, "_posed_together", counting)
+    kept = PosedMeshes()
+    matrices = np.stack([np.eye(4), np.eye(4)])
+    relations = set()
+    for step in range(8):
+        matrices[0, :3, 3] = (-6.0 + 1.5 * step, 0.5 * step - 2.0, (0.0, 1.2, 0.1)[step % 3])
+        fresh = mesh_contacts([cube, terrain], matrices, [[0, 1]], 0.0)
+        posings.clear()
+        contacts = mesh_contacts([cube, terrain], matrices, [[0, 1]], 0.0, posed=kept)
+        kept.forget_unused()
+        assert_same_contacts(contacts, fresh)
+        assert posings == ([12, len(terrain.triangles)] if step == 0 else [12])
+        relations.add(int(contacts.relation[0]))
+    assert len(relations) > 1  # the cube crossed the terrain and left it at some steps
+    mesh_contacts([cube, cube], np.stack([np.eye(4)] * 2), [[0, 1]], 0.0, posed=kept)
+    kept.forget_unused()
+    assert len(kept) == 0
