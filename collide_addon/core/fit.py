@@ -286,11 +286,16 @@ def _refine_rotations(
     volumes = _floored_volumes(extents)
     turns_of_axes = np.arange(6)[:, None]
     for turns in steps:
+        # The six turns side by side (3, 18), so that all trials are one matrix product:
+        # numpy multiplies stacked 3 x 3 matrices one BLAS call each, 6 a calls.
+        turn_columns = np.concatenate(turns, axis=1)
         active = np.arange(len(rotations))
         for _ in range(_STEP_REPEATS):
             if not len(active):
                 break
-            trials = rotations[active][:, None] @ turns  # (a, 6, 3, 3)
+            trials = np.swapaxes(
+                (rotations[active].reshape(-1, 3) @ turn_columns).reshape(-1, 3, 6, 3), 1, 2
+            )  # (a, 6, 3, 3)
             # A turn keeps one axis, whose extent is known: only the two it moves are
             # measured, 12 axes instead of 18.
             moved = np.swapaxes(trials, 2, 3)[:, turns_of_axes, _MOVED_AXES]  # (a, 6, 2, 3)
@@ -410,7 +415,11 @@ def _best_face_frames(
     # the starts, which are searched and measured in float64.
     axes = np.concatenate((normals[:, None], edges, crosses), axis=1)  # (f, 7, 3)
     projections = corners[sets].astype(np.float32) @ np.swapaxes(axes, 1, 2).astype(np.float32)
-    extents = projections.max(axis=1) - projections.min(axis=1)  # (f, 7)
+    # Over the corners (c of them, up to 26) by whole slices: numpy reduces a middle
+    # axis 7 columns at a time, 4 times slower.
+    extents = reduce_short_axis(np.maximum, projections, axis=1) - reduce_short_axis(
+        np.minimum, projections, axis=1
+    )  # (f, 7)
     extents = np.stack(
         (extents[:, 1:4], extents[:, 4:], np.broadcast_to(extents[:, :1], (len(sets), 3))),
         axis=2,
