@@ -18,6 +18,10 @@ Document (schema: `schema/collide-report-1.schema.json`):
      "left_out": {name: reason},          only when some: objects taking part whose
                                           geometry could not be used (a NaN vertex), not
                                           checked
+     "unswept": [[test, a, b], ...],      only when some: moving pairs of continuous
+                                          tests on meshes left to the samples on some
+                                          frames, no clash of that test
+                                          (`unswept_warning`)
      "unit_scale": float,                 metres in one scene unit (Blender's Unit
                                           Scale), only when not 1: every length of the
                                           report (distances, points, bounds, reach,
@@ -127,6 +131,7 @@ def build_report(
     cluster_radius: float = DEFAULT_CLUSTER_RADIUS,
     open_meshes: Sequence[str] = (),
     left_out: Mapping[str, str] | None = None,
+    unswept: Sequence[Sequence[str]] = (),
     reach: float = 0.0,
     substeps: int = 1,
     lookahead: bool = False,
@@ -142,12 +147,18 @@ def build_report(
         tests' candidate pairs (the report warns about them, `open_mesh_warning`)
     left_out: {name: reason} of the objects taking part whose geometry could not be used
         (the report warns about them, `left_out_warning`)
+    unswept: [test, a, b] of the pairs of continuous tests on meshes that moved between
+        two samples while their proxies were within the rule, so that the motion was not
+        swept for them; those of a clash in `clashes` of that test are dropped (the
+        report warns about the others, `unswept_warning`)
     reach: the largest |coordinate| of the objects scanned (`reach_warning`)
     substeps, lookahead: how the frames were sampled (report.run.run_report); written
         only when not the default (1, False)
     unit_scale: metres in one scene unit (Blender's Unit Scale); written only when not 1
     """
     start, end, step = (int(value) for value in frames)
+    reported = {(record["test"], record["a"], record["b"]) for record in clashes}
+    unswept = sorted({tuple(entry) for entry in unswept} - reported)
     sampling = {"substeps": int(substeps)} if substeps != 1 else {}
     if lookahead:
         sampling["lookahead"] = True
@@ -163,10 +174,12 @@ def build_report(
         "clashes": [dict(record) for record in clashes],
         "open_meshes": sorted(open_meshes),
         **({"left_out": dict(sorted(left_out.items()))} if left_out else {}),
+        **({"unswept": [list(entry) for entry in unswept]} if unswept else {}),
         **({"unit_scale": float(unit_scale)} if unit_scale != 1.0 else {}),
         "reach": float(reach),
         "warnings": left_out_warning(left_out or {})
         + open_mesh_warning(open_meshes)
+        + unswept_warning(unswept)
         + reach_warning(reach, unit_scale),
         "summary": summarize(clashes, tests),
         "groups": group_open_clashes(clashes, cluster_radius),
@@ -186,6 +199,22 @@ def open_mesh_warning(names: Sequence[str]) -> list[str]:
         f"{len(names)} object(s) in mesh tests have open or non-manifold meshes, so whether "
         f"another object lies wholly inside them was not tested (only their surfaces): "
         f"{listed(sorted(names), _WARNING_NAMES)}"
+    ]
+
+
+def unswept_warning(unswept: Sequence[Sequence[str]]) -> list[str]:
+    """The report's warning for moving pairs of continuous tests on meshes that were
+    not swept between some samples (`unswept`: [test, a, b] each) and are no clash of
+    their test: a pass between those samples may be missed. [] or [one sentence]."""
+    if not unswept:
+        return []
+    pairs = [f"{a} / {b} ({test})" for test, a, b in unswept]
+    return [
+        f"{len(pairs)} moving pair(s) of continuous tests on meshes were not swept between "
+        "some samples: their proxies were within the test's distance at a sample, so the "
+        "triangles decided there alone (an object inside a hollow mesh, such as a crate in "
+        "a room); a pass through a wall between those samples may be missed, and more "
+        f"--substeps sample the motion more finely: {listed(pairs, _WARNING_NAMES)}"
     ]
 
 

@@ -313,6 +313,7 @@ def merge_reports(
         left_out={
             name: reason for part in ordered for name, reason in part.get("left_out", {}).items()
         },
+        unswept=[entry for part in ordered for entry in part.get("unswept", [])],
         reach=max(part.get("reach", 0.0) for part in parts),
         substeps=first.get("substeps", 1),
         unit_scale=first.get("unit_scale", 1.0),

@@ -393,6 +393,8 @@ class ScanResult(NamedTuple):
         report.merge to decide on; [] otherwise (the scan refuses them)
     left_out: {name: reason} of the objects left out at any reported sample (see
         `FrameSample`)
+    unswept: [test, a, b] of the pairs of continuous tests on meshes that some interval
+        left to its samples (`FrameHits.unswept_names`), see json_report.unswept_warning
     """
 
     records: list[ClashRecord]
@@ -401,6 +403,7 @@ class ScanResult(NamedTuple):
     reach: float
     unmatched_sets: list[UnmatchedSet]
     left_out: dict[str, str]
+    unswept: list[list[str]]
 
 
 def scan_frames(
@@ -518,8 +521,8 @@ def scan_frames(
     unmatched = _unmatched_sets(tests, matched)
     if not (chunk or lookahead):
         _check_sets_matched(unmatched, took_part, frames, scope)
-    records, open_names = kept.records(tests, frames[2])
-    return ScanResult(records, metadata, open_names, reach, unmatched, left_out)
+    records, open_names, unswept = kept.records(tests, frames[2])
+    return ScanResult(records, metadata, open_names, reach, unmatched, left_out, unswept)
 
 
 def _add_intervals(intervals, prepared_tests, previous, later) -> None:
@@ -564,19 +567,26 @@ class _KeptHits:
         for prepared, frame_hits in zip(prepared_tests, found, strict=True):
             # Frames without clashes or open meshes keep nothing: memory would otherwise
             # grow with the range.
-            if frame_hits is not None and (len(frame_hits) or len(frame_hits.open_mesh_names)):
+            if frame_hits is not None and (
+                len(frame_hits) or len(frame_hits.open_mesh_names) or len(frame_hits.unswept_names)
+            ):
                 self.hits[prepared.test.name].append(frame_hits)
                 self.rows += len(frame_hits)
 
-    def records(self, tests: Sequence[ClashTest], step: int) -> tuple[list[ClashRecord], list[str]]:
-        """The records of all tests, and the names of the objects with open meshes."""
+    def records(
+        self, tests: Sequence[ClashTest], step: int
+    ) -> tuple[list[ClashRecord], list[str], list[list[str]]]:
+        """The records of all tests, the names of the objects with open meshes, and the
+        [test, a, b] of the pairs some interval left unswept (json_report's `unswept`)."""
         records: list[ClashRecord] = []
         open_names: set[str] = set()
+        unswept: set[tuple[str, str, str]] = set()
         for test in tests:
             test_hits = concat_hits(self.hits[test.name])
             records += clash_records(test, test_hits, step)
             open_names.update(test_hits.open_mesh_names.tolist())
-        return records, sorted(open_names)
+            unswept.update((test.name, a, b) for a, b in test_hits.unswept_names.tolist())
+        return records, sorted(open_names), [list(entry) for entry in sorted(unswept)]
 
 
 def other_model_warning(baseline: Mapping[str, Any] | None, file: str | None) -> list[str]:
@@ -769,6 +779,7 @@ def run_report(
         objects=object_entries(clashes, scan.metadata),
         open_meshes=scan.open_mesh_names,
         left_out=scan.left_out,
+        unswept=scan.unswept,
         reach=scan.reach,
         substeps=substeps,
         lookahead=lookahead,

@@ -22,4 +22,5 @@ def make_hits(rows):
         relations=np.full(count, PENETRATING, dtype=np.int8),
         tois=np.full(count, np.nan),
         open_mesh_names=np.zeros(0, dtype=object),
+        unswept_names=np.zeros((0, 2), dtype=object),
     )

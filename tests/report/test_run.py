@@ -26,7 +26,8 @@ from collide_addon.report import run as run_module
 from collide_addon.report.bcf_report import object_ifc_guid, topic_guid
 from collide_addon.report.csv_report import csv_text
 from collide_addon.report.html_report import html_text
-from collide_addon.report.json_report import build_report, read_json_report
+from collide_addon.report.json_report import build_report, read_json_report, report_to_json
+from collide_addon.report.merge import merge_reports
 from collide_addon.report.run import (
     ClashRunError,
     FrameSample,
@@ -974,3 +975,66 @@ def test_a_continuous_touching_test_finds_a_pass_into_a_wall_whatever_its_thickn
     # The ball's surface reaches the band 0.01 before the wall's face.
     expected = 1.0 + (1.0 - 0.3 - half_thickness - 0.01) / 1.4
     assert clash["frames"] == [[1, 1]] and clash["toi"] == pytest.approx(expected, abs=1e-6)
+
+
+def crate_leaving_a_room(wall_at_frame_2: bool) -> ReadFrame:
+    """`read_frame` of a hollow room (a closed mesh, walls 0.2 thick about a cavity of
+    side 1.6) and a crate of side 0.2 in its cavity at frame 1, beyond its wall at frames
+    2-4 (x = 3), or stuck in the wall at frame 2 (x = 0.9) with `wall_at_frame_2`,
+    moving in straight lines between; the proxies are the boxes about them."""
+    from collide_addon.clash.evaluate import FrameMeshes
+    from collide_addon.core.mesh import prepare_mesh
+    from collide_dev.mesh_shapes import box_mesh
+
+    outer, outer_triangles = box_mesh([-1.0] * 3, [1.0] * 3)
+    inner, inner_triangles = box_mesh([-0.8] * 3, [0.8] * 3)
+    room = prepare_mesh(
+        np.vstack([outer, inner]), np.vstack([outer_triangles, inner_triangles[:, ::-1] + 8])
+    )
+    crate = prepare_mesh(*box_mesh([-0.1] * 3, [0.1] * 3))
+    objects = [ObjectMetadata("Room"), ObjectMetadata("Crate")]
+
+    def read_frame(time):
+        x = np.interp(time, [1, 2, 3], [0.0, 0.9 if wall_at_frame_2 else 3.0, 3.0])
+        centers = np.array([[0.0, 0.0, 0.0], [x, 0.0, 0.0]])
+        batch = ShapeBatch.boxes(centers, [np.eye(3)] * 2, [[1.0] * 3, [0.1] * 3])
+        matrices = np.repeat(np.eye(4)[None], 2, axis=0)
+        matrices[:, :3, 3] = centers
+        return FrameSample(batch, objects, FrameMeshes(lambda row: [room, crate][row], matrices))
+
+    return read_frame
+
+
+def test_a_pair_a_continuous_mesh_test_leaves_to_its_samples_is_named_in_a_warning():
+    """A crate leaves a hollow room through its wall between frames 1 and 2: in the
+    cavity at frame 1 it lies within the room's proxy, so a test on meshes leaves that
+    interval to the triangles at the samples, which find them apart both times (more
+    substeps find the pass). The report names the pair under `unswept` with a warning;
+    not where the pair is a clash of the test anyway, nor for a test on proxies (its
+    samples report the proxies' clash), and merged chunks name it as one run does."""
+    tests = [ClashTest("hard", geometry="mesh")]
+    report = run_report(tests, (1, 4, 1), crate_leaving_a_room(False), continuous=True).report
+    assert report["clashes"] == []
+    assert report["unswept"] == [["hard", "Crate", "Room"]]
+    [warning] = [text for text in report["warnings"] if "not swept" in text]
+    assert warning.startswith("1 moving pair(s) of continuous tests on meshes")
+    assert warning.endswith(": Crate / Room (hard)")
+    schema_validator().validate(json.loads(report_to_json(report)))
+    dense = run_report(tests, (1, 4, 1), crate_leaving_a_room(False), substeps=32).report
+    assert [clash["frames"] for clash in dense["clashes"]] == [[[1, 1]]]
+    stuck = run_report(tests, (1, 4, 1), crate_leaving_a_room(True), continuous=True).report
+    assert len(stuck["clashes"]) == 1 and "unswept" not in stuck
+    proxies = [ClashTest("hard", geometry="proxy")]
+    on_proxies = run_report(proxies, (1, 4, 1), crate_leaving_a_room(False), continuous=True)
+    assert len(on_proxies.report["clashes"]) == 1 and "unswept" not in on_proxies.report
+    parts = [
+        json.loads(
+            report_to_json(
+                run_report(
+                    tests, frames, crate_leaving_a_room(False), continuous=True, lookahead=last < 4
+                ).report
+            )
+        )
+        for frames, last in (((1, 2, 1), 2), ((3, 4, 1), 4))
+    ]
+    assert report_to_json(merge_reports(parts)) == report_to_json(report)
