@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .chunk import FarmError, kill_running_chunks, report_command, run_chunk
+from .chunk import FarmError, allow_chunks, kill_running_chunks, report_command, run_chunk
 from .progress import ChunkProgress
 
 
@@ -194,6 +194,7 @@ def run_scan(settings: ScanSettings) -> tuple[list[dict], list[str]]:
     Raises FarmError (a chunk failed every try, no scheduler, no dask)."""
     scene = str(Path(settings.scene).resolve())
     token = uuid.uuid4().hex[:8]
+    allow_chunks()
     with (
         scratch_folder(settings) as scratch,
         dask_client(settings.scheduler, settings.workers) as client,
