@@ -3183,8 +3183,12 @@ def _extents(world: _World, meshes: np.ndarray, directions: np.ndarray, walked, 
     starts = _starts(world.vertex_count[meshes[listed]])
     if near is not None:
         row, chord = near
-        band = chord * _length(world.mesh_hi[meshes] - world.mesh_lo[meshes]) + world.slack
-        band = band[listed]
+        # The diameter of all its vertices (`mesh_lo` and `mesh_hi` bound its triangles,
+        # and a far vertex in no triangle may be the one extreme along a tilt).
+        diameter = _length(
+            np.maximum.reduceat(points, starts) - np.minimum.reduceat(points, starts)
+        )
+        band = chord * diameter + world.slack
         ahead = dot_rows(points, take_rows(row[listed], pair))
         # The extremes along the row are kept: no mesh is left without a point.
         keep = (ahead >= (np.maximum.reduceat(ahead, starts) - band)[pair]) | (

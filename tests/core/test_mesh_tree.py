@@ -960,13 +960,15 @@ def test_extents_walked_through_the_trees_give_what_every_vertex_gives(seed):
 def test_walked_extents_are_the_vertices_extents(seed):
     """`_walked_extents` gives each mesh's least and largest vertex projections along
     its directions bit for bit as projecting every vertex does, near the tilted bound's
-    rows too (`near`: the listed vertices within its band)."""
+    rows too (`near`: the listed vertices within its band), with vertices in no triangle
+    near the mesh or far from it (the band once left a far one out)."""
     rng = np.random.default_rng(seed)
     shapes = []
     for _ in range(rng.integers(1, 4)):
         vertices, triangles = random_shape(rng)
-        if rng.random() < 0.3:
-            vertices = np.vstack([vertices, rng.uniform(-1.5, 1.5, (rng.integers(1, 4), 3))])
+        if rng.random() < 0.5:
+            loose = rng.uniform(-1.5, 1.5, (rng.integers(1, 4), 3)) * rng.choice([1.0, 30.0])
+            vertices = np.vstack([vertices, loose])
         shapes.append(prepare_mesh(vertices, triangles, leaf_size=int(rng.choice([2, 8]))))
     matrices = np.stack([random_matrix(rng) for _ in shapes])
     world = mesh_module._pose(shapes, matrices, np.arange(len(shapes)))
@@ -986,6 +988,23 @@ def test_walked_extents_are_the_vertices_extents(seed):
     np.testing.assert_array_equal(
         mesh_module._extents(world, meshes, directions, np.ones(len(shapes), bool), near), banded
     )
+
+
+def test_a_far_vertex_in_no_triangle_is_kept_in_the_tilts_band():
+    """The tilted bound's band of vertices near the extremes along a row grows with the
+    mesh's diameter: that of all its vertices, a far one in no triangle too, which can be
+    the extreme along a tilt (the band once took the triangles' diameter and left it
+    out; a differential fuzz of the tree walk found it)."""
+    vertices, triangles = box_mesh([-1.0] * 3, [1.0] * 3)
+    mesh = prepare_mesh(np.vstack([vertices, [[0.5, 30.0, 0.0]]]), triangles)
+    world = mesh_module._pose([mesh], np.eye(4)[None], np.arange(1))
+    row = np.array([[1.0, 0.0, 0.0]])
+    tilt = np.array([[[np.cos(0.05), np.sin(0.05), 0.0]]])
+    listed = np.zeros(1, dtype=bool)
+    every = mesh_module._extents(world, np.zeros(1, dtype=np.int64), tilt, listed, None)
+    banded = mesh_module._extents(world, np.zeros(1, dtype=np.int64), tilt, listed, (row, 0.1))
+    assert every[1][0, 0] == pytest.approx(0.5 * np.cos(0.05) + 30.0 * np.sin(0.05))
+    np.testing.assert_array_equal(banded, every)
 
 
 def test_cubes_on_a_large_terrain_are_found_inside_it_as_with_whole_lists():
