@@ -906,53 +906,42 @@ def test_distinct_directions_keep_one_of_each_parallel_bundle_in_order(seed, pai
         )
 
 
-@settings(max_examples=40, deadline=None)
-@given(st.integers(0, 2**32 - 1))
-def test_inner_points_culled_through_the_tree_give_what_whole_lists_give(seed):
-    """A large inner mesh's points are listed for a pair only where its triangles meet
-    the outer mesh's bounds (a terrain under 244 objects took 10 GB and 44 s listing all
-    of its points for each; 1 M triangles ran out of memory): the contacts are those of
-    the whole lists, bit for bit, with vertices in no triangle kept too."""
-    rng = np.random.default_rng(seed)
+def random_shapes(rng: np.random.Generator, low: int = 2, high: int = 6, far: bool = False):
+    """`low` to `high` - 1 random prepared shapes, some with a few vertices in no triangle
+    (within the shapes' reach, or with `far` sometimes 30 times as far), leaves of 2 or
+    8 triangles."""
     shapes = []
-    for _ in range(rng.integers(2, 6)):
+    for _ in range(rng.integers(low, high)):
         vertices, triangles = random_shape(rng)
-        if rng.random() < 0.3:  # a few vertices in no triangle, anywhere
-            vertices = np.vstack([vertices, rng.uniform(-1.5, 1.5, (rng.integers(1, 4), 3))])
+        if rng.random() < (0.5 if far else 0.3):
+            loose = rng.uniform(-1.5, 1.5, (rng.integers(1, 4), 3))
+            vertices = np.vstack([vertices, loose * (rng.choice([1.0, 30.0]) if far else 1.0)])
         shapes.append(prepare_mesh(vertices, triangles, leaf_size=int(rng.choice([2, 8]))))
+    return shapes
+
+
+@pytest.mark.parametrize("shortcut", ["_LISTED_WHOLE", "_WALKED_EXTENTS"])
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_large_meshes_shortcuts_give_what_every_point_gives(shortcut, seed):
+    """What a large mesh takes through its tree gives the contacts of every point listed,
+    bit for bit, with vertices in no triangle and turned, stretched and mirrored meshes:
+    its points inside the other mesh's bounds (`_LISTED_WHOLE`: a terrain under 244
+    objects took 10 GB and 44 s listing all of its points for each; 1 M triangles ran out
+    of memory), and its extents along a crossing pair's directions, which bound its depth
+    (`_WALKED_EXTENTS`: 240 cubes pushed into a terrain took 12-22 s projecting its
+    90,000 vertices for each). Both thresholds at 0 here, so every mesh takes them."""
+    rng = np.random.default_rng(seed)
+    shapes = random_shapes(rng)
     matrices = np.stack([random_matrix(rng) for _ in shapes])
     pairs = np.array(list(combinations(range(len(shapes)), 2)), dtype=np.int64)
     max_distance = float(rng.choice([0.0, 0.1]))
-    whole = mesh_contacts(shapes, matrices, pairs, max_distance)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(mesh_module, "_LISTED_WHOLE", 0)
-        culled = mesh_contacts(shapes, matrices, pairs, max_distance)
-    assert_same_contacts(culled, whole)
-
-
-@settings(max_examples=40, deadline=None)
-@given(st.integers(0, 2**32 - 1))
-def test_extents_walked_through_the_trees_give_what_every_vertex_gives(seed):
-    """A large mesh's extents along a crossing pair's directions, which bound its depth,
-    come from a walk of its tree (240 cubes pushed into a terrain took 12-22 s projecting
-    its 90,000 vertices for each): the contacts are those of projecting every vertex,
-    bit for bit, with vertices in no triangle, turned, stretched and mirrored meshes and
-    leaves of other sizes."""
-    rng = np.random.default_rng(seed)
-    shapes = []
-    for _ in range(rng.integers(2, 6)):
-        vertices, triangles = random_shape(rng)
-        if rng.random() < 0.3:
-            vertices = np.vstack([vertices, rng.uniform(-1.5, 1.5, (rng.integers(1, 4), 3))])
-        shapes.append(prepare_mesh(vertices, triangles, leaf_size=int(rng.choice([2, 8]))))
-    matrices = np.stack([random_matrix(rng) for _ in shapes])
-    pairs = np.array(list(combinations(range(len(shapes)), 2)), dtype=np.int64)
-    max_distance = float(rng.choice([0.0, 0.1]))
-    listed = mesh_contacts(shapes, matrices, pairs, max_distance)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(mesh_module, "_WALKED_EXTENTS", 0)
-        walked = mesh_contacts(shapes, matrices, pairs, max_distance)
-    assert_same_contacts(walked, listed)
+        patch.setattr(mesh_module, shortcut, 1 << 40)
+        every = mesh_contacts(shapes, matrices, pairs, max_distance)
+        patch.setattr(mesh_module, shortcut, 0)
+        through_trees = mesh_contacts(shapes, matrices, pairs, max_distance)
+    assert_same_contacts(through_trees, every)
 
 
 @settings(max_examples=40, deadline=None)
@@ -963,13 +952,7 @@ def test_walked_extents_are_the_vertices_extents(seed):
     rows too (`near`: the listed vertices within its band), with vertices in no triangle
     near the mesh or far from it (the band once left a far one out)."""
     rng = np.random.default_rng(seed)
-    shapes = []
-    for _ in range(rng.integers(1, 4)):
-        vertices, triangles = random_shape(rng)
-        if rng.random() < 0.5:
-            loose = rng.uniform(-1.5, 1.5, (rng.integers(1, 4), 3)) * rng.choice([1.0, 30.0])
-            vertices = np.vstack([vertices, loose])
-        shapes.append(prepare_mesh(vertices, triangles, leaf_size=int(rng.choice([2, 8]))))
+    shapes = random_shapes(rng, 1, 4, far=True)
     matrices = np.stack([random_matrix(rng) for _ in shapes])
     world = mesh_module._pose(shapes, matrices, np.arange(len(shapes)))
     meshes = rng.integers(0, len(shapes), 7)
@@ -1045,12 +1028,7 @@ def test_meshes_kept_posed_give_the_contacts_of_meshes_posed_afresh(seed):
     vertices in no triangle, call after call while the small ones move; a large mesh
     moved is posed with the others again."""
     rng = np.random.default_rng(seed)
-    shapes = []
-    for _ in range(rng.integers(2, 6)):
-        vertices, triangles = random_shape(rng)
-        if rng.random() < 0.3:
-            vertices = np.vstack([vertices, rng.uniform(-1.5, 1.5, (rng.integers(1, 4), 3))])
-        shapes.append(prepare_mesh(vertices, triangles, leaf_size=int(rng.choice([2, 8]))))
+    shapes = random_shapes(rng)
     large = [bool(rng.random() < 0.5) for _ in shapes]
     matrices = np.stack([random_matrix(rng) for _ in shapes])
     pairs = np.array(list(combinations(range(len(shapes)), 2)), dtype=np.int64)
