@@ -217,9 +217,11 @@ def run_scan(settings: ScanSettings) -> tuple[list[dict], list[str]]:
         try:
             results = _gather(client, futures, settings)
         except BaseException:
-            # Cancelled first, so that a killed Blender is not retried.
-            client.cancel(list(futures), force=True)
+            # Killed first: no chunk starts a Blender after it (a retry of a killed one
+            # fails at once), and the scan does not wait on them while the cancellation
+            # goes through the scheduler.
             kill_running_chunks()
+            client.cancel(list(futures), force=True)
             raise
     ordered = [results[frames] for frames in sorted(results)]
     return [report for _, report in ordered], [path for path, _ in ordered]
