@@ -154,6 +154,9 @@ def test_ctrl_c_cancels_the_chunks_and_writes_no_report(scene, tmp_path):
         collide_command(*arguments, "--blender", blender, "--json", out / "scan.json"),
         stderr=subprocess.PIPE,
         text=True,
+        # As from a terminal: a test run started in the background by a shell without
+        # job control inherits SIGINT ignored, and so would the scan.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     try:
         wait_for(lambda: len(list((tmp_path / "marks").glob("started-*"))) == 2)
