@@ -1481,10 +1481,7 @@ def _joined_worlds(worlds: Sequence[_World]) -> _World:
         return worlds[0]
 
     def joined(name: str, bases=None) -> np.ndarray:
-        parts = [getattr(world, name) for world in worlds]
-        if bases is not None:
-            parts = [part + base if base else part for part, base in zip(parts, bases, strict=True)]
-        return np.concatenate(parts)
+        return _joined_rows([getattr(world, name) for world in worlds], bases)
 
     vertex_base = _starts(np.array([len(world.vertices) for world in worlds]))
     triangle_base = _starts(np.array([len(world.corners) for world in worlds]))
@@ -1509,6 +1506,20 @@ def _joined_worlds(worlds: Sequence[_World]) -> _World:
     return _World(**fields)
 
 
+def _joined_rows(parts: Sequence[np.ndarray], bases=None, none: bool = False) -> np.ndarray:
+    """`parts` one after the other; with `bases` (w,), each part's row numbers moved by
+    its base, and with `none`, -1 (no row) kept as it is."""
+    if bases is None:
+        return np.concatenate(parts)
+
+    def moved(part: np.ndarray, base) -> np.ndarray:
+        if not base:
+            return part
+        return np.where(part >= 0, part + base, -1) if none else part + base
+
+    return np.concatenate([moved(part, base) for part, base in zip(parts, bases, strict=True)])
+
+
 def _joined_forests(forests: Sequence[_Forest], triangle_base: np.ndarray) -> _Forest:
     """`_Forest`s of worlds joined by `_joined_worlds`, whose triangles start at rows
     `triangle_base` (w,) of the joined world, as one."""
@@ -1516,46 +1527,34 @@ def _joined_forests(forests: Sequence[_Forest], triangle_base: np.ndarray) -> _F
     leaf_base = _starts(np.array([len(forest.leaf_triangles) for forest in forests]))
     width = max(forest.leaf_triangles.shape[1] for forest in forests)
 
-    def moved(values: np.ndarray, base) -> np.ndarray:
-        """Row numbers moved by `base`, -1 (none) kept."""
-        return np.where(values >= 0, values + base, -1) if base else values
+    def joined(name: str, bases=None, none: bool = False) -> np.ndarray:
+        return _joined_rows([getattr(forest, name) for forest in forests], bases, none)
 
-    def widened(values: np.ndarray, fill) -> np.ndarray:
-        """Leaf rows (L, ..., w') padded to `width` entries with `fill`."""
-        if values.shape[-1] == width:
-            return values
-        padded = np.full((*values.shape[:-1], width), fill, dtype=values.dtype)
-        padded[..., : values.shape[-1]] = values
-        return padded
+    def widened(name: str, fill, bases=None) -> np.ndarray:
+        """Leaf rows (L, ..., w') padded to `width` entries with `fill`, joined."""
+        parts = []
+        for forest in forests:
+            values = getattr(forest, name)
+            if values.shape[-1] < width:
+                padded = np.full((*values.shape[:-1], width), fill, dtype=values.dtype)
+                padded[..., : values.shape[-1]] = values
+                values = padded
+            parts.append(values)
+        return _joined_rows(parts, bases, none=True)
 
     return _Forest(
-        triangles=np.concatenate(
-            [forest.triangles + base for forest, base in zip(forests, triangle_base, strict=True)]
-        ),
-        root=np.concatenate(
-            [forest.root + base for forest, base in zip(forests, node_base, strict=True)]
-        ),
-        lo=np.concatenate([forest.lo for forest in forests]),
-        hi=np.concatenate([forest.hi for forest in forests]),
-        first=np.concatenate(
-            [forest.first + base for forest, base in zip(forests, triangle_base, strict=True)]
-        ),
-        count=np.concatenate([forest.count for forest in forests]),
-        corner=np.concatenate([forest.corner for forest in forests]),
-        child=np.concatenate(
-            [moved(forest.child, base) for forest, base in zip(forests, node_base, strict=True)]
-        ),
-        leaf=np.concatenate(
-            [moved(forest.leaf, base) for forest, base in zip(forests, leaf_base, strict=True)]
-        ),
-        leaf_triangles=np.concatenate(
-            [
-                widened(moved(forest.leaf_triangles, base), -1)
-                for forest, base in zip(forests, triangle_base, strict=True)
-            ]
-        ),
-        leaf_lo=np.concatenate([widened(forest.leaf_lo, np.inf) for forest in forests]),
-        leaf_hi=np.concatenate([widened(forest.leaf_hi, -np.inf) for forest in forests]),
+        triangles=joined("triangles", triangle_base),
+        root=joined("root", node_base),
+        lo=joined("lo"),
+        hi=joined("hi"),
+        first=joined("first", triangle_base),
+        count=joined("count"),
+        corner=joined("corner"),
+        child=joined("child", node_base, none=True),
+        leaf=joined("leaf", leaf_base, none=True),
+        leaf_triangles=widened("leaf_triangles", -1, triangle_base),
+        leaf_lo=widened("leaf_lo", np.inf),
+        leaf_hi=widened("leaf_hi", -np.inf),
     )
 
 
@@ -1614,10 +1613,10 @@ class PosedMeshes:
 
     def _posed(self, meshes: Sequence[TriangleMesh], matrices: np.ndarray, run, token) -> _World:
         """The world of the one mesh `run` (1,) at `token`, kept or posed and kept."""
-        mesh = meshes[run[0]]
         entry = self._kept.get(token)
-        if entry is not None and entry[0] is mesh:
+        if entry is not None:  # the mesh it holds has that id, none other
             return entry[1]
+        mesh = meshes[run[0]]
         world = _posed_together(meshes, matrices, run)
         if self._triangles() + len(mesh.triangles) <= _KEPT_POSED_LIMIT:
             self._kept[token] = (mesh, world)
