@@ -34,10 +34,6 @@ _LIBC = ctypes.CDLL(None, use_errno=True) if sys.platform == "linux" else None
 # thread running one cannot be stopped otherwise.
 _running: set[subprocess.Popen] = set()
 _running_lock = threading.Lock()
-# Set by `kill_running_chunks` until `allow_chunks`: a chunk whose Blender was killed
-# may be retried before its cancellation reaches the scheduler, and its new Blender,
-# started after the kill, would run on unseen while the scan waits for it to end.
-_cancelled = False
 
 
 class FarmError(Exception):
@@ -93,16 +89,14 @@ def _last_error_line(stderr: str) -> str:
 def run_blender(command: list[str], timeout: float | None = None) -> None:
     """Run a Blender command to its end. Raises ChunkError when Blender crashes, runs past
     `timeout` seconds or exits with a status other than 0."""
+    process = subprocess.Popen(
+        command,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=_die_with_parent,
+    )
     with _running_lock:
-        if _cancelled:
-            raise ChunkError("cancelled: the scan was interrupted")
-        process = subprocess.Popen(
-            command,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-            preexec_fn=_die_with_parent,
-        )
         _running.add(process)
     try:
         _, stderr = process.communicate(timeout=timeout)
@@ -132,21 +126,11 @@ def run_chunk(command: list[str], part: str, timeout: float | None = None) -> st
 
 
 def kill_running_chunks() -> None:
-    """Kill the Blender runs this process started (in-process workers of a local cluster)
-    and start no other until `allow_chunks`."""
-    global _cancelled
+    """Kill the Blender runs this process started (in-process workers of a local cluster)."""
     with _running_lock:
-        _cancelled = True
         processes = list(_running)
     for process in processes:
         process.kill()
-
-
-def allow_chunks() -> None:
-    """Let Blender runs start again after `kill_running_chunks` (a new scan)."""
-    global _cancelled
-    with _running_lock:
-        _cancelled = False
 
 
 def render_report_thumbnails(

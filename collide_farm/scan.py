@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .chunk import FarmError, allow_chunks, kill_running_chunks, report_command, run_chunk
+from .chunk import FarmError, kill_running_chunks, report_command, run_chunk
 from .progress import ChunkProgress
 
 
@@ -194,7 +194,6 @@ def run_scan(settings: ScanSettings) -> tuple[list[dict], list[str]]:
     Raises FarmError (a chunk failed every try, no scheduler, no dask)."""
     scene = str(Path(settings.scene).resolve())
     token = uuid.uuid4().hex[:8]
-    allow_chunks()
     with (
         scratch_folder(settings) as scratch,
         dask_client(settings.scheduler, settings.workers) as client,
@@ -217,11 +216,9 @@ def run_scan(settings: ScanSettings) -> tuple[list[dict], list[str]]:
         try:
             results = _gather(client, futures, settings)
         except BaseException:
-            # Killed first: no chunk starts a Blender after it (a retry of a killed one
-            # fails at once), and the scan does not wait on them while the cancellation
-            # goes through the scheduler.
-            kill_running_chunks()
+            # Cancelled first, so that a killed Blender is not retried.
             client.cancel(list(futures), force=True)
+            kill_running_chunks()
             raise
     ordered = [results[frames] for frames in sorted(results)]
     return [report for _, report in ordered], [path for path, _ in ordered]
