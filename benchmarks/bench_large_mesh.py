@@ -1,5 +1,6 @@
 """A large mesh among small objects, decided on meshes (core only): what keeping the
-large mesh posed between live checks and walking its tree for its extents save.
+large mesh posed between live checks, and screening or walking its vertices for its
+extents, save.
 
     PYTHONPATH=$PWD .venv-core/bin/python benchmarks/bench_large_mesh.py [--sizes 100,300]
 
@@ -12,14 +13,14 @@ with 2 m hills, and the small objects unit cubes.
    the first, which poses the terrain either way).
 2. 240 cubes scattered on the terrain, most pushed into it, one call (a first Detect on
    meshes, or a step of dragging the terrain itself in live mode): the terrain's extents
-   along each crossing pair's directions by projecting all its vertices (as before
-   `_walked_extents`: `_WALKED_EXTENTS` set beyond its vertex count) against by the walk
-   of its tree.
+   along each crossing pair's directions by projecting every vertex for each pair (as
+   before `_screened_extents` and `_walked_extents`), by screening them in float32
+   (`_screened_extents`, the default up to 131,072 vertices) and by the walk of its tree
+   (`_walked_extents`, the default beyond). The default's time is starred.
 
-Both halves of each comparison run in this process, alternated, and must give the same
-contacts bit for bit (checked: the run stops with an error otherwise). A terrain of up to
-32,768 vertices (`_WALKED_EXTENTS`, 100 quads a side) is projected vertex by vertex either
-way: its row shows what that costs.
+The ways of each comparison run in this process and must give the same contacts bit for
+bit (checked: the run stops with an error otherwise). The terrain's hills are all alike,
+its peaks equally high: the walk's worst case (many nodes may hold an extreme).
 """
 
 from __future__ import annotations
@@ -37,6 +38,15 @@ from collide_dev.mesh_shapes import box_mesh
 
 DRAG_STEPS = 8
 SUNK_CUBES = 240
+# The ways to a mesh's extents along a crossing pair's directions, by the thresholds
+# that choose them: every vertex projected (as before `_screened_extents` and
+# `_walked_extents`), screened, walked.
+NEVER = 1 << 40
+EXTENTS = {
+    "every vertex": {"_SCREENED_WORK": NEVER, "_WALKED_EXTENTS": NEVER},
+    "screened": {"_SCREENED_WORK": 0, "_WALKED_EXTENTS": NEVER},
+    "walked": {"_WALKED_EXTENTS": 0},
+}
 
 
 def terrain(quads: int):
@@ -95,9 +105,9 @@ def bench_drag(ground, cube) -> tuple[float, float]:
     return statistics.median(fresh_times[1:]), statistics.median(kept_times[1:])
 
 
-def bench_sunk(ground, cube, vertex_count: int) -> tuple[float, float, int]:
-    """Seconds of one call on 240 cubes, every vertex projected and walked; and how many
-    pairs cross."""
+def bench_sunk(ground, cube) -> tuple[dict[str, float], int]:
+    """Seconds of one call on 240 cubes, the terrain's extents found each way of
+    `EXTENTS`; and how many pairs cross."""
     rng = np.random.default_rng(7)
     matrices = np.tile(np.eye(4), (SUNK_CUBES + 1, 1, 1))
     xy = rng.uniform(-45.0, 45.0, (SUNK_CUBES, 2))
@@ -107,20 +117,20 @@ def bench_sunk(ground, cube, vertex_count: int) -> tuple[float, float, int]:
         matrices[row, :3, :3] = np.linalg.qr(rng.normal(size=(3, 3)))[0]
     pairs = np.column_stack([np.zeros(SUNK_CUBES, dtype=np.int64), np.arange(1, SUNK_CUBES + 1)])
     meshes = [ground] + [cube] * SUNK_CUBES
-    walked = mesh_module._WALKED_EXTENTS
-
-    def listed():
-        mesh_module._WALKED_EXTENTS = vertex_count
+    seconds, results = {}, {}
+    for way, thresholds in EXTENTS.items():
+        saved = {name: getattr(mesh_module, name) for name in thresholds}
+        for name, value in thresholds.items():
+            setattr(mesh_module, name, value)
         try:
-            return mesh_contacts(meshes, matrices, pairs, 0.1)
+            seconds[way], results[way] = timed(lambda: mesh_contacts(meshes, matrices, pairs, 0.1))
         finally:
-            mesh_module._WALKED_EXTENTS = walked
-
-    listed_seconds, listed_result = timed(listed)
-    walked_seconds, walked_result = timed(lambda: mesh_contacts(meshes, matrices, pairs, 0.1))
-    if not same(listed_result, walked_result):
-        raise SystemExit("walked extents: contacts differ from every vertex projected")
-    return listed_seconds, walked_seconds, int((walked_result.distance < 0).sum())
+            for name, value in saved.items():
+                setattr(mesh_module, name, value)
+    first, *others = results.values()
+    if not all(same(first, other) for other in others):
+        raise SystemExit("the terrain's extents: contacts differ between the ways")
+    return seconds, int((first.distance < 0).sum())
 
 
 def main() -> None:
@@ -128,16 +138,28 @@ def main() -> None:
     parser.add_argument("--sizes", default="100,200,300", help="quads along the terrain's side")
     sizes = [int(size) for size in parser.parse_args().sizes.split(",")]
     cube = prepare_mesh(*box_mesh([-0.5] * 3, [0.5] * 3))
-    print("terrain triangles | drag step: afresh, kept, ratio | 240 cubes: listed, walked, ratio")
+    print(
+        "terrain triangles | drag step: afresh, kept, ratio"
+        " | 240 cubes: every vertex, screened, walked (the default's in *)"
+    )
     for quads in sizes:
         vertices, triangles = terrain(quads)
         ground = prepare_mesh(vertices, triangles)
         afresh, kept = bench_drag(ground, cube)
-        listed, walked, crossing = bench_sunk(ground, cube, len(vertices))
+        seconds, crossing = bench_sunk(ground, cube)
+        default = (
+            "walked"
+            if len(vertices) > mesh_module._WALKED_EXTENTS
+            else "screened"
+            if len(vertices) * SUNK_CUBES > mesh_module._SCREENED_WORK
+            else "every vertex"
+        )
+        sunk = " ".join(
+            f"{value:6.2f} s{'*' if way == default else ' '}" for way, value in seconds.items()
+        )
         print(
             f"{len(triangles):>17,} | {afresh * 1e3:7.1f} ms {kept * 1e3:7.1f} ms"
-            f" {afresh / kept:5.1f}x | {listed:6.2f} s {walked:6.2f} s {listed / walked:5.1f}x"
-            f" ({crossing} crossing)"
+            f" {afresh / kept:5.1f}x | {sunk} ({crossing} crossing)"
         )
 
 

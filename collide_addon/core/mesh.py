@@ -3152,15 +3152,21 @@ def _projected_overlap(world: _World, slots: np.ndarray, directions: np.ndarray,
     along_least = directions[:, 0].copy()
     # A mesh without vertices has no extent: nothing to separate.
     measured = np.flatnonzero((world.vertex_count[slots] > 0).all(axis=1))
-    # Large meshes' extents come from their trees (`_walked_extents`) and count as few
-    # vertices in the chunks.
+    # Large meshes' extents come from their trees (`_walked_extents`), those of meshes
+    # of many vertices or met by many of the pairs from screened projections
+    # (`_screened_extents`): both count as few vertices in the chunks.
     walked = world.vertex_count > _WALKED_EXTENTS
-    counts = np.where(walked[slots[measured]], 1, world.vertex_count[slots[measured]]).sum(axis=1)
+    meetings = np.bincount(slots[measured].ravel(), minlength=len(world.vertex_count))
+    screened = ~walked & (world.vertex_count * meetings > _SCREENED_WORK)
+    counts = np.where(
+        (walked | screened)[slots[measured]], 1, world.vertex_count[slots[measured]]
+    ).sum(axis=1)
     for part in _chunks(counts, _CHUNK_ROWS):
         rows = measured[part]
         band = None if near is None else (near[0][rows], near[1])
         reach = [
-            _extents(world, slots[rows, side], directions[rows], walked, band) for side in (0, 1)
+            _extents(world, slots[rows, side], directions[rows], walked, band, screened)
+            for side in (0, 1)
         ]
         (low_a, high_a), (low_b, high_b) = reach
         widths = np.minimum(high_a - low_b, high_b - low_a)
@@ -3171,18 +3177,28 @@ def _projected_overlap(world: _World, slots: np.ndarray, directions: np.ndarray,
     return overlap, along_least
 
 
-def _extents(world: _World, meshes: np.ndarray, directions: np.ndarray, walked, near):
+def _extents(
+    world: _World, meshes: np.ndarray, directions: np.ndarray, walked, near, screened=None
+):
     """The least and largest projections (k, d) each of the vertices of world meshes
     `meshes` (k,) along its `directions` (k, d, 3): (low, high). Those of meshes `walked`
-    ((u,) bool) are found through their trees (`_walked_extents`), the others' by
+    ((u,) bool) are found through their trees (`_walked_extents`), those of meshes
+    `screened` ((u,) bool, optional) through `_screened_extents`, the others' by
     projecting every vertex, or with `near` (as `_projected_overlap` takes it) those
-    within its band."""
+    within its band. The same numbers whichever way (each vertex's projection is
+    `_projections`')."""
     low = np.full(directions.shape[:2], np.inf)
     high = np.full(directions.shape[:2], -np.inf)
     tree = walked[meshes]
     if tree.any():
         rows = np.flatnonzero(tree)
         low[rows], high[rows] = _walked_extents(world, meshes[rows], directions[rows])
+    if screened is not None:
+        screen = screened[meshes] & ~tree
+        if screen.any():
+            rows = np.flatnonzero(screen)
+            low[rows], high[rows] = _screened_extents(world, meshes[rows], directions[rows])
+            tree = tree | screen
     listed = np.flatnonzero(~tree)
     if not len(listed):
         return low, high
@@ -3206,10 +3222,84 @@ def _extents(world: _World, meshes: np.ndarray, directions: np.ndarray, walked, 
         )
         pair, points = pair[keep], take_rows(points, keep)
         starts = _starts(np.bincount(pair, minlength=len(listed)))
-    along = (take_rows(directions[listed], pair) @ points[:, :, None])[:, :, 0]
+    along = _projections(directions[listed], pair, points)
     low[listed] = np.minimum.reduceat(along, starts)
     high[listed] = np.maximum.reduceat(along, starts)
     return low, high
+
+
+def _projections(directions: np.ndarray, rows: np.ndarray, points: np.ndarray) -> np.ndarray:
+    """Each of `points` (p, 3) projected on the directions (d, 3) of its row `rows` (p,)
+    of `directions` (k, d, 3): (p, d). Every way to a mesh's extents projects its
+    points through this one product, so that they give the same numbers bit for bit."""
+    return (take_rows(directions, rows) @ points[:, :, None])[:, :, 0]
+
+
+# A mesh (not walked) whose vertices times the pairs it is in exceed this is measured
+# along the pairs' directions by `_screened_extents`, not vertex by vertex: 240 cubes
+# pushed into a terrain took 6.7 s projecting its 10,000 vertices for each cube along
+# the tilted bound's 60 directions (a wide terrain keeps all its vertices within the
+# tilts' band), 0.64 s screened; at 441 vertices 0.37-0.46 s against 0.26-0.29 s. A mesh
+# in one pair gains from about 4,000 vertices (1.28 s against 1.13 s for 100 pairs of
+# round meshes of 4,514), and loses nothing from 266.
+_SCREENED_WORK = 8192
+# `_screened_extents` measures this many projections at a time (float32: 16 MB).
+_SCREENED_BLOCK = 1 << 22
+
+
+def _screened_extents(world: _World, meshes: np.ndarray, directions: np.ndarray):
+    """The least and largest projections of the vertices of world meshes `meshes` (k,)
+    along each one's `directions` (k, d, 3): (low (k, d), high (k, d)), the numbers that
+    projecting every vertex as `_extents` does gives.
+
+    Each distinct mesh's vertices, moved to their box's centre, are projected on all its
+    rows' directions at once in float32 (one matrix product, where projecting vertex by
+    vertex makes a small product per vertex); only the vertices within float32's error
+    of a least or largest of these can be extreme, and those are projected again as
+    `_projections` does. float32's error is bounded from above: each product and sum of
+    the three rounds by at most 2^-24 of its magnitude, the vertices' and directions'
+    conversions too, at most 6 roundings of sum |u_i| |p_i - c_i| for each projection, and
+    float64's on the vertices themselves; twice the bound, with room, is screened."""
+    low = np.empty(directions.shape[:2])
+    high = np.empty(directions.shape[:2])
+    for mesh in np.unique(meshes):
+        rows = np.flatnonzero(meshes == mesh)
+        start, size = world.vertex_start[mesh], world.vertex_count[mesh]
+        row, vertex = _screened_vertices(world.vertices[start : start + size], directions[rows])
+        along = _projections(directions[rows], row, take_rows(world.vertices, vertex + start))
+        starts = _starts(np.bincount(row, minlength=len(rows)))
+        low[rows] = np.minimum.reduceat(along, starts)
+        high[rows] = np.maximum.reduceat(along, starts)
+    return low, high
+
+
+def _screened_vertices(vertices: np.ndarray, directions: np.ndarray):
+    """The vertices (n, 3) of one mesh that may be extreme along any of the directions
+    (r, d, 3) of each row, as `_screened_extents` screens them: rows (s,) ascending and
+    vertex indices (s,), each row with one at least."""
+    count, size = directions.shape[1], len(vertices)
+    moved = vertices - (vertices.max(axis=0) + vertices.min(axis=0)) / 2.0
+    reach = np.abs(moved).max()
+    if not reach < 2.0**100:  # beyond float32's range (never in a scene): all of them
+        return np.repeat(np.arange(len(directions)), size), np.tile(
+            np.arange(size), len(directions)
+        )
+    # Per direction, how far float32 may put a projection from its float64 value.
+    error = np.abs(directions).sum(axis=2) * (2.0**-19 * reach + 2.0**-46 * np.abs(vertices).max())
+    moved = np.ascontiguousarray(moved.T, dtype=np.float32)  # (3, n)
+    rows, indices = [], []
+    block = max(1, _SCREENED_BLOCK // (count * size))
+    for first in range(0, len(directions), block):
+        part = directions[first : first + block]
+        along = part.reshape(-1, 3).astype(np.float32) @ moved  # (b d, n)
+        slack = error[first : first + block].reshape(-1, 1).astype(np.float32)
+        extreme = (along >= along.max(axis=1, keepdims=True) - slack) | (
+            along <= along.min(axis=1, keepdims=True) + slack
+        )
+        row, vertex = np.nonzero(extreme.reshape(len(part), count, size).any(axis=1))
+        rows.append(row + first)
+        indices.append(vertex)
+    return np.concatenate(rows), np.concatenate(indices)
 
 
 def _lower_and_raise(low: np.ndarray, high: np.ndarray, query: np.ndarray, values) -> None:
@@ -3225,11 +3315,12 @@ def _lower_and_raise(low: np.ndarray, high: np.ndarray, query: np.ndarray, value
 
 
 # Meshes of more vertices than this are measured along a pair's directions through their
-# trees (`_walked_extents`), not vertex by vertex: 240 cubes pushed into a terrain of
-# 90,000 vertices took 12-22 s projecting them all for each cube. Below it, projecting
-# every vertex costs less than the walk's levels (round meshes of 5,000-7,000 vertices,
-# where nearly every node is extreme along one of a pair's directions: 2-4 times).
-_WALKED_EXTENTS = 32_768
+# trees (`_walked_extents`), not screened (`_screened_extents`): 240 cubes pushed into a
+# terrain took 0.6-1.4 s screened against 1.7-7.8 s walked from 10,000 to 90,000
+# vertices, 0.94 s against 0.57 s at 250,000 (`bench_large_mesh.py`'s terrain of equal
+# hills and one of random ones). Walking a round mesh costs more: nearly every node may
+# hold an extreme along one of a pair's directions.
+_WALKED_EXTENTS = 131_072
 
 
 def _walked_extents(world: _World, meshes: np.ndarray, directions: np.ndarray):
@@ -3248,8 +3339,7 @@ def _walked_extents(world: _World, meshes: np.ndarray, directions: np.ndarray):
     high = np.full(directions.shape[:2], -np.inf)
 
     def offer(query: np.ndarray, points: np.ndarray) -> None:
-        along = (take_rows(directions, query) @ points[:, :, None])[:, :, 0]
-        _lower_and_raise(low, high, query, along)
+        _lower_and_raise(low, high, query, _projections(directions, query, points))
 
     loose_query, loose = _loose_vertices(world, meshes, np.arange(len(meshes)))
     offer(loose_query, take_rows(world.vertices, loose))

@@ -920,17 +920,18 @@ def random_shapes(rng: np.random.Generator, low: int = 2, high: int = 6, far: bo
     return shapes
 
 
-@pytest.mark.parametrize("shortcut", ["_LISTED_WHOLE", "_WALKED_EXTENTS"])
+@pytest.mark.parametrize("shortcut", ["_LISTED_WHOLE", "_WALKED_EXTENTS", "_SCREENED_WORK"])
 @settings(max_examples=40, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1))
 def test_large_meshes_shortcuts_give_what_every_point_gives(shortcut, seed):
-    """What a large mesh takes through its tree gives the contacts of every point listed,
-    bit for bit, with vertices in no triangle and turned, stretched and mirrored meshes:
-    its points inside the other mesh's bounds (`_LISTED_WHOLE`: a terrain under 244
-    objects took 10 GB and 44 s listing all of its points for each; 1 M triangles ran out
-    of memory), and its extents along a crossing pair's directions, which bound its depth
-    (`_WALKED_EXTENTS`: 240 cubes pushed into a terrain took 12-22 s projecting its
-    90,000 vertices for each). Both thresholds at 0 here, so every mesh takes them."""
+    """What a large mesh takes through its tree, or screened, gives the contacts of every
+    point listed, bit for bit, with vertices in no triangle and turned, stretched and
+    mirrored meshes: its points inside the other mesh's bounds (`_LISTED_WHOLE`: a
+    terrain under 244 objects took 10 GB and 44 s listing all of its points for each; 1 M
+    triangles ran out of memory), and its extents along a crossing pair's directions,
+    which bound its depth (`_WALKED_EXTENTS`: 240 cubes pushed into a terrain took 12-22 s
+    projecting its 90,000 vertices for each; `_SCREENED_WORK`: 9 s for 10,000). Each
+    threshold at 0 here, so every mesh takes that shortcut."""
     rng = np.random.default_rng(seed)
     shapes = random_shapes(rng)
     matrices = np.stack([random_matrix(rng) for _ in shapes])
@@ -971,6 +972,53 @@ def test_walked_extents_are_the_vertices_extents(seed):
     np.testing.assert_array_equal(
         mesh_module._extents(world, meshes, directions, np.ones(len(shapes), bool), near), banded
     )
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.sampled_from([1.0, 1e3, 1e6]))
+def test_screened_extents_are_the_vertices_extents(seed, far):
+    """`_screened_extents` (float32 projections screen the vertices that float64 then
+    measures) gives each mesh's least and largest vertex projections bit for bit as
+    projecting every vertex does: on random shapes, and on a terrain of equal peaks and
+    flat rows, equal or apart by less than float32 resolves, or flat (many vertices within
+    its error of an extreme: the float32 extreme is often not float64's), along
+    directions at and near its vertical, the meshes placed
+    up to 1e6 from the origin (where float32 rounds projections by about 0.06)."""
+    rng = np.random.default_rng(seed)
+    across = np.linspace(-50.0, 50.0, 41)
+    x, y = np.meshgrid(across, across, indexing="ij")
+    heights = np.round(2.0 * np.sin(x / 7.0) * np.cos(y / 9.0), int(rng.integers(1, 4)))
+    # Peaks equal, or apart by less than float32 resolves (2.4e-7 at a height of 2).
+    heights += rng.choice([0.0, 1e-7, 1e-6]) * rng.random(heights.shape)
+    heights *= rng.random() < 0.7  # or a flat grid
+    quads = np.arange(40)[:, None] * 41 + np.arange(40)
+    terrain = prepare_mesh(
+        np.column_stack([x.ravel(), y.ravel(), heights.ravel()]),
+        np.concatenate(
+            [
+                np.stack([quads, quads + 41, quads + 42], -1).reshape(-1, 3),
+                np.stack([quads, quads + 42, quads + 1], -1).reshape(-1, 3),
+            ]
+        ),
+    )
+    shapes = [terrain, *random_shapes(rng, 1, 3, far=True)]
+    matrices = np.stack([random_matrix(rng) for _ in shapes])
+    matrices[0, :3, :3] = np.eye(3) if rng.random() < 0.5 else matrices[0, :3, :3]
+    matrices[:, :3, 3] += rng.uniform(-far, far, 3)
+    world = mesh_module._pose(shapes, matrices, np.arange(len(shapes)))
+    meshes = rng.integers(0, len(shapes), 9)
+    meshes[:3] = 0
+    directions = rng.normal(size=(9, int(rng.integers(1, 30)), 3))
+    # The terrain's world vertical (its flat grid's normal, along which every vertex
+    # projects the same but for rounding), and directions near it.
+    vertical = np.linalg.inv(matrices[0, :3, :3]).T @ (0.0, 0.0, 1.0)
+    directions[:, 0] = vertical / np.linalg.norm(vertical)
+    directions[:, 1:4] += 1e3 * directions[:, :1]
+    directions /= np.linalg.norm(directions, axis=2, keepdims=True)
+    every = mesh_module._extents(world, meshes, directions, np.zeros(len(shapes), bool), None)
+    screened = mesh_module._screened_extents(world, meshes, directions)
+    for listed, found in zip(every, screened, strict=True):
+        np.testing.assert_array_equal(found, listed)
 
 
 def test_a_far_vertex_in_no_triangle_is_kept_in_the_tilts_band():
@@ -1108,3 +1156,20 @@ def test_a_terrain_is_posed_once_while_a_cube_is_dragged_on_it(monkeypatch):
     mesh_contacts([cube, cube], np.stack([np.eye(4)] * 2), [[0, 1]], 0.0, posed=kept)
     kept.forget_unused()
     assert len(kept) == 0
+
+
+def test_screened_extents_beyond_float32s_range():
+    """A mesh scaled beyond float32's range (1e40, valid float64 coordinates) is screened
+    whole: its extents are still every vertex's."""
+    rng = np.random.default_rng(3)
+    shapes = random_shapes(rng, 2, 3)
+    matrices = np.stack([random_matrix(rng) for _ in shapes])
+    matrices[:, :3, :3] *= 1e40
+    world = mesh_module._pose(shapes, matrices, np.arange(len(shapes)))
+    meshes = np.array([0, 1, 0])
+    directions = rng.normal(size=(3, 5, 3))
+    directions /= np.linalg.norm(directions, axis=2, keepdims=True)
+    every = mesh_module._extents(world, meshes, directions, np.zeros(len(shapes), bool), None)
+    screened = mesh_module._screened_extents(world, meshes, directions)
+    for listed, found in zip(every, screened, strict=True):
+        np.testing.assert_array_equal(found, listed)
