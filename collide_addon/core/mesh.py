@@ -1198,6 +1198,18 @@ class _World:
     reach: float
     slack: float
 
+    def sizes(self) -> tuple[int, ...]:
+        """Its vertex, triangle, mesh, tree node and leaf counts and leaves' width:
+        worlds of the same sizes join (`_joined_worlds`) into arrays of the same shapes."""
+        leaves = self.tree.leaf_triangles
+        return (
+            len(self.vertices),
+            len(self.corners),
+            len(self.meshes),
+            len(self.tree.lo),
+            *leaves.shape,
+        )
+
 
 @dataclass(frozen=True)
 class _Rays:
@@ -1472,16 +1484,28 @@ def _posed_together(
     )
 
 
-def _joined_worlds(worlds: Sequence[_World]) -> _World:
+def _joined_worlds(
+    worlds: Sequence[_World], into: _World | None = None, fresh: Sequence[bool] | None = None
+) -> _World:
     """One `_World` of the meshes of `worlds` (each posed on its own), one world's after
     the other's: the arrays, bit for bit, that posing all those meshes together gives.
     Each row is measured on its own mesh only; joining moves row numbers, pads the leaves'
-    rows to the widest, and takes the largest `reach`."""
+    rows to the widest, and takes the largest `reach`.
+
+    into, fresh: a world joined before from worlds of the same row counts (and leaf
+    width), the same world objects where `fresh` (one per world) is False: only the
+    worlds `fresh` are written, into its arrays, which the returned world shares (the
+    one joined before is then stale)."""
     if len(worlds) == 1:
         return worlds[0]
 
     def joined(name: str, bases=None) -> np.ndarray:
-        return _joined_rows([getattr(world, name) for world in worlds], bases)
+        return _joined_rows(
+            [getattr(world, name) for world in worlds],
+            bases,
+            into=None if into is None else getattr(into, name),
+            fresh=fresh,
+        )
 
     vertex_base = _starts(np.array([len(world.vertices) for world in worlds]))
     triangle_base = _starts(np.array([len(world.corners) for world in worlds]))
@@ -1498,7 +1522,12 @@ def _joined_worlds(worlds: Sequence[_World]) -> _World:
         owner=joined("owner", mesh_base),
         vertex_part=joined("vertex_part", vertex_base),
         triangle_part=joined("triangle_part", vertex_base),
-        tree=_joined_forests([world.tree for world in worlds], triangle_base),
+        tree=_joined_forests(
+            [world.tree for world in worlds],
+            triangle_base,
+            None if into is None else into.tree,
+            fresh,
+        ),
         meshes=sum((world.meshes for world in worlds), ()),
         reach=reach,
         slack=_ROUNDING * max(1.0, reach),
@@ -1506,41 +1535,69 @@ def _joined_worlds(worlds: Sequence[_World]) -> _World:
     return _World(**fields)
 
 
-def _joined_rows(parts: Sequence[np.ndarray], bases=None, none: bool = False) -> np.ndarray:
+def _joined_rows(
+    parts: Sequence[np.ndarray],
+    bases=None,
+    none: bool = False,
+    into: np.ndarray | None = None,
+    fresh: Sequence[bool] | None = None,
+) -> np.ndarray:
     """`parts` one after the other; with `bases` (w,), each part's row numbers moved by
-    its base, and with `none`, -1 (no row) kept as it is."""
+    its base, and with `none`, -1 (no row) kept as it is. With `into` (the parts joined
+    before, of the same lengths), only the parts `fresh` are written, into it."""
     if bases is None:
-        return np.concatenate(parts)
+        bases = np.zeros(len(parts), dtype=np.int64)
 
     def moved(part: np.ndarray, base) -> np.ndarray:
         if not base:
             return part
         return np.where(part >= 0, part + base, -1) if none else part + base
 
-    return np.concatenate([moved(part, base) for part, base in zip(parts, bases, strict=True)])
+    if into is None:
+        return np.concatenate([moved(part, base) for part, base in zip(parts, bases, strict=True)])
+    start = 0
+    for part, base, write in zip(parts, bases, fresh, strict=True):
+        if write:
+            into[start : start + len(part)] = moved(part, base)
+        start += len(part)
+    return into
 
 
-def _joined_forests(forests: Sequence[_Forest], triangle_base: np.ndarray) -> _Forest:
+def _joined_forests(
+    forests: Sequence[_Forest],
+    triangle_base: np.ndarray,
+    into: _Forest | None = None,
+    fresh: Sequence[bool] | None = None,
+) -> _Forest:
     """`_Forest`s of worlds joined by `_joined_worlds`, whose triangles start at rows
-    `triangle_base` (w,) of the joined world, as one."""
+    `triangle_base` (w,) of the joined world, as one (`into`, `fresh`: as
+    `_joined_worlds` takes them)."""
     node_base = _starts(np.array([len(forest.lo) for forest in forests]))
     leaf_base = _starts(np.array([len(forest.leaf_triangles) for forest in forests]))
     width = max(forest.leaf_triangles.shape[1] for forest in forests)
+    writes = [True] * len(forests) if fresh is None else fresh
 
-    def joined(name: str, bases=None, none: bool = False) -> np.ndarray:
-        return _joined_rows([getattr(forest, name) for forest in forests], bases, none)
+    def joined(name: str, bases=None, none: bool = False, parts=None) -> np.ndarray:
+        return _joined_rows(
+            [getattr(forest, name) for forest in forests] if parts is None else parts,
+            bases,
+            none,
+            None if into is None else getattr(into, name),
+            fresh,
+        )
 
     def widened(name: str, fill, bases=None) -> np.ndarray:
-        """Leaf rows (L, ..., w') padded to `width` entries with `fill`, joined."""
+        """Leaf rows (L, ..., w') padded to `width` entries with `fill`, joined (those
+        written only)."""
         parts = []
-        for forest in forests:
+        for forest, write in zip(forests, writes, strict=True):
             values = getattr(forest, name)
-            if values.shape[-1] < width:
+            if write and values.shape[-1] < width:
                 padded = np.full((*values.shape[:-1], width), fill, dtype=values.dtype)
                 padded[..., : values.shape[-1]] = values
                 values = padded
             parts.append(values)
-        return _joined_rows(parts, bases, none=True)
+        return joined(name, bases, True, parts)
 
     return _Forest(
         triangles=joined("triangles", triangle_base),
@@ -1572,7 +1629,9 @@ class PosedMeshes:
     that move at every call are posed with the others: posing each apart and joining
     them made 100 moving meshes of 4,600 triangles 1.15-1.3 times slower), up to
     `_KEPT_POSED_LIMIT` triangles in all (a posed mesh holds about 0.3 kB a triangle);
-    `forget_unused` drops those no call used since it was last called."""
+    `forget_unused` drops those no call used since it was last called. The last call's
+    joined world is held too (as much again), and the next call of the same layout writes
+    only its other meshes into it; a world `pose` returned is stale after the next call."""
 
     def __init__(self) -> None:
         # (id(mesh), matrix bytes) -> (mesh, its posed world); the mesh is held so
@@ -1581,6 +1640,9 @@ class PosedMeshes:
         # The poses of large meshes met since `forget_unused`, and before it.
         self._met: set[tuple[int, bytes]] = set()
         self._met_before: set[tuple[int, bytes]] = set()
+        # The last call's joined world: the row counts of its parts, its kept parts
+        # (None for the others), and the world, whose arrays the next call may write.
+        self._joined: tuple[list[tuple], list[_World | None], _World] | None = None
 
     def __len__(self) -> int:
         return len(self._kept)
@@ -1603,13 +1665,30 @@ class PosedMeshes:
             return _posed_together(meshes, matrices, used)
         # A run ends before and after each kept mesh.
         ends = np.flatnonzero(kept[1:] | kept[:-1]) + 1
-        worlds = []
+        worlds, fresh = [], []
         for run, first in zip(np.split(used, ends), np.concatenate(([0], ends)), strict=True):
             if kept[first]:
                 worlds.append(self._posed(meshes, matrices, run, tokens[first]))
             else:
                 worlds.append(_posed_together(meshes, matrices, run))
-        return _joined_worlds(worlds)
+            fresh.append(not kept[first])
+        # Where the call before joined the same kept worlds, in the same places among
+        # runs of the same sizes (a cube dragged on a terrain), only the other runs are
+        # written into its joined arrays: copying a large mesh's into new ones at every
+        # call was half of a drag step's time on 180,000 triangles.
+        layout = [_World.sizes(world) for world in worlds]
+        last = self._joined
+        if (
+            last is not None
+            and last[0] == layout
+            and all(a is b or new for a, b, new in zip(last[1], worlds, fresh, strict=True))
+        ):
+            joined = _joined_worlds(worlds, last[2], fresh)
+        else:
+            joined = _joined_worlds(worlds)
+        held = [None if new else world for world, new in zip(worlds, fresh, strict=True)]
+        self._joined = (layout, held, joined)
+        return joined
 
     def _posed(self, meshes: Sequence[TriangleMesh], matrices: np.ndarray, run, token) -> _World:
         """The world of the one mesh `run` (1,) at `token`, kept or posed and kept."""
@@ -1628,6 +1707,10 @@ class PosedMeshes:
     def forget_unused(self) -> None:
         """Drop the posed meshes no `pose` met since the last call of this."""
         self._kept = {token: entry for token, entry in self._kept.items() if token in self._met}
+        if self._joined is not None:
+            held = {id(world) for _, world in self._kept.values()}
+            if any(w is not None and id(w) not in held for w in self._joined[1]):
+                self._joined = None
         self._met_before, self._met = self._met, set()
 
 

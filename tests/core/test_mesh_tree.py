@@ -1073,8 +1073,8 @@ def test_meshes_kept_posed_give_the_contacts_of_meshes_posed_afresh(seed):
     dragged in live mode) once a call meets one where the call before did, and joins
     them to the others: worlds and contacts bit for bit those of posing all together,
     wherever the large meshes come among the others, with leaves of other widths and
-    vertices in no triangle, call after call while the small ones move; a large mesh
-    moved is posed with the others again."""
+    vertices in no triangle, call after call while the small ones move (written into the
+    arrays the call before joined); a large mesh moved is posed with the others again."""
     rng = np.random.default_rng(seed)
     shapes = random_shapes(rng)
     large = [bool(rng.random() < 0.5) for _ in shapes]
@@ -1096,6 +1096,11 @@ def test_meshes_kept_posed_give_the_contacts_of_meshes_posed_afresh(seed):
             if step == 3:
                 moved[:] = True  # the large ones too
             matrices[moved, :3, 3] += rng.uniform(-0.2, 0.2, (int(moved.sum()), 3))
+            # The joined world, written into the last call's arrays where its runs are
+            # of the same sizes, and a call's contacts with it.
+            assert_same_world(
+                kept.pose(shapes, matrices, used), mesh_module._pose(shapes, matrices, used)
+            )
             fresh = mesh_contacts(shapes, matrices, pairs, 0.1)
             assert_same_contacts(mesh_contacts(shapes, matrices, pairs, 0.1, posed=kept), fresh)
             kept.forget_unused()
@@ -1139,6 +1144,11 @@ def test_a_terrain_is_posed_once_while_a_cube_is_dragged_on_it(monkeypatch):
         return posed_together(meshes, matrices, used)
 
     monkeypatch.setattr(mesh_module, "_posed_together", counting)
+    joins = []
+    joined_worlds = mesh_module._joined_worlds
+    monkeypatch.setattr(
+        mesh_module, "_joined_worlds", lambda *args: joins.append(joined_worlds(*args)) or joins[-1]
+    )
     kept = PosedMeshes()
     matrices = np.stack([np.eye(4), np.eye(4)])
     relations = set()
@@ -1152,6 +1162,10 @@ def test_a_terrain_is_posed_once_while_a_cube_is_dragged_on_it(monkeypatch):
         # Met at the first call, posed apart and kept at the second, taken since.
         assert posings == ([12, len(terrain.triangles)] if step < 2 else [12])
         relations.add(int(contacts.relation[0]))
+        # From the third call on, the cube's rows are written into the arrays the call
+        # before joined: the terrain's are not copied again.
+        if step >= 2:
+            assert joins[-1].vertices is joins[-2].vertices
     assert len(relations) > 1  # the cube crossed the terrain and left it at some steps
     mesh_contacts([cube, cube], np.stack([np.eye(4)] * 2), [[0, 1]], 0.0, posed=kept)
     kept.forget_unused()
