@@ -2854,7 +2854,12 @@ def mesh_contacts(
     # whatever their triangles (a railing below a sloped rafter, within its world box).
     boxes_apart = overlap < -(max_distance + contact + world.slack)
     apart, decided = np.flatnonzero(boxes_apart), np.flatnonzero(~boxes_apart)
-    workers = worker_count(int(world.triangle_count[slots[decided]].sum()) // _TRIANGLES_PER_WORKER)
+    # A share holds whole pairs: one pair on a large mesh (a cube dragged on a terrain)
+    # gets one thread, not a pool whose second thread waits idle (starting it cost 6 ms
+    # a call in Blender).
+    workers = worker_count(
+        min(len(decided), int(world.triangle_count[slots[decided]].sum()) // _TRIANGLES_PER_WORKER)
+    )
     # Interleaved shares, a multiple of the threads, so that each thread gets some of the
     # costly pairs wherever they lie; every stage works pair by pair, so a share's results
     # do not depend on the others.

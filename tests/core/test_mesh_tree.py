@@ -1187,3 +1187,25 @@ def test_screened_extents_beyond_float32s_range():
     screened = mesh_module._screened_extents(world, meshes, directions)
     for listed, found in zip(every, screened, strict=True):
         np.testing.assert_array_equal(found, listed)
+
+
+def test_one_pair_on_large_meshes_is_decided_on_one_thread(monkeypatch):
+    """Shares of a call hold whole pairs: one pair, however many triangles it holds (a
+    cube dragged on a terrain), asks for one thread, not a pool whose other threads wait
+    idle; two such pairs may take two."""
+    asked = []
+    in_threads = mesh_module.map_in_threads
+
+    def recording(function, items, workers):
+        asked.append(workers)
+        return in_threads(function, items, workers)
+
+    monkeypatch.setattr(mesh_module, "map_in_threads", recording)
+    monkeypatch.setattr(mesh_module, "_TRIANGLES_PER_WORKER", 1)
+    monkeypatch.setattr(mesh_module, "worker_count", lambda parts: max(1, min(parts, 8)))
+    sphere = prepare_mesh(*uv_sphere(1.0, 8, 16))
+    matrices = np.stack([np.eye(4), np.eye(4), np.eye(4)])
+    matrices[1:, 0, 3] = (1.5, -1.5)
+    mesh_contacts([sphere] * 3, matrices, [[0, 1]], 0.0)
+    mesh_contacts([sphere] * 3, matrices, [[0, 1], [0, 2]], 0.0)
+    assert asked == [1, 2]
