@@ -3346,8 +3346,9 @@ def _screened_extents(world: _World, meshes: np.ndarray, directions: np.ndarray)
     of a least or largest of these can be extreme, and those are projected again as
     `_projections` does. float32's error is bounded from above: each product and sum of
     the three rounds by at most 2^-24 of its magnitude, the vertices' and directions'
-    conversions too, at most 6 roundings of sum |u_i| |p_i - c_i| for each projection, and
-    float64's on the vertices themselves; twice the bound, with room, is screened."""
+    conversions too, at most 6 roundings of sum |u_i| |p_i - c_i| for each projection (or
+    of 2^-150 each, below float32's normal range), and float64's on the vertices
+    themselves; twice the bound, with room, is screened."""
     low = np.empty(directions.shape[:2])
     high = np.empty(directions.shape[:2])
     for mesh in np.unique(meshes):
@@ -3372,8 +3373,13 @@ def _screened_vertices(vertices: np.ndarray, directions: np.ndarray):
         return np.repeat(np.arange(len(directions)), size), np.tile(
             np.arange(size), len(directions)
         )
-    # Per direction, how far float32 may put a projection from its float64 value.
-    error = np.abs(directions).sum(axis=2) * (2.0**-19 * reach + 2.0**-46 * np.abs(vertices).max())
+    # Per direction, how far float32 may put a projection from its float64 value; below
+    # float32's normal range each rounding is off by up to 2^-150 instead (a mesh a
+    # fraction of 1e-38 across), covered by 2^-140.
+    error = (
+        np.abs(directions).sum(axis=2) * (2.0**-19 * reach + 2.0**-46 * np.abs(vertices).max())
+        + 2.0**-140
+    )
     moved = np.ascontiguousarray(moved.T, dtype=np.float32)  # (3, n)
     rows, indices = [], []
     block = max(1, _SCREENED_BLOCK // (count * size))
