@@ -44,7 +44,7 @@ SUNK_CUBES = 240
 NEVER = 1 << 40
 EXTENTS = {
     "every vertex": {"_SCREENED_WORK": NEVER, "_WALKED_EXTENTS": NEVER},
-    "screened": {"_SCREENED_WORK": 0, "_WALKED_EXTENTS": NEVER},
+    "screened": {"_WALKED_EXTENTS": NEVER},
     "walked": {"_WALKED_EXTENTS": 0},
 }
 
