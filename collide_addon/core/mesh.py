@@ -3243,9 +3243,17 @@ def _projected_overlap(world: _World, slots: np.ndarray, directions: np.ndarray,
     # Large meshes' extents come from their trees (`_walked_extents`), those of meshes
     # of many vertices or met by many of the pairs from screened projections
     # (`_screened_extents`): both count as few vertices in the chunks.
-    walked = world.vertex_count > _WALKED_EXTENTS
+    # A flat mesh (a floor: its vertices' box along its face frame as thin as float32
+    # resolves) ties every vertex along its normal: its tree prunes nothing there and
+    # screening keeps every vertex, so its vertices are listed (a 160,000 vertex floor
+    # under 240 sunk cubes: 23.7 s walked, 1.6 s listed).
+    thickness = world.face_hi - world.face_lo
+    flat = reduce_short_axis(np.minimum, thickness) <= 2.0**-20 * reduce_short_axis(
+        np.maximum, thickness
+    )
+    walked = (world.vertex_count > _WALKED_EXTENTS) & ~flat
     meetings = np.bincount(slots[measured].ravel(), minlength=len(world.vertex_count))
-    screened = ~walked & (world.vertex_count * meetings > _SCREENED_WORK)
+    screened = ~walked & ~flat & (world.vertex_count * meetings > _SCREENED_WORK)
     counts = np.where(
         (walked | screened)[slots[measured]], 1, world.vertex_count[slots[measured]]
     ).sum(axis=1)

@@ -1228,3 +1228,52 @@ def test_a_flat_floor_is_listed_not_screened():
     directions = np.array([[[0.0, 0.0, 1.0], [1.0, 0.0, 0.0]], [[0.6, 0.0, 0.8], [0.0, 0.8, 0.6]]])
     tied = assert_screened_extents_are_listed(world, np.arange(2), directions)
     assert tied.tolist() == [True, False]
+
+
+def test_a_flat_floor_is_neither_walked_nor_screened(monkeypatch):
+    """A flat floor's tree prunes nothing along its normal (every node reaches the
+    extreme): 240 cubes sunk into one of 160,000 vertices took 23.7 s walked, 1.6 s
+    listed. Flat by its face frame's box, turned or not, its extents are listed whatever
+    its size; a floor with hills is walked, and the overlaps are those of listing."""
+    across = np.linspace(-5.0, 5.0, 31)
+    x, y = np.meshgrid(across, across, indexing="ij")
+    quads = np.arange(30)[:, None] * 31 + np.arange(30)
+    triangles = np.concatenate(
+        [
+            np.stack([quads, quads + 31, quads + 32], -1).reshape(-1, 3),
+            np.stack([quads, quads + 32, quads + 1], -1).reshape(-1, 3),
+        ]
+    )
+    cube = prepare_mesh(*box_mesh([-0.5] * 3, [0.5] * 3))
+    matrices = np.stack([np.eye(4)] * 2)
+    matrices[0, :3, :3] = turn([1.0, 2.0, 0.5], 17.0)
+    matrices[1, :3, 3] = (1.0, 1.0, 0.2)
+    rng = np.random.default_rng(4)
+    directions = rng.normal(size=(1, 12, 3))
+    directions[0, 0] = matrices[0, :3, 2]  # the floor's normal
+    directions /= np.linalg.norm(directions, axis=2, keepdims=True)
+    walked = []
+    walk = mesh_module._walked_extents
+    monkeypatch.setattr(
+        mesh_module,
+        "_walked_extents",
+        lambda world, meshes, directions: (
+            walked.extend(meshes.tolist()) or walk(world, meshes, directions)
+        ),
+    )
+    for hills, walks in ((0.0, False), (0.3, True)):
+        floor = prepare_mesh(
+            np.column_stack([x.ravel(), y.ravel(), hills * np.sin(x.ravel()) * np.cos(y.ravel())]),
+            triangles,
+        )
+        world = mesh_module._pose([floor, cube], matrices, np.arange(2))
+        walked.clear()
+        monkeypatch.setattr(mesh_module, "_WALKED_EXTENTS", 0)
+        found = mesh_module._projected_overlap(world, np.array([[0, 1]]), directions)
+        monkeypatch.setattr(mesh_module, "_WALKED_EXTENTS", 1 << 40)
+        monkeypatch.setattr(mesh_module, "_SCREENED_WORK", 1 << 40)
+        listed = mesh_module._projected_overlap(world, np.array([[0, 1]]), directions)
+        monkeypatch.setattr(mesh_module, "_SCREENED_WORK", 8192)
+        for one, other in zip(found, listed, strict=True):
+            np.testing.assert_array_equal(one, other)
+        assert (0 in walked) == walks
