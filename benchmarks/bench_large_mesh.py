@@ -34,7 +34,7 @@ import numpy as np
 
 from collide_addon.core import PosedMeshes, mesh_contacts, prepare_mesh
 from collide_addon.core import mesh as mesh_module
-from collide_dev.mesh_shapes import box_mesh
+from collide_dev.mesh_shapes import box_mesh, heightfield
 
 DRAG_STEPS = 8
 SUNK_CUBES = 240
@@ -51,15 +51,7 @@ EXTENTS = {
 
 def terrain(quads: int):
     """Vertices and triangles of a 100 m heightfield of quads x quads quads."""
-    across = np.linspace(-50.0, 50.0, quads + 1)
-    x, y = np.meshgrid(across, across, indexing="ij")
-    vertices = np.column_stack([x.ravel(), y.ravel(), height(x, y).ravel()])
-    corner = np.arange(quads)[:, None] * (quads + 1) + np.arange(quads)[None, :]
-    a, b, c, d = corner, corner + quads + 1, corner + quads + 2, corner + 1
-    triangles = np.concatenate(
-        [np.stack([a, b, c], -1).reshape(-1, 3), np.stack([a, c, d], -1).reshape(-1, 3)]
-    )
-    return vertices, triangles
+    return heightfield(np.linspace(-50.0, 50.0, quads + 1), height)
 
 
 def height(x, y):

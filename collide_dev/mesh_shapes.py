@@ -1,5 +1,6 @@
 """Closed, outward-oriented triangle meshes for tests and benchmarks: boxes, UV spheres,
-cylinders, prisms and tori, as (vertices (v, 3) float64, triangles (t, 3) int64)."""
+cylinders, prisms and tori, and open heightfields, as (vertices (v, 3) float64,
+triangles (t, 3) int64)."""
 
 from __future__ import annotations
 
@@ -20,17 +21,33 @@ def box_mesh(lo, hi) -> tuple[np.ndarray, np.ndarray]:
     return vertices, np.array(triangles, dtype=np.int64)
 
 
-def _grid_triangles(rings: int, segments: int, wrap_rings: bool) -> np.ndarray:
+def _grid_triangles(
+    rings: int, segments: int, wrap_rings: bool, wrap_segments: bool = True
+) -> np.ndarray:
     """Two triangles per quad of a (rings, segments) vertex grid wrapping around in
-    segments (and in rings when `wrap_rings`), counter-clockwise seen from outside."""
+    segments (unless not `wrap_segments`) and in rings when `wrap_rings`,
+    counter-clockwise seen from outside."""
     ring_count = rings if wrap_rings else rings - 1
-    r, s = np.meshgrid(np.arange(ring_count), np.arange(segments), indexing="ij")
+    segment_count = segments if wrap_segments else segments - 1
+    r, s = np.meshgrid(np.arange(ring_count), np.arange(segment_count), indexing="ij")
     r, s = r.ravel(), s.ravel()
     a = r * segments + s
     b = ((r + 1) % rings) * segments + s
     c = ((r + 1) % rings) * segments + (s + 1) % segments
     d = r * segments + (s + 1) % segments
     return np.concatenate([np.stack([a, b, c], 1), np.stack([a, c, d], 1)])
+
+
+def heightfield(across, height) -> tuple[np.ndarray, np.ndarray]:
+    """An open square sheet (a terrain, a floor): a vertex at each (x, y) of `across`
+    (c,) in both, x first, at z = height(x, y) (of (c, c) arrays); two triangles a quad,
+    facing +z."""
+    x, y = np.meshgrid(across, across, indexing="ij")
+    vertices = np.column_stack(
+        [x.ravel(), y.ravel(), np.broadcast_to(height(x, y), x.shape).ravel()]
+    )
+    triangles = _grid_triangles(len(across), len(across), wrap_rings=False, wrap_segments=False)
+    return vertices, triangles.astype(np.int64)
 
 
 def uv_sphere(radius: float, rings: int, segments: int) -> tuple[np.ndarray, np.ndarray]:

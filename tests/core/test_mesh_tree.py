@@ -26,7 +26,7 @@ from collide_addon.core import (
 from collide_addon.core import mesh as mesh_module
 from collide_addon.core.columns import dot_rows
 from collide_addon.core.fit import translated_copies
-from collide_dev.mesh_shapes import box_mesh, torus, uv_sphere
+from collide_dev.mesh_shapes import box_mesh, heightfield, torus, uv_sphere
 from tests.core.shapes_for_tests import turn
 
 ONE_LEAF = 1 << 30
@@ -1007,16 +1007,7 @@ def test_screened_extents_are_the_vertices_extents(seed, far):
     # Peaks equal, or apart by less than float32 resolves (2.4e-7 at a height of 2).
     heights += rng.choice([0.0, 1e-7, 1e-6]) * rng.random(heights.shape)
     heights *= rng.random() < 0.7  # or a flat grid
-    quads = np.arange(40)[:, None] * 41 + np.arange(40)
-    terrain = prepare_mesh(
-        np.column_stack([x.ravel(), y.ravel(), heights.ravel()]),
-        np.concatenate(
-            [
-                np.stack([quads, quads + 41, quads + 42], -1).reshape(-1, 3),
-                np.stack([quads, quads + 42, quads + 1], -1).reshape(-1, 3),
-            ]
-        ),
-    )
+    terrain = prepare_mesh(*heightfield(across, lambda x, y: heights))
     shapes = [terrain, *random_shapes(rng, 1, 3, far=True)]
     matrices = np.stack([random_matrix(rng) for _ in shapes])
     matrices[0, :3, :3] = np.eye(3) if rng.random() < 0.5 else matrices[0, :3, :3]
@@ -1054,17 +1045,11 @@ def test_a_far_vertex_in_no_triangle_is_kept_in_the_tilts_band():
 def test_cubes_on_a_large_terrain_are_found_inside_it_as_with_whole_lists():
     """A terrain of 20 k triangles (over `_LISTED_WHOLE` points) closed into a slab, and
     cubes sunk into it and resting on it: culled points, the same contacts."""
-    side = 70
-    x, y = np.meshgrid(np.linspace(-10, 10, side), np.linspace(-10, 10, side))
-    height = 0.3 * np.sin(x) * np.cos(y)
-    top = np.column_stack([x.ravel(), y.ravel(), height.ravel()])
+    top, sheet = heightfield(np.linspace(-10, 10, 70), lambda x, y: 0.3 * np.sin(x) * np.cos(y))
     vertices, triangles = box_mesh([-10.0, -10.0, -2.0], [10.0, 10.0, 0.0])
-    grid = np.arange(side * side).reshape(side, side) + len(vertices)
-    quads = np.stack([grid[:-1, :-1], grid[:-1, 1:], grid[1:, 1:], grid[1:, :-1]], axis=-1).reshape(
-        -1, 4
+    terrain = prepare_mesh(
+        np.vstack([vertices, top]), np.vstack([triangles, sheet + len(vertices)])
     )
-    sheet = np.vstack([quads[:, [0, 1, 2]], quads[:, [0, 2, 3]]])
-    terrain = prepare_mesh(np.vstack([vertices, top]), np.vstack([triangles, sheet]))
     cube = prepare_mesh(*box_mesh([-0.5] * 3, [0.5] * 3))
     rng = np.random.default_rng(5)
     matrices = np.tile(np.eye(4), (31, 1, 1))
@@ -1142,12 +1127,9 @@ def test_a_terrain_is_posed_once_while_a_cube_is_dragged_on_it(monkeypatch):
     """A 20 k triangle terrain under a cube dragged across it: posed at the first two
     calls only, the cube's contacts those of a fresh call at every step; a call without
     the terrain lets it go."""
-    x, y = np.meshgrid(np.linspace(-10, 10, 70), np.linspace(-10, 10, 70))
-    top = np.column_stack([x.ravel(), y.ravel(), (0.3 * np.sin(x) * np.cos(y)).ravel()])
-    grid = np.arange(70 * 70).reshape(70, 70)
-    quads = np.stack([grid[:-1, :-1], grid[:-1, 1:], grid[1:, 1:], grid[1:, :-1]], axis=-1)
-    quads = quads.reshape(-1, 4)
-    terrain = prepare_mesh(top, np.vstack([quads[:, [0, 1, 2]], quads[:, [0, 2, 3]]]))
+    terrain = prepare_mesh(
+        *heightfield(np.linspace(-10, 10, 70), lambda x, y: 0.3 * np.sin(x) * np.cos(y))
+    )
     cube = prepare_mesh(*box_mesh([-0.5] * 3, [0.5] * 3))
     posings = []
     posed_together = mesh_module._posed_together
@@ -1211,18 +1193,7 @@ def test_a_flat_floor_is_listed_not_screened():
     are left to the list (240 cubes sunk into a floor of 10,000 vertices: 1.1 s screened,
     0.5 s listed), with the same extents; a floor met along tilted directions only is
     screened."""
-    across = np.linspace(-50.0, 50.0, 101)
-    x, y = np.meshgrid(across, across, indexing="ij")
-    quads = np.arange(100)[:, None] * 101 + np.arange(100)
-    floor = prepare_mesh(
-        np.column_stack([x.ravel(), y.ravel(), np.zeros(x.size)]),
-        np.concatenate(
-            [
-                np.stack([quads, quads + 101, quads + 102], -1).reshape(-1, 3),
-                np.stack([quads, quads + 102, quads + 1], -1).reshape(-1, 3),
-            ]
-        ),
-    )
+    floor = prepare_mesh(*heightfield(np.linspace(-50.0, 50.0, 101), lambda x, y: 0.0))
     # The floor twice: screening decides mesh by mesh.
     world = mesh_module._pose([floor, floor], np.stack([np.eye(4)] * 2), np.arange(2))
     directions = np.array([[[0.0, 0.0, 1.0], [1.0, 0.0, 0.0]], [[0.6, 0.0, 0.8], [0.0, 0.8, 0.6]]])
@@ -1235,15 +1206,6 @@ def test_a_flat_floor_is_neither_walked_nor_screened(monkeypatch):
     extreme): 240 cubes sunk into one of 160,000 vertices took 23.7 s walked, 1.6 s
     listed. Flat by its face frame's box, turned or not, its extents are listed whatever
     its size; a floor with hills is walked, and the overlaps are those of listing."""
-    across = np.linspace(-5.0, 5.0, 31)
-    x, y = np.meshgrid(across, across, indexing="ij")
-    quads = np.arange(30)[:, None] * 31 + np.arange(30)
-    triangles = np.concatenate(
-        [
-            np.stack([quads, quads + 31, quads + 32], -1).reshape(-1, 3),
-            np.stack([quads, quads + 32, quads + 1], -1).reshape(-1, 3),
-        ]
-    )
     cube = prepare_mesh(*box_mesh([-0.5] * 3, [0.5] * 3))
     matrices = np.stack([np.eye(4)] * 2)
     matrices[0, :3, :3] = turn([1.0, 2.0, 0.5], 17.0)
@@ -1263,8 +1225,9 @@ def test_a_flat_floor_is_neither_walked_nor_screened(monkeypatch):
     )
     for hills, walks in ((0.0, False), (0.3, True)):
         floor = prepare_mesh(
-            np.column_stack([x.ravel(), y.ravel(), hills * np.sin(x.ravel()) * np.cos(y.ravel())]),
-            triangles,
+            *heightfield(
+                np.linspace(-5.0, 5.0, 31), lambda x, y, hills=hills: hills * np.sin(x) * np.cos(y)
+            )
         )
         world = mesh_module._pose([floor, cube], matrices, np.arange(2))
         walked.clear()
