@@ -1676,7 +1676,7 @@ class PosedMeshes:
         # runs of the same sizes (a cube dragged on a terrain), only the other runs are
         # written into its joined arrays: copying a large mesh's into new ones at every
         # call was half of a drag step's time on 180,000 triangles.
-        layout = [_World.sizes(world) for world in worlds]
+        layout = [world.sizes() for world in worlds]
         last = self._joined
         if (
             last is not None
@@ -1708,6 +1708,9 @@ class PosedMeshes:
         """Drop the posed meshes no `pose` met since the last call of this."""
         self._kept = {token: entry for token, entry in self._kept.items() if token in self._met}
         if self._joined is not None:
+            # A joined world that holds a kept mesh dropped now is dropped with it: it
+            # could not be reused (that mesh is posed anew when met again), and would
+            # keep both in memory.
             held = {id(world) for _, world in self._kept.values()}
             if any(w is not None and id(w) not in held for w in self._joined[1]):
                 self._joined = None
@@ -3420,6 +3423,8 @@ def _screened_vertices(vertices: np.ndarray, directions: np.ndarray):
         extreme = (along >= along.max(axis=1, keepdims=True) - slack) | (
             along <= along.min(axis=1, keepdims=True) + slack
         )
+        # A whole count first: counting each direction's (a sum along rows) cost a quarter
+        # of the 240 cubes' call on a 20 k triangle terrain, where no direction ties.
         if np.count_nonzero(extreme) > _SCREEN_TIES * size * len(part):
             if (extreme.sum(axis=1) > _SCREEN_TIES * size).any():
                 return None
