@@ -48,6 +48,11 @@ class UnusableGeometry(ValueError):
     is left out of the check and named (`Proxies.left_out`), the others are checked."""
 
 
+# Why an object (or instance) whose world matrix holds a NaN or infinity (a driver's
+# division by zero, a script) is left out, as `Proxies.left_out` names it.
+UNUSABLE_TRANSFORM = "NaN or infinite transform"
+
+
 @dataclass(frozen=True)
 class _Unusable:
     """What `ProxyReader` keeps for geometry it read and could not use."""
@@ -75,7 +80,8 @@ class Proxies:
         world), which place `ProxyReader.triangle_mesh(geometry_keys[k])`
     geometry_keys: n keys of the proxies' evaluated geometry (shared by linked duplicates)
     left_out: {name: reason} of the objects (or instances) taking part whose geometry
-        could not be used (a NaN vertex): they have no proxy, and the check says so
+        or transform could not be used (a NaN vertex, a NaN location): they have no
+        proxy, and the check says so
     """
 
     batch: ShapeBatch
@@ -168,8 +174,12 @@ class _Structure:
     # (name, "object" | "data") whose geometry updates may give a participant left out
     # for having no vertices (an empty mesh filled later) or unusable ones its vertices.
     skipped_names: frozenset[tuple[str, str]]
-    # {name: reason} of the participants left out for unusable geometry.
+    # {name: reason} of the participants left out for unusable geometry or transforms.
     left_out: dict[str, str]
+    # Where the participants left out for their transform are: rows of `_layer_objects`
+    # (a read builds again once one of them is usable), or with instances positions in
+    # the walk (a read then builds again every time, `_kept_entries_matrices`).
+    unplaced: np.ndarray
     # With instances: where in the walk of `depsgraph.object_instances` each entry was
     # found, and the `_placement` of every instance of the walk (`_walked_matrices`);
     # None without.
@@ -508,12 +518,7 @@ class ProxyReader:
         forced = self._refit_all or bool(self._stale_keys)
         matrices = None
         if previous is not None and not self._rebuild:
-            if previous.use_instances:
-                # Only transforms changed: the instances are where the walk found them.
-                matrices = _walked_matrices(depsgraph, previous.walk)
-            else:
-                all_matrices = _matrices_if_count(depsgraph, previous.object_count)
-                matrices = None if all_matrices is None else all_matrices[previous.rows]
+            matrices = _kept_entries_matrices(previous, depsgraph)
         if matrices is None:
             structure, matrices = self._build(depsgraph, scene, progress)
         else:
@@ -546,7 +551,6 @@ class ProxyReader:
             self._structure = structure
             self._rebuild = False
             return None
-        _check_finite(matrices, structure.entries)
         refitted = self._place(structure, matrices, progress)
         self._structure = structure
         self._rebuild = self._refit_all = False
@@ -625,15 +629,18 @@ class ProxyReader:
         # With instances every change builds again (`read`): no order or skipped names.
         layer_ids, skipped_names, walk = None, frozenset(), None
         if use_instances:
-            entries, matrices, left_out, walk = self._instance_entries(depsgraph, pointers)
+            entries, matrices, left_out, walk, unplaced = self._instance_entries(
+                depsgraph, pointers
+            )
             rows_array = np.zeros(len(entries), np.int64)
             matrices_array = np.array(matrices, dtype=np.float64).reshape(-1, 4, 4)
         else:
-            entries, rows, layer_ids, skipped_names, left_out = self._object_entries(
-                layer_objects, pointers, progress
+            all_matrices = _bulk_matrices(depsgraph, object_count)
+            entries, rows, layer_ids, skipped_names, left_out, unplaced = self._object_entries(
+                layer_objects, pointers, _finite_rows(all_matrices), progress
             )
             rows_array = np.array(rows, dtype=np.int64)
-            matrices_array = _bulk_matrices(depsgraph, object_count)[rows_array]
+            matrices_array = all_matrices[rows_array]
         owner_pointers = [entry.owner.as_pointer() for entry in entries]
         structure = _Structure(
             entries=entries,
@@ -663,15 +670,19 @@ class ProxyReader:
             walk=walk,
             skipped_names=skipped_names,
             left_out=left_out,
+            unplaced=np.array(unplaced, dtype=np.int64),
         )
         return structure, matrices_array
 
-    def _instance_entries(self, depsgraph, pointers: set[int]) -> tuple[list, list, dict, tuple]:
+    def _instance_entries(
+        self, depsgraph, pointers: set[int]
+    ) -> tuple[list, list, dict, tuple, list]:
         """Entries and world matrices (4, 4) from the depsgraph's instances: every object
         and every instance (collection instances, Geometry Nodes) of the participants;
-        {name: reason} of those whose geometry is unusable, left out; and the walk's
-        positions of the entries and the `_placement` of each of its instances
-        (`_Structure.walk`).
+        {name: reason} of those whose geometry or transform is unusable, left out; the
+        walk's positions of the entries and the `_placement` of each of its instances
+        (`_Structure.walk`); and the walk's positions of those left out for their
+        transform.
 
         An instance is named "Owner/Source" after its instancer and the object (or, made
         by Geometry Nodes, the mesh) it places; one placed through nested collection
@@ -683,7 +694,7 @@ class ProxyReader:
         instances renamed every instance of a linked model after an object deleted from
         it (an approved clash turned resolved and came back new)."""
         entries, matrices, left_out = [], [], {}
-        positions, placements = [], []
+        positions, placements, unplaced = [], [], []
         collection_objects: dict[int, list] = {}
         for instance in depsgraph.object_instances:
             placements.append(_placement(instance))
@@ -694,24 +705,19 @@ class ProxyReader:
             owner = instance.parent.original if instance.is_instance else source
             if owner.as_pointer() not in pointers:
                 continue
-            if instance.is_instance and source == owner:
-                # Geometry made by Geometry Nodes: no object of its own.
-                key = (owner.name_full, "instance", evaluated.data.as_pointer())
-                source_name = evaluated.data.name_full
-            else:
-                key = _geometry_key(source)
-                source_name = source.name_full
-            name = owner.name_full
-            if instance.is_instance:
-                path = _placed_through(owner, source, instance, collection_objects)
-                name = "/".join([owner.name_full, *path, source_name])
+            key, name = _instance_key_and_name(instance, owner, collection_objects)
+            matrix = np.array(instance.matrix_world, dtype=np.float64)
+            if not np.isfinite(matrix).all():
+                left_out[name] = UNUSABLE_TRANSFORM
+                unplaced.append(len(placements) - 1)
+                continue
             geometry = self._geometry_of(key, evaluated)
             if isinstance(geometry, _Unusable):
                 left_out[name] = geometry.reason
             if not isinstance(geometry, _Geometry):
                 continue
             entries.append(_Entry(name, owner, key, source, instance.is_instance))
-            matrices.append(np.array(instance.matrix_world, dtype=np.float64))
+            matrices.append(matrix)
             positions.append(len(placements) - 1)
         repeats = Counter(entry.name for entry in entries if entry.is_instance)
         seen: Counter = Counter()
@@ -719,19 +725,17 @@ class ProxyReader:
             if entry.is_instance and repeats[entry.name] > 1:
                 seen[entry.name] += 1
                 entry.name = f"{entry.name}[{seen[entry.name] - 1}]"
-        return (
-            entries,
-            matrices,
-            left_out,
-            (positions, placements),
-        )
+        return entries, matrices, left_out, (positions, placements), unplaced
 
-    def _object_entries(self, layer_objects, pointers: set[int], progress) -> tuple:
+    def _object_entries(
+        self, layer_objects, pointers: set[int], finite: np.ndarray, progress
+    ) -> tuple:
         """Entries of the participants among the view layer's objects and their rows in
         it (for the bulk matrix read); the `_identities` of every object's original in the
         layer's order; the `_updated_by` names of the participants left out for having
-        no vertices or unusable ones; and {name: reason} of the latter."""
-        entries, rows, originals, skipped, left_out = [], [], [], set(), {}
+        no vertices or unusable ones; {name: reason} of the latter and of those left out
+        for a transform that is not `finite` ((m,) bool, by row); and those ones' rows."""
+        entries, rows, originals, skipped, left_out, unplaced = [], [], [], set(), {}, []
         object_count = len(layer_objects)
         for row, evaluated in enumerate(layer_objects):
             if progress is not None:
@@ -739,6 +743,10 @@ class ProxyReader:
             original = evaluated.original
             originals.append(original)
             if original.as_pointer() not in pointers or evaluated.type not in GEOMETRY_TYPES:
+                continue
+            if not finite[row]:
+                left_out[original.name_full] = UNUSABLE_TRANSFORM
+                unplaced.append(row)
                 continue
             key = _geometry_key(original)
             # Objects without vertices (an empty mesh) or with unusable ones have no proxy.
@@ -750,7 +758,7 @@ class ProxyReader:
                 continue
             entries.append(_Entry(original.name_full, original, key, original, False))
             rows.append(row)
-        return entries, rows, _identities(originals), frozenset(skipped), left_out
+        return entries, rows, _identities(originals), frozenset(skipped), left_out, unplaced
 
     def _place(self, structure: _Structure, matrices: np.ndarray, progress) -> np.ndarray:
         """Refit where the stretch changed or no fit exists, then move fits to the world;
@@ -902,6 +910,26 @@ def _same_participants(structure: _Structure, scene, depsgraph) -> bool:
 _HAS_SESSION_UID = "session_uid" in bpy.types.ID.bl_rna.properties
 
 
+def _kept_entries_matrices(structure: _Structure, depsgraph) -> np.ndarray | None:
+    """The world matrices (n, 4, 4) of `structure`'s entries now, or None when who takes
+    part must be built again: the objects or instances are not where it found them, an
+    entry's transform is no longer usable, or one left out for its transform is usable
+    again."""
+    if structure.use_instances:
+        # An instance left out for its transform is no entry, so the walk does not read
+        # it: build again to see whether it is usable now.
+        if len(structure.unplaced):
+            return None
+        # Only transforms changed: the instances are where the walk found them.
+        matrices = _walked_matrices(depsgraph, structure.walk)
+    else:
+        every = _matrices_if_count(depsgraph, structure.object_count)
+        if every is None or _finite_rows(every[structure.unplaced]).any():
+            return None
+        matrices = every[structure.rows]
+    return matrices if matrices is None or _finite_rows(matrices).all() else None
+
+
 def _walked_matrices(depsgraph, walk: tuple[list[int], list]) -> np.ndarray | None:
     """The world matrices (n, 4, 4) of the entries found by a walk of the depsgraph's
     instances (`_Structure.walk`), read again at their positions, or None when any
@@ -922,6 +950,25 @@ def _walked_matrices(depsgraph, walk: tuple[list[int], list]) -> np.ndarray | No
             row += 1
         count = index + 1
     return matrices if count == len(placements) and row == len(positions) else None
+
+
+def _instance_key_and_name(instance, owner, collection_objects: dict) -> tuple[tuple, str]:
+    """The geometry key and the name ("Owner", or "Owner/Via/Source" for an instance,
+    see `ProxyReader._instance_entries`) of an instance of `depsgraph.object_instances`
+    owned by `owner` (an original object)."""
+    evaluated = instance.object
+    source = evaluated.original
+    if instance.is_instance and source == owner:
+        # Geometry made by Geometry Nodes: no object of its own.
+        key = (owner.name_full, "instance", evaluated.data.as_pointer())
+        source_name = evaluated.data.name_full
+    else:
+        key = _geometry_key(source)
+        source_name = source.name_full
+    if not instance.is_instance:
+        return key, owner.name_full
+    path = _placed_through(owner, source, instance, collection_objects)
+    return key, "/".join([owner.name_full, *path, source_name])
 
 
 def _placement(instance) -> tuple:
@@ -1048,10 +1095,8 @@ def _geometry_key(original) -> tuple:
     return (original.name_full, "object")
 
 
-def _check_finite(matrices: np.ndarray, entries: list[_Entry]) -> None:
-    """SceneReadError naming the first entry whose transform has a NaN or infinity."""
+def _finite_rows(matrices: np.ndarray) -> np.ndarray:
+    """Whether each of `matrices` (m, 4, 4) holds no NaN or infinity: (m,) bool."""
     if np.isfinite(matrices).all():  # the common case, without a per-row reduction
-        return
-    bad = ~np.isfinite(matrices.reshape(len(matrices), 16)).all(axis=1)
-    name = entries[int(np.flatnonzero(bad)[0])].name
-    raise SceneReadError(f"{name!r} has a NaN or infinite transform")
+        return np.ones(len(matrices), dtype=bool)
+    return np.isfinite(matrices.reshape(len(matrices), 16)).all(axis=1)

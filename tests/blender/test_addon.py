@@ -722,21 +722,76 @@ def test_clash_positions_follow_parent_animation(addon):
     assert scenes.records() == [("Arm", "Target")]
 
 
-def test_bad_transform_is_reported_with_the_name(addon):
+def test_an_object_with_a_nan_transform_is_left_out_and_named_and_the_others_checked(
+    addon, tmp_path, capfd, monkeypatch
+):
+    """A NaN or infinite transform in one object (a driver's division by zero, a script)
+    stopped Detect, switched live mode off and failed every report: no other clash was
+    seen until it was fixed. It is left out now, as an object with a NaN vertex is, named
+    by Detect, the panel and the reports; live mode goes on, and takes it in again once
+    its transform is usable, without building every entry at each update meanwhile."""
     scene = bpy.context.scene
-    scenes.add_object("Fine", scenes.mesh("cube"))
-    bad = scenes.add_object("Broken", scenes.mesh("cube"), location=(1, 0, 0))
-    bad.location = (1.0, math.nan, 0.0)
-    with pytest.raises(RuntimeError, match="'Broken' has a NaN or infinite transform"):
-        bpy.ops.collide.detect()
-
-    bad.location = (1.0, 0.0, 0.0)
+    scenes.add_object("A", scenes.mesh("cube"))
+    scenes.add_object("B", scenes.mesh("cube"), location=(1.5, 0, 0))
+    broken = scenes.add_object("C", scenes.mesh("cube"), location=(-1.5, 0, 0))
+    broken.location.y = math.nan
+    for geometry in ("PROXY", "MESH"):
+        scene.collide.geometry = geometry
+        assert bpy.ops.collide.detect() == {"FINISHED"}
+        assert scenes.records() == [("A", "B")]
+        assert "Not checked: 'C' (NaN or infinite transform)" in capfd.readouterr().out
+        drawn = []
+        bpy.types.COLLIDE_PT_main.draw(SimpleNamespace(layout=RecordingLayout(drawn)), bpy.context)
+        assert any("Not checked: 'C'" in line for line in drawn)
+        assert not scene.collide.last_error
     scene.collide.live = True
     assert scene.collide.live and not scene.collide.last_error
-    bad.location = (math.nan, 0.0, 0.0)
-    bpy.context.view_layer.update()  # live check in depsgraph_update_post: must not raise
-    assert not scene.collide.live
-    assert "Broken" in scene.collide.last_error
+    builds = scenes.count_builds(addon, monkeypatch)
+    for x in (0.1, 0.2):  # C stays unusable while another object moves
+        bpy.data.objects["B"].location.x = 1.5 + x
+        bpy.context.view_layer.update()
+    assert builds == [] and scenes.records() == [("A", "B")]
+    broken.location.y = 0.0
+    bpy.context.view_layer.update()
+    assert scenes.records() == [("A", "B"), ("A", "C")]
+    broken.scale.z = math.nan  # (Blender clamps an infinite location to float32's largest)
+    bpy.context.view_layer.update()
+    assert scene.collide.live and not scene.collide.last_error
+    assert scenes.records() == [("A", "B")]
+    assert not broken.collide.tinted
+    scene.collide.live = False
+    test = addon.clash.tests.clash_test_from_dict({"name": "hard", "a": {}, "type": "hard"})
+    report = addon.blender.run_clash_report(
+        [test], frames=(1, 2, 1), json_path=tmp_path / "r.json"
+    ).report
+    assert [(clash["a"], clash["b"]) for clash in report["clashes"]] == [("A", "B")]
+    assert report["left_out"] == {"C": "NaN or infinite transform"}
+
+
+def test_an_instance_with_a_nan_transform_is_left_out_and_taken_in_again(addon):
+    """The same for an instance: a collection instance placed by an empty whose
+    location is NaN is named and left out, the other instances checked."""
+    scene = bpy.context.scene
+    parts = bpy.data.collections.new("Parts")
+    scenes.add_object("Part", scenes.mesh("cube"), collection=parts)
+    placers = []
+    for name, x in (("P1", 0.0), ("P2", 1.5), ("P3", -1.5)):
+        placer = bpy.data.objects.new(name, None)
+        placer.instance_type, placer.instance_collection = "COLLECTION", parts
+        placer.location = (x, 0.0, 0.0)
+        scene.collection.objects.link(placer)
+        placers.append(placer)
+    placers[2].location.z = math.nan
+    scene.collide.live = True
+    assert scenes.records() == [("P1/Part", "P2/Part")]
+    assert scenes.read_proxies(addon).left_out == {"P3/Part": "NaN or infinite transform"}
+    placers[2].location.z = 0.0
+    bpy.context.view_layer.update()
+    assert scenes.records() == [("P1/Part", "P2/Part"), ("P1/Part", "P3/Part")]
+    placers[1].location.x = math.nan
+    bpy.context.view_layer.update()
+    assert scene.collide.live and scenes.records() == [("P1/Part", "P3/Part")]
+    scene.collide.live = False
 
 
 def test_a_failed_detect_drops_the_results_it_cannot_vouch_for_and_says_why(addon):
@@ -747,24 +802,23 @@ def test_a_failed_detect_drops_the_results_it_cannot_vouch_for_and_says_why(addo
     scene = bpy.context.scene
     scenes.add_object("A", scenes.mesh("cube"))
     b = scenes.add_object("B", scenes.mesh("cube"), location=(1.5, 0, 0))
-    broken = scenes.add_object("C", scenes.mesh("cube", "C"), location=(9, 0, 0))
     bpy.ops.collide.detect()
     assert scenes.records() == [("A", "B")]
     b.location.x = 5.0
-    broken.location.y = math.nan
-    with pytest.raises(RuntimeError, match="'C' has a NaN or infinite transform"):
+    scene.collide.tolerance = math.nan  # a script's; the property's minimum lets it through
+    with pytest.raises(RuntimeError, match="Tolerance is nan: set it to a length"):
         bpy.ops.collide.detect()
     assert scenes.records() == []
     assert not any(obj.collide.tinted for obj in bpy.data.objects)
-    assert "'C' has a NaN" in scene.collide.last_error
+    assert "Tolerance is nan" in scene.collide.last_error
     drawn = []
     bpy.types.COLLIDE_PT_main.draw(SimpleNamespace(layout=RecordingLayout(drawn)), bpy.context)
-    assert any("'C' has a NaN" in line for line in drawn)
-    broken.location.y = 0.0
+    assert any("Tolerance is nan" in line for line in drawn)
+    scene.collide.tolerance = 0.0
     bpy.ops.collide.detect()
     assert scene.collide.last_error == ""
     # An error of live mode's goes with the next check that goes through, or Clear.
-    broken.location.y = math.nan
+    scene.collide.tolerance = math.nan
     scene.collide.live = True
     assert not scene.collide.live and scene.collide.last_error
     bpy.ops.collide.clear()
@@ -1536,7 +1590,7 @@ def test_the_panel_tells_not_checked_from_no_clashes(addon):
         bpy.types.COLLIDE_PT_main.draw(SimpleNamespace(layout=RecordingLayout(drawn)), bpy.context)
         return [line for line in drawn if line in ("label: Not checked", "label: No clashes")]
 
-    a = scenes.add_object("A", scenes.mesh("cube"))
+    scenes.add_object("A", scenes.mesh("cube"))
     assert count_line() == ["label: Not checked"]
     assert bpy.ops.collide.detect() == {"FINISHED"}
     assert count_line() == ["label: No clashes"]
@@ -1546,10 +1600,10 @@ def test_the_panel_tells_not_checked_from_no_clashes(addon):
     assert bpy.ops.collide.clear() == {"FINISHED"}
     assert count_line() == ["label: Not checked"]
     # A scene read error is said as the user should read it, not as a Python class.
-    a.location.x = math.nan
+    bpy.context.scene.collide.tolerance = math.nan
     with pytest.raises(RuntimeError):
         bpy.ops.collide.detect()
-    assert bpy.context.scene.collide.last_error.startswith("'A'")
+    assert bpy.context.scene.collide.last_error.startswith("Tolerance is nan")
 
 
 def test_the_clash_list_filters_and_sorts_by_either_name(addon):

@@ -694,15 +694,18 @@ def test_a_crafted_baseline_exits_2_naming_the_field(small_scene, tmp_path):
     assert not html.exists()
 
 
-def test_an_object_with_a_nan_vertex_is_left_out_and_named_and_the_others_reported(tmp_path):
-    """A NaN vertex in one object stopped the whole run with exit 2: a CI gate saw no
-    clash of the model until it was fixed. The run goes on without it and the report
-    names it (JSON and HTML)."""
+def test_objects_with_a_nan_vertex_or_transform_are_left_out_and_named_and_the_others_reported(
+    tmp_path,
+):
+    """A NaN vertex or a NaN transform in one object stopped the whole run with exit 2: a
+    CI gate saw no clash of the model until it was fixed. The run goes on without them
+    and the report names them (JSON and HTML)."""
     source = BOX_HELPERS + (
         'box("Wall", (0, 0, 0), (1, 1, 1))\n'
         'box("Pipe", (1.5, 0, 0), (1, 1, 1))\n'
         'broken = box("Broken", (-1.5, 0, 0), (1, 1, 1))\n'
         'broken.data.vertices[0].co.x = float("nan")\n'
+        'box("Lost", (0, 1.5, 0), (1, 1, 1)).location.z = float("nan")\n'
         "bpy.ops.wm.save_as_mainfile(filepath=out)\n"
     )
     blend = build_scene(tmp_path, source, "nan")
@@ -713,5 +716,8 @@ def test_an_object_with_a_nan_vertex_is_left_out_and_named_and_the_others_report
     assert result.returncode == 1, result.stderr
     report = json.loads(paths["json"].read_text(encoding="utf-8"))
     assert [(clash["a"], clash["b"]) for clash in report["clashes"]] == [("Pipe", "Wall")]
-    assert report["left_out"] == {"Broken": "NaN or infinite vertex coordinates"}
+    assert report["left_out"] == {
+        "Broken": "NaN or infinite vertex coordinates",
+        "Lost": "NaN or infinite transform",
+    }
     assert "left out of the check" in paths["html"].read_text(encoding="utf-8")
