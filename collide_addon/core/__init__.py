@@ -24,6 +24,8 @@ One layer per module; each imports only modules listed before it:
 - `mesh`: `prepare_mesh` and `mesh_contacts`, exact contact of triangle meshes;
   `PreparedMeshes` prepares a translated copy's mesh from its shape's; `PosedMeshes`
   keeps large meshes posed from one call to the next
+- `mesh_sweep`: the first contact of meshes moving with their proxies between two
+  poses (conservative advancement on `mesh_contacts`)
 - `faces`: the triangles of faces of three and four corners, as Blender splits them
 - `resolve`: `separating_translations` (the minimum translation that pushes proxies
   apart) and `mesh_separating_translations` (a checked push-apart of meshes)

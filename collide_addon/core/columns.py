@@ -22,6 +22,18 @@ def concatenate_fields(cls, parts, build=None):
     )
 
 
+def take_fields(instance, rows):
+    """A copy of dataclass `instance` whose every field (an array with one row per item)
+    holds only `rows` ((k,) indices or a mask), in that order."""
+    return dataclasses.replace(
+        instance,
+        **{
+            field.name: getattr(instance, field.name)[rows]
+            for field in dataclasses.fields(instance)
+        },
+    )
+
+
 def first_distinct(values: np.ndarray, repeated: np.ndarray) -> np.ndarray:
     """Each row's entries of `values` (k, d, ...) that are not `repeated` (k, d) bool (an
     entry equal to an earlier one of its row, by whatever measure; the first never is),

@@ -149,7 +149,7 @@ def _quaternions(rotations: np.ndarray) -> np.ndarray:
     return quaternions * np.where(quaternions[:, :1] < 0.0, -1.0, 1.0)
 
 
-def _axis_rotations(axes: np.ndarray, angles: np.ndarray) -> np.ndarray:
+def axis_rotations(axes: np.ndarray, angles: np.ndarray) -> np.ndarray:
     """Rodrigues: rotation matrices by `angles` about unit `axes`.
 
     axes: (n, 3) unit; angles: (n,)
@@ -192,7 +192,7 @@ def shapes_at(motion: SweptMotion, indices: np.ndarray, times: np.ndarray) -> Sh
     start = motion.start
     rotations = einsum_rows(
         "nij,njk->nik",
-        _axis_rotations(motion.axes[indices], times * motion.angles[indices]),
+        axis_rotations(motion.axes[indices], times * motion.angles[indices]),
         start.rotations[indices],
     )
     # Rows of a checked batch, turned by exact rotations: orthonormal already, and within
@@ -304,7 +304,7 @@ def swept_pairs(
     near = nearest - motion.reach[first] - motion.reach[second] <= margin
     # Pairs that do not move relative to each other (both still, or moving as one,
     # turning or not) keep their distance: the samples decide them.
-    near &= _speed_bounds(motion, pairs) > 0.0
+    near &= speed_bounds(motion, pairs) > 0.0
     near[near] = ~moving_as_one(motion, pairs[near])
     pairs = pairs[near]
     return pairs[pair_order(pairs)]
@@ -419,7 +419,9 @@ def _directional_steps(separation, forward, threshold, slack) -> np.ndarray:
         return np.where(forward > 0.0, room / forward, np.where(room > 0.0, np.inf, 0.0))
 
 
-def _speed_bounds(motion: SweptMotion, pairs: np.ndarray) -> np.ndarray:
+def speed_bounds(motion: SweptMotion, pairs: np.ndarray) -> np.ndarray:
+    """L of each pair (k, 2) of `motion` (see the module docstring): no point of either
+    shape moves relative to the other by more than L over the whole motion. (k,)"""
     first, second = pairs[:, 0], pairs[:, 1]
     relative = np.linalg.norm(motion.translations[second] - motion.translations[first], axis=1)
     turning = motion.angles * motion.reach
@@ -437,7 +439,7 @@ def _advance(motion, pairs, threshold, slack):
               d > threshold - slack on [lo, hi) too
     """
     count = len(pairs)
-    bound = _speed_bounds(motion, pairs)
+    bound = speed_bounds(motion, pairs)
     lo = np.zeros(count)
     now = np.zeros(count)
     hi = np.full(count, np.nan)

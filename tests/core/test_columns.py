@@ -24,6 +24,7 @@ from collide_addon.core.columns import (
     pick_rows,
     reduce_short_axis,
     rows_as_bytes,
+    take_fields,
     take_rows,
 )
 
@@ -40,6 +41,16 @@ def test_fields_are_concatenated_in_order():
     joined = concatenate_fields(Rows, [first, second])
     np.testing.assert_array_equal(joined.ids, [1, 2, 3])
     np.testing.assert_array_equal(joined.points, [[0, 0, 0], [0, 0, 0], [1, 1, 1]])
+
+
+def test_fields_are_taken_row_by_row_by_index_or_mask():
+    rows = Rows(np.array([1, 2, 3]), np.arange(9.0).reshape(3, 3))
+    taken = take_fields(rows, np.array([2, 0, 2]))
+    np.testing.assert_array_equal(taken.ids, [3, 1, 3])
+    np.testing.assert_array_equal(taken.points, [[6, 7, 8], [0, 1, 2], [6, 7, 8]])
+    masked = take_fields(rows, np.array([False, True, False]))
+    np.testing.assert_array_equal(masked.ids, [2])
+    assert isinstance(masked, Rows) and masked.points.shape == (1, 3)
 
 
 # The subscripts the narrow phase and continuous detection use, with operand shapes

@@ -1,0 +1,307 @@
+"""Continuous detection on triangle meshes: the first time between two poses at which
+two moving meshes come within a threshold, by conservative advancement on their exact
+mesh distance (`mesh.mesh_contacts`), vectorised over pairs.
+
+Motion. Each mesh moves with its proxy (`continuous.SweptMotion`): its points turn
+about the proxy's centre by the proxy's rotation and move with the centre,
+
+    x(t) = c(t) + Rot(w, t theta) (x(0) - c(0))
+
+so a mesh placed at t = 0 by its world matrix M0 is placed at t by A(t) M0, A(t) that
+rigid motion. A mesh that deforms or is stretched differently between the two samples
+is swept with the shape it is given.
+
+Bound. The proxy encloses its mesh, so every point of the mesh lies within the proxy's
+reach r of its centre, and `continuous`' bound holds for the meshes: over [t, t + s]
+their distance changes by at most s L, L = |relative translation| + theta_a r_a +
+theta_b r_b. So from a time t at which d(t) is above the threshold, d stays above
+threshold - slack for (d(t) - threshold + slack) / L (the advancement step), and
+between two times a and b at which d is known it stays above (d(a) + d(b) - L (b - a))
+/ 2. The distance is the exact minimum distance between the triangle sets while they
+are apart, so the bound holds there; once they penetrate, `mesh_contacts` gives minus a
+depth, whose rate of change the bound is taken to hold for too.
+
+Windows. A pair that comes close to the threshold without crossing it (a corner turning
+past a wall) would advance by ever shorter steps. Each pass measures a window of
+`_WINDOW_SAMPLES` times in one `mesh_contacts` call: the step, then times spread up to
+a span that grows while windows come out cleared and shrinks to where one stops. A
+sample within the threshold brackets the first contact, and the windows then close in
+on it; a hit whose stretch from the sample before is cleared is the first contact.
+
+Cost. Each pass is one `mesh_contacts` call over the windows of the pairs still
+advancing. A pair that slides along another within a hair of the threshold clears
+little per pass: one with no contact seen that clears less than a quarter of its share
+of `MESH_ADVANCE_STEPS` passes in a pass, or is still advancing after them, is returned
+undecided (the caller names it rather than guess). A pair whose passes run out after a
+contact was seen keeps that contact (the first lies between its `cleared` time and it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from .columns import einsum_rows, take_fields
+from .continuous import SweptMotion, axis_rotations, pair_slack, speed_bounds
+from .mesh import TriangleMesh, mesh_contacts
+
+# Passes (one `mesh_contacts` call each) before the pairs still advancing are given up
+# on: a fast part passing through another takes a few (each step covers the distance
+# the meshes are apart), a part sliding along another within a hair of the threshold
+# would take thousands.
+MESH_ADVANCE_STEPS = 24
+
+
+@dataclass(frozen=True)
+class MeshFirstContacts:
+    """The first contact of m mesh pairs over a motion.
+
+    toi: (m,) time in [0, 1] at which the pair was first seen within the threshold, NaN
+        where it stays beyond it over [0, 1] or is undecided
+    distance: (m,) the pair's signed mesh distance at toi (NaN where no toi)
+    point_i, point_j: (m, 3) the meshes' witness points at toi (NaN where no toi)
+    relation: (m,) int8 the pair's mesh relation at toi (`mesh.APART` ...; -1 where no toi)
+    cleared: (m,) the time up to which the pair is known to stay beyond its threshold
+        less the slack: toi (to within the time accuracy) where the windows closed in on
+        the first contact, less where they ran out first (a contact at toi, the first
+        in [cleared, toi]); 1 where the pair stays beyond the threshold
+    undecided: (m,) bool, advancement gave up on the pair after `MESH_ADVANCE_STEPS`
+        windows without seeing it within the threshold: it may or may not come within it
+    """
+
+    toi: np.ndarray
+    distance: np.ndarray
+    point_i: np.ndarray
+    point_j: np.ndarray
+    relation: np.ndarray
+    cleared: np.ndarray
+    undecided: np.ndarray
+
+
+def moved_matrices(
+    motion: SweptMotion, matrices: np.ndarray, rows: np.ndarray, times: np.ndarray
+) -> np.ndarray:
+    """World matrices (k, 4, 4) of the meshes of shapes `rows` (k,) of `motion` at
+    `times` (k,): each placed at t = 0 by its row of `matrices` ((n, 4, 4), row k = shape
+    k), then moved as its proxy moves."""
+    start = motion.start.centers[rows]
+    turns = axis_rotations(motion.axes[rows], times * motion.angles[rows])
+    centers = start + times[:, None] * motion.translations[rows]
+    rigid = np.zeros((len(rows), 4, 4))
+    rigid[:, :3, :3] = turns
+    rigid[:, :3, 3] = centers - einsum_rows("kij,kj->ki", turns, start)
+    rigid[:, 3, 3] = 1.0
+    return einsum_rows("kij,kjl->kil", rigid, matrices[rows])
+
+
+def _mesh_distances(meshes, matrices, motion, pairs, times, reach):
+    """`mesh_contacts` of each pair (k, 2) of `motion`'s rows with its meshes moved to
+    its time (k,), pairs farther apart than `reach` at +inf."""
+    count = len(pairs)
+    sides = np.concatenate([pairs[:, 0], pairs[:, 1]])
+    posed = moved_matrices(motion, matrices, sides, np.concatenate([times, times]))
+    local = np.arange(count)
+    return mesh_contacts(
+        [meshes[row] for row in sides.tolist()],
+        posed,
+        np.stack([local, local + count], axis=1),
+        max(float(reach), 0.0),
+    )
+
+
+def mesh_first_contacts(
+    meshes: Sequence[TriangleMesh],
+    matrices,
+    motion: SweptMotion,
+    pairs,
+    threshold,
+    time_accuracy: float = 1e-4,
+    max_steps: int = MESH_ADVANCE_STEPS,
+) -> MeshFirstContacts:
+    """The first time each pair's meshes come within its threshold as they move.
+
+    meshes: n `TriangleMesh`, row k = shape k of `motion` (the same mesh may repeat)
+    matrices: (n, 4, 4) the meshes' world matrices at t = 0
+    motion: the n shapes' `SweptMotion` (their proxies, which enclose the meshes)
+    pairs: (m, 2) int64 rows of motion
+    threshold: (m,) or scalar signed distance at which a pair counts (minus a depth for
+        penetration)
+    time_accuracy: > 0, how far after the first contact toi may be
+    max_steps: passes before a pair not seen within its threshold is undecided
+    returns: `MeshFirstContacts`; a pair within its threshold at t = 0 has toi 0. A toi
+        has d(toi) <= threshold, and d > threshold - slack on [0, cleared) (slack:
+        `continuous.pair_slack`), cleared >= toi - time_accuracy unless the windows ran
+        out first
+
+    Each pair advances by windows of `_WINDOW_SAMPLES` times measured in one call: the
+    first is its advancement step (d(t) - threshold + slack) / L from the time t it is
+    known to be cleared to, the others spread up to a span that grows while windows
+    come out cleared. A stretch between two samples is cleared when the speed bound
+    from either end keeps d above threshold - slack; a sample within the threshold
+    brackets the first contact, and the windows then close in on it.
+    """
+    matrices = np.asarray(matrices, dtype=np.float64).reshape(-1, 4, 4)
+    pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+    threshold = np.broadcast_to(np.asarray(threshold, dtype=np.float64), (len(pairs),))
+    if len(matrices) != len(meshes) or len(meshes) != len(motion.start):
+        raise ValueError(
+            f"{len(meshes)} meshes, {len(matrices)} matrices and {len(motion.start)} shapes"
+        )
+    if not time_accuracy > 0:
+        raise ValueError(f"time_accuracy must be > 0, got {time_accuracy}")
+    count = len(pairs)
+    slack = pair_slack(motion, pairs)
+    bound = speed_bounds(motion, pairs)
+    # Farther apart than the pair can close over the whole motion: beyond its threshold
+    # throughout, whatever the exact distance.
+    reach = threshold + bound + slack
+    contacts = _Contacts(count)
+    at_start = _mesh_distances(
+        meshes, matrices, motion, pairs, np.zeros(count), reach.max(initial=0)
+    )
+    within = at_start.distance <= threshold
+    contacts.offer(np.flatnonzero(within), np.zeros(int(within.sum())), at_start, within)
+    cleared, cleared_distance = np.zeros(count), at_start.distance.copy()
+    span = np.ones(count)
+    active = np.flatnonzero(~within & (bound > 0.0))
+    given_up = [np.zeros(0, dtype=np.int64)]
+    for step in range(max_steps):
+        if not len(active):
+            break
+        # Most pairs are decided by a first window of a few samples; those left need
+        # finer ones.
+        width = min(_FIRST_WINDOW << step, _WINDOW_SAMPLES)
+        powers = np.arange(1, width) / (width - 1)
+        lo, distance = cleared[active], cleared_distance[active]
+        margin = threshold[active] - slack[active]
+        speed = bound[active]
+        end = np.minimum(np.minimum(contacts.toi[active], 1.0), lo + span[active])
+        step = lo + (distance - margin) / speed
+        times = np.empty((len(active), width))
+        times[:, 0] = np.minimum(step, end)
+        # The others spread geometrically from the step to the window's end: stretches
+        # about as long as the step near the pair's cleared time, where the bound clears
+        # stretches of about twice the step, and longer beyond.
+        reached = np.maximum(times[:, 0] - lo, 1e-300)
+        ratio = np.maximum((end - lo) / reached, 1.0)
+        times[:, 1:] = lo[:, None] + reached[:, None] * ratio[:, None] ** powers
+        times[:, 1:] = np.minimum(times[:, 1:], end[:, None])
+        # Samples at the window's end repeat where the step reaches it (a pair far
+        # apart): each distinct one is measured once.
+        distinct = np.ones(times.shape, dtype=bool)
+        distinct[:, 1:] = times[:, 1:] > times[:, :-1]
+        measured = np.flatnonzero(distinct.ravel())
+        # A sample farther apart than the bound covers over the window's longest
+        # stretch clears the stretches on either side of it whatever its distance.
+        longest = np.diff(np.column_stack([lo, times]), axis=1).max(axis=1)
+        found = _mesh_distances(
+            meshes,
+            matrices,
+            motion,
+            np.repeat(pairs[active], width, axis=0)[measured],
+            times.ravel()[measured],
+            (margin + speed * longest + 2.0 * slack[active]).max(),
+        )
+        # Each sample's row of `found`: a repeat takes the last distinct one before it.
+        source = np.maximum.accumulate(np.where(distinct.ravel(), np.arange(times.size), 0))
+        found = take_fields(found, np.searchsorted(measured, source))
+        samples = found.distance.reshape(times.shape)
+        before = np.column_stack([lo, times[:, :-1]])
+        before_distance = np.column_stack([distance, samples[:, :-1]])
+        gap = times - before
+        # Either end's bound keeps d above threshold - slack over the stretch.
+        clear = (before_distance - speed[:, None] * gap >= margin[:, None]) | (
+            before_distance + samples - speed[:, None] * gap >= 2.0 * margin[:, None]
+        )
+        # The first sample is the advancement step (or short of it): cleared by the
+        # bound, whatever rounding says of it.
+        clear[:, 0] = True
+        hit = samples <= threshold[active][:, None]
+        stop = ~clear | hit
+        # The samples up to the first stop are cleared to, and a hit there brackets.
+        first = np.where(stop.any(axis=1), stop.argmax(axis=1), width)
+        rows = np.arange(len(active))
+        last = np.maximum(first - 1, 0)
+        moved = first > 0
+        cleared[active[moved]] = times[rows[moved], last[moved]]
+        cleared_distance[active[moved]] = samples[rows[moved], last[moved]]
+        # Any sample within the threshold is a contact: the earliest bounds the first.
+        seen = hit.any(axis=1)
+        slots = rows[seen] * width + hit[seen].argmax(axis=1)
+        contacts.offer(active[seen], times.ravel()[slots], found, slots)
+        bracketed = (first < width) & hit[rows, np.minimum(first, width - 1)]
+        # A window cleared to its end grows; one stopped early shrinks to the stop.
+        whole = first == width
+        stopped = times[rows, np.minimum(first, width - 1)]
+        span[active] = np.where(whole, 4.0 * span[active], np.maximum(stopped - lo, 0.0))
+        # A hit whose stretch is cleared is the first contact: d > threshold - slack
+        # everywhere before it.
+        entered = np.zeros(len(active), dtype=bool)
+        entered[bracketed] = clear[rows[bracketed], first[bracketed]]
+        cleared[active[entered]] = times[rows[entered], first[entered]]
+        done = (
+            entered
+            | (cleared[active] >= 1.0)
+            | (contacts.toi[active] - cleared[active] <= time_accuracy)
+        )
+        # A pair with no contact seen that cleared this little in a whole window could
+        # not finish in the passes left (one sliding along another within a hair):
+        # given up on now, rather than after every pass.
+        stalled = (
+            (width == _WINDOW_SAMPLES)
+            & ~np.isfinite(contacts.toi[active])
+            & (cleared[active] - lo < 1.0 / (4.0 * max_steps))
+        )
+        given_up.append(active[stalled & ~done])
+        active = active[~done & ~stalled]
+    # Pairs still advancing with a contact seen keep it (they come within the threshold
+    # there, maybe a little earlier); the others are undecided.
+    undecided = np.zeros(count, dtype=bool)
+    undecided[active[~np.isfinite(contacts.toi[active])]] = True
+    undecided[np.concatenate(given_up)] = True
+    return MeshFirstContacts(
+        contacts.toi_or_nan(),
+        contacts.distance,
+        contacts.point_i,
+        contacts.point_j,
+        contacts.relation,
+        np.minimum(cleared, 1.0),
+        undecided,
+    )
+
+
+# Times measured in one window of `mesh_first_contacts`.
+_WINDOW_SAMPLES = 16
+# Times measured in a pair's first window (doubled each pass up to `_WINDOW_SAMPLES`):
+# on bench_continuous_blender.py's moving scene, most pairs of the first pass were
+# decided by it and measured 16 times each.
+_FIRST_WINDOW = 4
+
+
+class _Contacts:
+    """The earliest contact seen of each of `count` pairs: its time (inf while none)
+    and `mesh_contacts` fields there."""
+
+    def __init__(self, count: int) -> None:
+        self.toi = np.full(count, np.inf)
+        self.distance = np.full(count, np.nan)
+        self.point_i = np.full((count, 3), np.nan)
+        self.point_j = np.full((count, 3), np.nan)
+        self.relation = np.full(count, -1, dtype=np.int8)
+
+    def offer(self, rows, times, found, slots) -> None:
+        """Pairs `rows` (k,) within the threshold at `times` (k,), `found`'s rows `slots`
+        (k indices or a mask) their contacts there: kept where earlier."""
+        earlier = times < self.toi[rows]
+        rows, times = rows[earlier], times[earlier]
+        picked = np.flatnonzero(slots) if np.asarray(slots).dtype == bool else slots
+        picked = np.asarray(picked)[earlier]
+        self.toi[rows] = times
+        self.distance[rows] = found.distance[picked]
+        self.point_i[rows], self.point_j[rows] = found.point_i[picked], found.point_j[picked]
+        self.relation[rows] = found.relation[picked]
+
+    def toi_or_nan(self) -> np.ndarray:
+        return np.where(np.isfinite(self.toi), self.toi, np.nan)
