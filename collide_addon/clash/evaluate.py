@@ -33,7 +33,7 @@ from ..core import (
     pair_distance,
     pair_intersects,
 )
-from ..core.columns import concatenate_fields, either_flagged, rows_as_bytes
+from ..core.columns import concatenate_fields, either_flagged, rows_as_bytes, take_fields
 from ..core.constants import CUBE_CORNER_SIGNS
 from ..core.contact import clash_mask, contact_epsilon, contact_margin, within
 from ..core.continuous import (
@@ -48,6 +48,7 @@ from ..core.continuous import (
     swept_pairs,
 )
 from ..core.mesh import PosedMeshes, TriangleMesh, mesh_contacts
+from ..core.mesh_sweep import mesh_first_contacts
 from .tests import ClashTest, Selector
 
 
@@ -395,8 +396,9 @@ class FrameHits:
         was not tested for them (repeats allowed)
     unswept_names: (u, 2) object array, not rows: the pairs of a continuous test on
         meshes that moved between two samples while their proxies were within the rule
-        at one of them, so that the motion in between was not swept for them (oriented
-        as `names`; repeats allowed; see `evaluate_intervals`)
+        at one of them and whose sweep on meshes could not decide, so that the motion in
+        between was not swept for them (oriented as `names`; repeats allowed; see
+        `evaluate_intervals`)
     """
 
     frames: np.ndarray
@@ -432,9 +434,7 @@ class PairContacts:
     relations: np.ndarray
 
     def take(self, rows: np.ndarray) -> PairContacts:
-        return PairContacts(
-            **{name: getattr(self, name)[rows] for name in self.__dataclass_fields__}
-        )
+        return take_fields(self, rows)
 
 
 def proxy_relations(distances: np.ndarray, epsilon: np.ndarray) -> np.ndarray:
@@ -926,6 +926,22 @@ def interval_candidates(
 
 
 @dataclass(frozen=True)
+class IntervalMeshes:
+    """The triangles of a continuous mesh test's objects over an interval, to sweep the
+    moving pairs its proxies leave to the samples (`with_interval_meshes`).
+
+    meshes: {row of the test's table: TriangleMesh} of those pairs' objects that have
+        triangles, taken when the later sample is read (a reader may prepare other
+        meshes by the time the interval is evaluated)
+    start, end: (n, 4, 4) world matrices of the table's objects at the two samples
+    """
+
+    meshes: dict[int, TriangleMesh]
+    start: np.ndarray
+    end: np.ndarray
+
+
+@dataclass(frozen=True)
 class Interval:
     """The motion between two consecutive samples of the same objects.
 
@@ -937,6 +953,9 @@ class Interval:
         the caller has them (they spare the narrow phase there), else None
     candidates: the test's `interval_candidates` of these samples where the caller has
         them (made for the later sample's broad phase), else None (made when needed)
+    pairs: the interval's `_IntervalPairs` where made already (`with_interval_meshes`)
+    meshes: for a test on meshes, the triangles that sweep the pairs the proxies leave
+        to the samples (`with_interval_meshes`); None: those pairs are named unswept
     """
 
     start: ShapeBatch
@@ -946,6 +965,8 @@ class Interval:
     start_contacts: SampleContacts | None = None
     end_contacts: SampleContacts | None = None
     candidates: IntervalCandidates | None = None
+    pairs: _IntervalPairs | None = None
+    meshes: IntervalMeshes | None = None
 
 
 @dataclass(frozen=True)
@@ -980,8 +1001,8 @@ def _interval_pairs(prepared: PreparedTest, interval: Interval) -> _IntervalPair
     apart = _beyond(prepared, interval.start, interval.start_contacts, pairs, threshold)
     apart &= _beyond(prepared, interval.end, interval.end_contacts, pairs, threshold)
     # On meshes such a pair may be apart at both samples (a crate inside a hollow room,
-    # within the room's proxy) and pass through a wall in between, unseen: said in the
-    # report where it is not a clash anyway.
+    # within the room's proxy) and pass through a wall in between: swept on its meshes
+    # where it has some (`_mesh_sweeps`).
     on_meshes = prepared.test.geometry == "mesh"
     unswept = pairs[~apart] if on_meshes else np.zeros((0, 2), dtype=np.int64)
     pairs, threshold, slack = pairs[apart], threshold[apart], slack[apart]
@@ -1041,16 +1062,19 @@ def evaluate_intervals(prepared: PreparedTest, intervals: Sequence[Interval]) ->
 
     returns: per interval, one hit per eligible pair that is apart at both samples and
         comes within the rule's distance in between, at its time of first contact
-        (`tois`, fractional frame); decided on the proxies whatever the test's geometry
+        (`tois`, fractional frame); decided on the proxies, and for a test on meshes the
+        pairs whose proxies are within the rule at a sample on their meshes where the
+        interval has them (`with_interval_meshes`, `_mesh_sweeps`)
 
     The intervals' pairs advance together (`core.continuous.join_motions`): advancing
     takes tens of narrow-phase passes per interval, most over a few pairs, whose cost is
     numpy's per-call overhead, so a pass for several intervals costs little more than
     one for a single interval.
     """
-    parts = [_interval_pairs(prepared, interval) for interval in intervals]
+    parts = [interval.pairs or _interval_pairs(prepared, interval) for interval in intervals]
     offsets = np.cumsum([0] + [len(part.motion.start) for part in parts])[:-1]
     motion = join_motions(part.motion for part in parts)
+    swept = _mesh_sweeps(prepared, intervals, parts, motion, offsets)
     contacts = motion_contacts(
         motion,
         np.concatenate([part.pairs + offset for part, offset in zip(parts, offsets, strict=True)]),
@@ -1066,30 +1090,178 @@ def evaluate_intervals(prepared: PreparedTest, intervals: Sequence[Interval]) ->
     )
     hits = []
     first_row = 0
-    for interval, part, offset in zip(intervals, parts, offsets, strict=True):
+    for interval, part, offset, on_meshes in zip(intervals, parts, offsets, swept, strict=True):
         rows = first_row + np.arange(len(part.pairs))
         first_row += len(part.pairs)
-        hits.append(_interval_hits(prepared, interval, motion, offset, part, contacts, rows))
+        hits.append(
+            _interval_hits(prepared, interval, motion, offset, part, contacts, rows, on_meshes)
+        )
     return hits
 
 
-def _interval_hits(prepared, interval, motion, offset, part, contacts, rows) -> FrameHits:
+@dataclass(frozen=True)
+class _MeshSweep:
+    """The pairs of one interval that its proxies left to the samples, swept on their
+    meshes: those that come within the rule in between (rows of the test's objects,
+    (h, 2)), their first contacts (`PairContacts`, pairs in table rows) and times (h,)
+    in [0, 1]; and those left unswept (u, 2)."""
+
+    pairs: np.ndarray
+    contacts: PairContacts
+    toi: np.ndarray
+    unswept: np.ndarray
+
+
+def with_interval_meshes(
+    prepared: PreparedTest,
+    interval: Interval,
+    start_matrices: np.ndarray,
+    end: FrameMeshes,
+    clashing: Sequence[FrameHits] = (),
+) -> Interval:
+    """`interval` of a continuous test on meshes with its `_IntervalPairs` made and the
+    triangles of the objects of the pairs its proxies leave to the samples taken from
+    `end`, the later sample's meshes, now (`IntervalMeshes`); `start_matrices` (n, 4, 4)
+    are the earlier sample's `FrameMeshes.matrices`. The pairs among `clashing`, the
+    test's hits at either sample where known, are that sample's clashes: left to it, not
+    swept."""
+    part = _interval_pairs(prepared, interval)
+    if clashing and len(part.unswept):
+        known = {tuple(sorted(names)) for hits in clashing for names in hits.names.tolist()}
+        names = prepared.table.names[prepared.involved[part.unswept]].tolist()
+        kept = np.array([tuple(sorted(pair)) not in known for pair in names], dtype=bool)
+        part = dataclasses.replace(part, unswept=part.unswept[kept])
+    rows = np.unique(prepared.involved[part.unswept]).tolist()
+    meshes = {row: mesh for row in rows if (mesh := end.mesh_of(row)) is not None}
+    return dataclasses.replace(
+        interval, pairs=part, meshes=IntervalMeshes(meshes, start_matrices, end.matrices)
+    )
+
+
+def _mesh_sweeps(prepared, intervals, parts, motion, offsets) -> list[_MeshSweep]:
+    """Each interval's `_MeshSweep`: the pairs its proxies leave to the samples where
+    both objects have triangles (`Interval.meshes`), within the rule at neither sample
+    (each sample reports its own), swept on their meshes as their proxies move
+    (`core.mesh_sweep`), all intervals' pairs together. A pair the sweep leaves undecided
+    (sliding along another within a hair of the rule), one within the rule at neither
+    sample but deep inside the other (a touching test), or without triangles stays
+    unswept."""
+    test = prepared.test
+    touching = test.test_type == "touching"
+    empty = np.zeros((0, 2), dtype=np.int64)
+    chosen, joined, matrices, meshes = [], [], np.zeros((len(motion.start), 4, 4)), {}
+    for interval, part, offset in zip(intervals, parts, offsets, strict=True):
+        table_pairs = prepared.involved[part.unswept]
+        sweepable = np.zeros(len(part.unswept), dtype=bool)
+        if interval.meshes is not None and len(part.unswept):
+            known = interval.meshes.meshes
+            sweepable = np.array([a in known and b in known for a, b in table_pairs.tolist()])
+        chosen.append(np.flatnonzero(sweepable))
+        joined.append(part.unswept[sweepable] + offset)
+        for row in np.unique(part.unswept[sweepable]).tolist():
+            table_row = int(prepared.involved[row])
+            meshes[offset + row] = interval.meshes.meshes[table_row]
+            matrices[offset + row] = interval.meshes.start[table_row]
+    pairs = np.concatenate(joined) if joined else empty
+    if not len(pairs):
+        return [_MeshSweep(empty, _no_contacts(), np.zeros(0), part.unswept) for part in parts]
+    threshold = sweep_thresholds(test, pair_slack(motion, pairs))
+    mesh_list = [meshes.get(row) for row in range(len(motion.start))]
+    # Within the rule at the later sample: that sample's clash, reported there.
+    at_end = _end_distances(
+        prepared, intervals, parts, chosen, offsets, pairs, mesh_list, threshold.max()
+    )
+    ends_within = (np.abs(at_end) if touching else at_end) <= threshold
+    accuracy = min(TOI_ACCURACY_FRAMES / (b - a) for a, b in (i.times for i in intervals))
+    swept = np.flatnonzero(~ends_within)
+    found = mesh_first_contacts(
+        mesh_list, matrices, motion, pairs[swept], threshold[swept], time_accuracy=accuracy
+    )
+    # toi 0: within the rule at the earlier sample, which reports it (but deep inside the
+    # other under a touching test, which no sweep from there follows).
+    deep = touching & (found.distance < -threshold[swept])
+    hit = found.toi > 0
+    left = np.zeros(len(pairs), dtype=bool)
+    left[swept] = found.undecided | ((found.toi == 0) & deep)
+    relations = np.full(len(swept), APART, dtype=np.int8)
+    relations[hit] = _MESH_RELATION[found.relation[hit]]
+    results, first = [], 0
+    for part, offset, rows in zip(parts, offsets, chosen, strict=True):
+        mine = np.flatnonzero((swept >= first) & (swept < first + len(rows)))
+        mine = mine[hit[mine]]
+        own = pairs[swept[mine]] - offset
+        contacts = PairContacts(
+            pairs=prepared.involved[own],
+            distances=found.distance[mine],
+            points_i=found.point_i[mine],
+            points_j=found.point_j[mine],
+            on_mesh=np.ones(len(mine), dtype=bool),
+            relations=relations[mine],
+        )
+        unswept = np.delete(part.unswept, rows[~left[first : first + len(rows)]], axis=0)
+        results.append(_MeshSweep(own, contacts, found.toi[mine], unswept))
+        first += len(rows)
+    return results
+
+
+def _end_distances(
+    prepared, intervals, parts, chosen, offsets, pairs, mesh_list, reach: float
+) -> np.ndarray:
+    """The mesh distance of each of the joined `pairs` (rows of the joined motion) at its
+    interval's later sample, where its objects are placed by that sample's matrices;
+    +inf beyond `reach`."""
+    ends = np.zeros((len(mesh_list), 4, 4))
+    for interval, part, rows, offset in zip(intervals, parts, chosen, offsets, strict=True):
+        for row in np.unique(part.unswept[rows]).tolist():
+            ends[offset + row] = interval.meshes.end[int(prepared.involved[row])]
+    used, local = np.unique(pairs, return_inverse=True)
+    return mesh_contacts(
+        [mesh_list[row] for row in used.tolist()],
+        ends[used],
+        local.reshape(-1, 2),
+        max(float(reach), 0.0),
+    ).distance
+
+
+def _no_contacts() -> PairContacts:
+    return PairContacts(
+        pairs=np.zeros((0, 2), dtype=np.int64),
+        distances=np.zeros(0),
+        points_i=np.zeros((0, 3)),
+        points_j=np.zeros((0, 3)),
+        on_mesh=np.zeros(0, dtype=bool),
+        relations=np.zeros(0, dtype=np.int8),
+    )
+
+
+def _interval_hits(
+    prepared, interval, motion, offset, part, contacts, rows, on_meshes: _MeshSweep
+) -> FrameHits:
     """FrameHits of one interval from the first contacts (`contacts`, rows `rows`) of its
-    pairs (`part`), whose shapes are rows `offset` on of the joined `motion`."""
+    pairs (`part`), whose shapes are rows `offset` on of the joined `motion`, and the
+    hits its mesh sweep found (`on_meshes`)."""
     # toi 0: within the rule at the earlier sample, which reports it as it is.
     found = np.flatnonzero(contacts.toi[rows] > 0)
-    rows, pairs = rows[found], part.pairs[found]
-    toi, distances = contacts.toi[rows], contacts.distance[rows]
-    decided = PairContacts(
-        pairs=prepared.involved[pairs],
-        distances=distances,
-        points_i=contacts.point_i[rows],
-        points_j=contacts.point_j[rows],
-        on_mesh=np.zeros(len(pairs), dtype=bool),
-        # the sweep's own epsilon: a first contact within it of the rule is a touch
-        relations=proxy_relations(distances, part.slack[found]),
+    rows = rows[found]
+    pairs = np.concatenate([part.pairs[found], on_meshes.pairs])
+    toi = np.concatenate([contacts.toi[rows], on_meshes.toi])
+    distances = contacts.distance[rows]
+    decided = concatenate_fields(
+        PairContacts,
+        [
+            PairContacts(
+                pairs=prepared.involved[part.pairs[found]],
+                distances=distances,
+                points_i=contacts.point_i[rows],
+                points_j=contacts.point_j[rows],
+                on_mesh=np.zeros(len(rows), dtype=bool),
+                # the sweep's own epsilon: a first contact within it of the rule is a touch
+                relations=proxy_relations(distances, part.slack[found]),
+            ),
+            on_meshes.contacts,
+        ],
     )
-    unswept = orient_pairs(prepared, prepared.involved[part.unswept])
+    unswept = orient_pairs(prepared, prepared.involved[on_meshes.unswept])
     hits = hits_from_pairs(
         prepared,
         interval.start,

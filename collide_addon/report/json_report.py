@@ -20,8 +20,8 @@ Document (schema: `schema/collide-report-1.schema.json`):
                                           checked
      "unswept": [[test, a, b], ...],      only when some: moving pairs of continuous
                                           tests on meshes left to the samples on some
-                                          frames, no clash of that test
-                                          (`unswept_warning`)
+                                          frames (their sweep on meshes undecided), no
+                                          clash of that test (`unswept_warning`)
      "unit_scale": float,                 metres in one scene unit (Blender's Unit
                                           Scale), only when not 1: every length of the
                                           report (distances, points, bounds, reach,
@@ -148,9 +148,10 @@ def build_report(
     left_out: {name: reason} of the objects taking part whose geometry could not be used
         (the report warns about them, `left_out_warning`)
     unswept: [test, a, b] of the pairs of continuous tests on meshes that moved between
-        two samples while their proxies were within the rule, so that the motion was not
-        swept for them; those of a clash in `clashes` of that test are dropped (the
-        report warns about the others, `unswept_warning`)
+        two samples while their proxies were within the rule and whose sweep on meshes
+        could not decide (`core.mesh_sweep`), so that the motion was not swept for them;
+        those of a clash in `clashes` of that test are dropped (the report warns about
+        the others, `unswept_warning`)
     reach: the largest |coordinate| of the objects scanned (`reach_warning`)
     substeps, lookahead: how the frames were sampled (report.run.run_report); written
         only when not the default (1, False)
@@ -211,9 +212,10 @@ def unswept_warning(unswept: Sequence[Sequence[str]]) -> list[str]:
     pairs = [f"{a} / {b} ({test})" for test, a, b in unswept]
     return [
         f"{len(pairs)} moving pair(s) of continuous tests on meshes were not swept between "
-        "some samples: their proxies were within the test's distance at a sample, so the "
-        "triangles decided there alone (an object inside a hollow mesh, such as a crate in "
-        "a room); a pass through a wall between those samples may be missed, and more "
+        "some samples: their proxies were within the test's distance at a sample and the "
+        "sweep on their triangles could not decide (a part sliding along another within a "
+        "hair of the distance, or an object without triangles), so the triangles decided "
+        "at the samples alone; a pass between those samples may be missed, and more "
         f"--substeps sample the motion more finely: {listed(pairs, _WARNING_NAMES)}"
     ]
 

@@ -40,12 +40,14 @@ from ..clash.evaluate import (
     PreparedTest,
     SampleContacts,
     concat_hits,
+    decides_on_meshes,
     evaluate_frame,
     evaluate_intervals,
     interval_candidates,
     object_table,
     prepare_test,
     sample_contacts,
+    with_interval_meshes,
 )
 from ..clash.fixes import add_fixes
 from ..clash.records import (
@@ -332,7 +334,7 @@ def _bridge_hits(
     """
     if previous is None:
         return [], []
-    frame, start_time, start, _ = previous
+    frame, start_time, start, *_ = previous
     later = {obj.name: row for row, obj in enumerate(sample.objects)}
     rows = [(row, later[name]) for row, name in enumerate(names) if name in later]
     if not rows:
@@ -451,8 +453,10 @@ def scan_frames(
     names: list[str] | None = None
     prepared_tests: list[PreparedTest] = []
     broad_phases: list[CoherentBounds] = []
-    # the previous sample: frame, time, shapes and each test's contacts (None unsampled)
-    previous: tuple[int, float, ShapeBatch, list[SampleContacts | None]] | None = None
+    # the previous sample: frame, time, shapes, each test's contacts and hits (None
+    # unsampled) and its objects' world matrices where mesh tests read meshes
+    # (`FrameMeshes.matrices`)
+    previous: tuple | None = None
     reach = 0.0
     # Mesh contacts shared by the tests of a sample and kept for the objects that do not
     # move or change to the next.
@@ -491,6 +495,7 @@ def scan_frames(
                 for prepared in prepared_tests
             ]
         contacts: list[SampleContacts | None] = [None] * len(tests)
+        sampled: list[FrameHits | None] = [None] * len(tests)
         if frame <= frames[1]:
             took_part |= bool(names)
             matched |= _matched_sets(prepared_tests)
@@ -501,20 +506,21 @@ def scan_frames(
                     prepared_tests, broad_phases, arriving, strict=True
                 )
             ]
-            kept.add(
-                prepared_tests,
-                _sample_hits(prepared_tests, sample, frame, contacts, mesh_progress, mesh_cache),
+            sampled = _sample_hits(
+                prepared_tests, sample, frame, contacts, mesh_progress, mesh_cache
             )
+            kept.add(prepared_tests, sampled)
             mesh_cache.next_sample()
         if previous is not None and continuous:
             _add_intervals(
-                intervals, prepared_tests, previous, (time, sample.batch, contacts, arriving)
+                intervals, prepared_tests, previous, (time, sample, contacts, arriving, sampled)
             )
             waiting = max(len(test_intervals) for test_intervals in intervals)
             if waiting == INTERVALS_AT_ONCE or waiting * len(sample.batch) >= SHAPES_AT_ONCE:
                 kept.add(prepared_tests, _interval_hits(prepared_tests, intervals))
                 intervals = [[] for _ in tests]
-        previous = (frame, time, sample.batch, contacts)
+        matrices = None if sample.meshes is None else sample.meshes.matrices
+        previous = (frame, time, sample.batch, contacts, matrices, sampled)
         if progress is not None:
             progress(done + 1, total, frame, kept.rows)
     kept.add(prepared_tests, _interval_hits(prepared_tests, intervals))
@@ -527,25 +533,37 @@ def scan_frames(
 
 def _add_intervals(intervals, prepared_tests, previous, later) -> None:
     """Append to each continuous test's `intervals` the motion from the `previous`
-    sample (frame, time, shapes, each test's contacts) to the `later` one (time, shapes,
-    contacts, each test's `interval_candidates` from the previous sample)."""
-    frame, time, batch, contacts = previous
-    later_time, later_batch, later_contacts, arriving = later
-    for prepared, test_intervals, start_contacts, end_contacts, candidates in zip(
-        prepared_tests, intervals, contacts, later_contacts, arriving, strict=True
+    sample (frame, time, shapes, each test's contacts, matrices of its meshes, each
+    test's hits) to the `later` one (time, `FrameSample`, contacts, each test's
+    `interval_candidates` from the previous sample, hits). A test on meshes takes the
+    triangles that sweep the pairs its proxies leave to the samples now
+    (`with_interval_meshes`): the reader may read other geometry by the time the
+    intervals are evaluated."""
+    frame, time, batch, contacts, matrices, hits = previous
+    later_time, sample, later_contacts, arriving, later_hits = later
+    for index, (prepared, test_intervals, start_contacts, end_contacts, candidates) in enumerate(
+        zip(prepared_tests, intervals, contacts, later_contacts, arriving, strict=True)
     ):
         if prepared.test.continuous:
-            test_intervals.append(
-                Interval(
-                    batch,
-                    later_batch,
-                    frame,
-                    (time, later_time),
-                    start_contacts,
-                    end_contacts,
-                    candidates,
-                )
+            interval = Interval(
+                batch,
+                sample.batch,
+                frame,
+                (time, later_time),
+                start_contacts,
+                end_contacts,
+                candidates,
             )
+            if (
+                decides_on_meshes(prepared.test)
+                and matrices is not None
+                and sample.meshes is not None
+            ):
+                clashing = [found for found in (hits[index], later_hits[index]) if found]
+                interval = with_interval_meshes(
+                    prepared, interval, matrices, sample.meshes, clashing
+                )
+            test_intervals.append(interval)
 
 
 def _read_sample(read_frame: ReadFrame, frame: int, time: float) -> FrameSample:

@@ -512,6 +512,41 @@ def test_continuous_finds_the_fast_mover_with_its_time_of_first_contact(small_sc
     assert float(rows["Pane"]["toi"]) == bullet["toi"]
 
 
+ROOM_SCENE = BOX_HELPERS + (
+    "outer = [(x, y, z) for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)]\n"
+    "inner = [(0.8 * x, 0.8 * y, 0.8 * z) for x, y, z in outer]\n"
+    "inward = [tuple(8 + corner for corner in reversed(face)) for face in FACES]\n"
+    'room = bpy.data.meshes.new("Room")\n'
+    "room.from_pydata(outer + inner, [], FACES + inward)\n"
+    'scene.collection.objects.link(bpy.data.objects.new("Room", room))\n'
+    'crate = box("Crate", (0, 0, 0), (0.1, 0.1, 0.1))\n'
+    "slide(crate, 1, 2, 3.0)\n"
+    "scene.frame_start, scene.frame_end = 1, 3\n"
+    "bpy.ops.wm.save_as_mainfile(filepath=out)\n"
+)
+
+
+def test_continuous_on_meshes_finds_a_crate_leaving_a_hollow_room_through_its_wall(tmp_path):
+    """A crate of side 0.2 in the cavity of a hollow room (walls 0.2 thick) at frame 1 is
+    3 m away at frame 2: its proxy lies within the room's at frame 1, so the proxies'
+    sweep leaves the pair to the meshes, which are apart at both frames. Their sweep
+    finds the pass through the wall, on frame 1 when the crate's face reaches the
+    wall's inner face (x = 0.7, frame 1.2333); a plain scan misses it."""
+    blend = build_scene(tmp_path, ROOM_SCENE, "room")
+    out = tmp_path / "r.json"
+    result = clash_report(blend, "--geometry", "mesh", "--continuous", "--json", str(out))
+    assert result.returncode == 1, result.stderr
+    report = json.loads(out.read_text(encoding="utf-8"))
+    jsonschema.validate(report, json.loads(SCHEMA.read_text(encoding="utf-8")))
+    [clash] = report["clashes"]
+    assert {clash["a"], clash["b"]} == {"Crate", "Room"} and clash["frames"] == [[1, 1]]
+    assert clash["geometry"] == "mesh" and abs(clash["toi"] - (1.0 + 0.7 / 3.0)) <= 1e-3
+    assert "unswept" not in report
+    plain = clash_report(blend, "--geometry", "mesh", "--json", str(out))
+    assert plain.returncode == 0, plain.stderr
+    assert json.loads(out.read_text(encoding="utf-8"))["clashes"] == []
+
+
 def test_baseline_status_carry_over_and_fail_on(small_scene, tmp_path):
     first = tmp_path / "first.json"
     assert clash_report(small_scene, "--json", str(first)).returncode == 1
