@@ -400,12 +400,21 @@ def _along_normals(motion, pairs, poses, normals):
     count = len(pairs)
     first, second = np.arange(count), np.arange(count, 2 * count)
     separation = -_support(poses, second, -normals) - _support(poses, first, normals)
+    return separation, *normal_rates(motion, pairs, normals)
+
+
+def normal_rates(motion: SweptMotion, pairs: np.ndarray, normals: np.ndarray):
+    """How fast the separation of each pair (k, 2) along a fixed unit normal (k, 3), from
+    its first shape towards its second, can fall forward in time and backward, per unit
+    of motion time (see `_along_normals`): (forward (k,), backward (k,)). It holds for
+    any points that stay within each shape's reach of its centre (a mesh its proxy
+    encloses)."""
     a, b = pairs[:, 0], pairs[:, 1]
     turning = motion.angles * motion.reach
     closing = ((motion.translations[a] - motion.translations[b]) * normals).sum(axis=1)
     added = turning[a] * np.linalg.norm(np.cross(normals, motion.axes[a]), axis=1)
     added += turning[b] * np.linalg.norm(np.cross(normals, motion.axes[b]), axis=1)
-    return separation, closing + added, added - closing
+    return closing + added, added - closing
 
 
 def _directional_steps(separation, forward, threshold, slack) -> np.ndarray:

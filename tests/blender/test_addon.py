@@ -722,6 +722,29 @@ def test_clash_positions_follow_parent_animation(addon):
     assert scenes.records() == [("Arm", "Target")]
 
 
+def assert_c_left_out_and_the_others_checked(addon, capfd, tmp_path, reason: str) -> dict:
+    """Of objects A and B (clashing) and C (unusable for `reason`): Detect on proxies and
+    on meshes lists A and B alone and names C as not checked, in its message and the
+    panel, leaving it untinted; a report run too. Returns the report."""
+    scene = bpy.context.scene
+    for geometry in ("PROXY", "MESH"):
+        scene.collide.geometry = geometry
+        assert bpy.ops.collide.detect() == {"FINISHED"}
+        assert scenes.records() == [("A", "B")]
+        assert f"Not checked: 'C' ({reason})" in capfd.readouterr().out
+        drawn = []
+        bpy.types.COLLIDE_PT_main.draw(SimpleNamespace(layout=RecordingLayout(drawn)), bpy.context)
+        assert any("Not checked: 'C'" in line for line in drawn)
+        assert not scene.collide.last_error and not bpy.data.objects["C"].collide.tinted
+    test = addon.clash.tests.clash_test_from_dict({"name": "hard", "a": {}, "type": "hard"})
+    report = addon.blender.run_clash_report(
+        [test], frames=(1, 2, 1), json_path=tmp_path / "r.json"
+    ).report
+    assert [(clash["a"], clash["b"]) for clash in report["clashes"]] == [("A", "B")]
+    assert report["left_out"] == {"C": reason}
+    return report
+
+
 def test_an_object_with_a_nan_transform_is_left_out_and_named_and_the_others_checked(
     addon, tmp_path, capfd, monkeypatch
 ):
@@ -735,15 +758,7 @@ def test_an_object_with_a_nan_transform_is_left_out_and_named_and_the_others_che
     scenes.add_object("B", scenes.mesh("cube"), location=(1.5, 0, 0))
     broken = scenes.add_object("C", scenes.mesh("cube"), location=(-1.5, 0, 0))
     broken.location.y = math.nan
-    for geometry in ("PROXY", "MESH"):
-        scene.collide.geometry = geometry
-        assert bpy.ops.collide.detect() == {"FINISHED"}
-        assert scenes.records() == [("A", "B")]
-        assert "Not checked: 'C' (NaN or infinite transform)" in capfd.readouterr().out
-        drawn = []
-        bpy.types.COLLIDE_PT_main.draw(SimpleNamespace(layout=RecordingLayout(drawn)), bpy.context)
-        assert any("Not checked: 'C'" in line for line in drawn)
-        assert not scene.collide.last_error
+    assert_c_left_out_and_the_others_checked(addon, capfd, tmp_path, "NaN or infinite transform")
     scene.collide.live = True
     assert scene.collide.live and not scene.collide.last_error
     builds = scenes.count_builds(addon, monkeypatch)
@@ -760,12 +775,6 @@ def test_an_object_with_a_nan_transform_is_left_out_and_named_and_the_others_che
     assert scenes.records() == [("A", "B")]
     assert not broken.collide.tinted
     scene.collide.live = False
-    test = addon.clash.tests.clash_test_from_dict({"name": "hard", "a": {}, "type": "hard"})
-    report = addon.blender.run_clash_report(
-        [test], frames=(1, 2, 1), json_path=tmp_path / "r.json"
-    ).report
-    assert [(clash["a"], clash["b"]) for clash in report["clashes"]] == [("A", "B")]
-    assert report["left_out"] == {"C": "NaN or infinite transform"}
 
 
 def test_an_instance_with_a_nan_transform_is_left_out_and_taken_in_again(addon):
@@ -838,21 +847,9 @@ def test_an_object_with_a_nan_vertex_is_left_out_and_named_and_the_others_checke
     broken = scenes.add_object("C", scenes.mesh("cube", "C"), location=(-1.5, 0, 0))
     broken.data.vertices[0].co.x = math.nan
     broken.data.update()
-    for geometry in ("PROXY", "MESH"):
-        scene.collide.geometry = geometry
-        assert bpy.ops.collide.detect() == {"FINISHED"}
-        assert scenes.records() == [("A", "B")]
-        assert "Not checked: 'C' (NaN or infinite vertex coordinates)" in capfd.readouterr().out
-        drawn = []
-        bpy.types.COLLIDE_PT_main.draw(SimpleNamespace(layout=RecordingLayout(drawn)), bpy.context)
-        assert any("Not checked: 'C'" in line for line in drawn)
-        assert not broken.collide.tinted
-    test = addon.clash.tests.clash_test_from_dict({"name": "hard", "a": {}, "type": "hard"})
-    report = addon.blender.run_clash_report(
-        [test], frames=(1, 2, 1), json_path=tmp_path / "r.json"
-    ).report
-    assert [(clash["a"], clash["b"]) for clash in report["clashes"]] == [("A", "B")]
-    assert report["left_out"] == {"C": "NaN or infinite vertex coordinates"}
+    report = assert_c_left_out_and_the_others_checked(
+        addon, capfd, tmp_path, "NaN or infinite vertex coordinates"
+    )
     assert any(
         "left out of the check" in warning and "C" in warning for warning in report["warnings"]
     )
