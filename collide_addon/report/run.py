@@ -329,12 +329,12 @@ def _bridge_hits(
     between the samples among them: a bullet passing a slab between frames 22 and 23 was
     missed because an unrelated beam appears at frame 23.
 
-    names: who took part at the `previous` sample (frame, time, shapes, contacts); None:
+    names: who took part at the `previous` sample (as `scan_frames` keeps it); None:
         none to test from (the first sample, or no continuous test)
     """
     if previous is None:
         return [], []
-    frame, start_time, start, *_ = previous
+    frame, start_time, start, _, matrices, hits = previous
     later = {obj.name: row for row, obj in enumerate(sample.objects)}
     rows = [(row, later[name]) for row, name in enumerate(names) if name in later]
     if not rows:
@@ -343,7 +343,36 @@ def _bridge_hits(
     table = object_table([sample.objects[row] for row in after.tolist()])
     prepared_tests = [prepare_test(test, table) for test in tests]
     interval = Interval(start.take(before), sample.batch.take(after), frame, (start_time, time))
-    return prepared_tests, _interval_hits(prepared_tests, [[interval] for _ in prepared_tests])
+    meshes = sample.meshes
+    if meshes is not None:
+        meshes = FrameMeshes(
+            lambda row: sample.meshes.mesh_of(int(after[row])), meshes.matrices[after]
+        )
+    intervals = [
+        [
+            _with_meshes(
+                prepared,
+                interval,
+                None if matrices is None else matrices[before],
+                meshes,
+                [hits[index]],
+            )
+        ]
+        for index, prepared in enumerate(prepared_tests)
+    ]
+    return prepared_tests, _interval_hits(prepared_tests, intervals)
+
+
+def _with_meshes(prepared, interval, start_matrices, end_meshes, clashing) -> Interval:
+    """`interval` of a continuous test with, for a test on meshes where both samples
+    read meshes, the triangles that sweep the pairs its proxies leave to the samples,
+    taken now (`with_interval_meshes`: the reader may read other geometry by the time
+    the intervals are evaluated); `clashing`: the test's hits at the samples where known
+    (None or empty elsewhere)."""
+    if not decides_on_meshes(prepared.test) or start_matrices is None or end_meshes is None:
+        return interval
+    known = [found for found in clashing if found]
+    return with_interval_meshes(prepared, interval, start_matrices, end_meshes, known)
 
 
 def _sample_hits(
@@ -537,8 +566,7 @@ def _add_intervals(intervals, prepared_tests, previous, later) -> None:
     test's hits) to the `later` one (time, `FrameSample`, contacts, each test's
     `interval_candidates` from the previous sample, hits). A test on meshes takes the
     triangles that sweep the pairs its proxies leave to the samples now
-    (`with_interval_meshes`): the reader may read other geometry by the time the
-    intervals are evaluated."""
+    (`_with_meshes`)."""
     frame, time, batch, contacts, matrices, hits = previous
     later_time, sample, later_contacts, arriving, later_hits = later
     for index, (prepared, test_intervals, start_contacts, end_contacts, candidates) in enumerate(
@@ -554,16 +582,11 @@ def _add_intervals(intervals, prepared_tests, previous, later) -> None:
                 end_contacts,
                 candidates,
             )
-            if (
-                decides_on_meshes(prepared.test)
-                and matrices is not None
-                and sample.meshes is not None
-            ):
-                clashing = [found for found in (hits[index], later_hits[index]) if found]
-                interval = with_interval_meshes(
-                    prepared, interval, matrices, sample.meshes, clashing
+            test_intervals.append(
+                _with_meshes(
+                    prepared, interval, matrices, sample.meshes, [hits[index], later_hits[index]]
                 )
-            test_intervals.append(interval)
+            )
 
 
 def _read_sample(read_frame: ReadFrame, frame: int, time: float) -> FrameSample:

@@ -1045,6 +1045,43 @@ def test_a_pair_passing_through_a_wall_between_samples_is_found_on_its_meshes():
     assert report_to_json(merge_reports(parts)) == report_to_json(report)
 
 
+def test_a_pass_through_a_wall_is_found_on_meshes_when_another_object_appears():
+    """The crate leaves the room through its wall between frames 1 and 2 while a lamp,
+    far from both, appears at frame 2 (who takes part changes): the interval of the
+    objects at both samples is swept on their meshes too, and the pass is found."""
+    leaving = crate_leaving_a_room(False)
+    from collide_addon.clash.evaluate import FrameMeshes
+    from collide_addon.core.mesh import prepare_mesh
+    from collide_dev.mesh_shapes import box_mesh
+
+    lamp = prepare_mesh(*box_mesh([-0.1] * 3, [0.1] * 3))
+
+    def read_frame(time):
+        sample = leaving(time)
+        if time < 2:
+            return sample
+        lamp_batch = ShapeBatch.boxes([[0.0, 50.0, 0.0]], [np.eye(3)], [[0.1] * 3])
+        matrices = np.concatenate([sample.meshes.matrices, np.eye(4)[None]])
+        matrices[2, :3, 3] = [0.0, 50.0, 0.0]
+        meshes = sample.meshes
+
+        def mesh_of(row):
+            return lamp if row == 2 else meshes.mesh_of(row)
+
+        return FrameSample(
+            ShapeBatch.concat([sample.batch, lamp_batch]),
+            [*sample.objects, ObjectMetadata("Lamp")],
+            FrameMeshes(mesh_of, matrices),
+        )
+
+    tests = [ClashTest("hard", geometry="mesh")]
+    report = run_report(tests, (1, 4, 1), read_frame, continuous=True).report
+    [clash] = report["clashes"]
+    assert (clash["a"], clash["b"], clash["frames"]) == ("Crate", "Room", [[1, 1]])
+    assert clash["toi"] == pytest.approx(1.0 + 0.7 / 3.0, abs=1e-4)
+    assert "unswept" not in report
+
+
 def test_a_pair_its_mesh_sweep_cannot_decide_is_named_in_a_warning():
     """A crate slides 1.4 m a frame along the room's inner wall, its face on the wall's:
     touching, no hard clash at the samples, and each step of the sweep covers only the
