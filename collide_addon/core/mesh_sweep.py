@@ -47,6 +47,7 @@ contact was seen keeps that contact (the first lies between its `cleared` time a
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -107,16 +108,22 @@ def moved_matrices(
 
 def _mesh_distances(meshes, matrices, motion, pairs, times, reach):
     """`mesh_contacts` of each pair (k, 2) of `motion`'s rows with its meshes moved to
-    its time (k,), pairs farther apart than `reach` at +inf."""
+    its time (k,), measured exactly up to `reach`: a pair farther apart comes out at
+    `reach`, a lower bound of its distance (not +inf, which would let the next step
+    from it run to the end of the motion), with no witness points."""
     count = len(pairs)
     sides = np.concatenate([pairs[:, 0], pairs[:, 1]])
     posed = moved_matrices(motion, matrices, sides, np.concatenate([times, times]))
     local = np.arange(count)
-    return mesh_contacts(
+    reach = max(float(reach), 0.0)
+    found = mesh_contacts(
         [meshes[row] for row in sides.tolist()],
         posed,
         np.stack([local, local + count], axis=1),
-        max(float(reach), 0.0),
+        reach,
+    )
+    return dataclasses.replace(
+        found, distance=np.where(np.isfinite(found.distance), found.distance, reach)
     )
 
 
