@@ -1149,7 +1149,13 @@ def _mesh_sweeps(prepared, intervals, parts, motion, offsets) -> list[_MeshSweep
     test = prepared.test
     touching = test.test_type == "touching"
     empty = np.zeros((0, 2), dtype=np.int64)
-    chosen, joined, matrices, meshes = [], [], np.zeros((len(motion.start), 4, 4)), {}
+    # The meshes and the two samples' matrices of the joined motion's rows swept.
+    meshes, starts, ends = (
+        {},
+        np.zeros((len(motion.start), 4, 4)),
+        np.zeros((len(motion.start), 4, 4)),
+    )
+    chosen, joined = [], []
     for interval, part, offset in zip(intervals, parts, offsets, strict=True):
         table_pairs = prepared.involved[part.unswept]
         sweepable = np.zeros(len(part.unswept), dtype=bool)
@@ -1161,21 +1167,26 @@ def _mesh_sweeps(prepared, intervals, parts, motion, offsets) -> list[_MeshSweep
         for row in np.unique(part.unswept[sweepable]).tolist():
             table_row = int(prepared.involved[row])
             meshes[offset + row] = interval.meshes.meshes[table_row]
-            matrices[offset + row] = interval.meshes.start[table_row]
+            starts[offset + row] = interval.meshes.start[table_row]
+            ends[offset + row] = interval.meshes.end[table_row]
     pairs = np.concatenate(joined) if joined else empty
     if not len(pairs):
         return [_MeshSweep(empty, _no_contacts(), np.zeros(0), part.unswept) for part in parts]
     threshold = sweep_thresholds(test, pair_slack(motion, pairs))
     mesh_list = [meshes.get(row) for row in range(len(motion.start))]
     # Within the rule at the later sample: that sample's clash, reported there.
-    at_end = _end_distances(
-        prepared, intervals, parts, chosen, offsets, pairs, mesh_list, threshold.max()
-    )
+    used, local = np.unique(pairs, return_inverse=True)
+    at_end = mesh_contacts(
+        [mesh_list[row] for row in used.tolist()],
+        ends[used],
+        local.reshape(-1, 2),
+        max(float(threshold.max()), 0.0),
+    ).distance
     ends_within = (np.abs(at_end) if touching else at_end) <= threshold
     accuracy = min(TOI_ACCURACY_FRAMES / (b - a) for a, b in (i.times for i in intervals))
     swept = np.flatnonzero(~ends_within)
     found = mesh_first_contacts(
-        mesh_list, matrices, motion, pairs[swept], threshold[swept], time_accuracy=accuracy
+        mesh_list, starts, motion, pairs[swept], threshold[swept], time_accuracy=accuracy
     )
     # toi 0: within the rule at the earlier sample, which reports it (but deep inside the
     # other under a touching test, which no sweep from there follows).
@@ -1202,25 +1213,6 @@ def _mesh_sweeps(prepared, intervals, parts, motion, offsets) -> list[_MeshSweep
         results.append(_MeshSweep(own, contacts, found.toi[mine], unswept))
         first += len(rows)
     return results
-
-
-def _end_distances(
-    prepared, intervals, parts, chosen, offsets, pairs, mesh_list, reach: float
-) -> np.ndarray:
-    """The mesh distance of each of the joined `pairs` (rows of the joined motion) at its
-    interval's later sample, where its objects are placed by that sample's matrices;
-    +inf beyond `reach`."""
-    ends = np.zeros((len(mesh_list), 4, 4))
-    for interval, part, rows, offset in zip(intervals, parts, chosen, offsets, strict=True):
-        for row in np.unique(part.unswept[rows]).tolist():
-            ends[offset + row] = interval.meshes.end[int(prepared.involved[row])]
-    used, local = np.unique(pairs, return_inverse=True)
-    return mesh_contacts(
-        [mesh_list[row] for row in used.tolist()],
-        ends[used],
-        local.reshape(-1, 2),
-        max(float(reach), 0.0),
-    ).distance
 
 
 def _no_contacts() -> PairContacts:

@@ -151,12 +151,13 @@ def mesh_first_contacts(
         `continuous.pair_slack`), cleared >= toi - time_accuracy unless the windows ran
         out first
 
-    Each pair advances by windows of `_WINDOW_SAMPLES` times measured in one call: the
-    first is its advancement step (d(t) - threshold + slack) / L from the time t it is
-    known to be cleared to, the others spread up to a span that grows while windows
-    come out cleared. A stretch between two samples is cleared when the speed bound
-    from either end keeps d above threshold - slack; a sample within the threshold
-    brackets the first contact, and the windows then close in on it.
+    Each pair advances by windows of times measured in one call (see the module
+    docstring): the first is its advancement step from the time t it is known to be
+    cleared to, the longer of (d(t) - threshold + slack) / L and the normal's, the
+    others spread up to a span that grows while windows come out cleared. A stretch
+    between two samples is cleared when the speed bound from either end keeps d above
+    threshold - slack; a sample within the threshold bounds the first contact, and the
+    windows then close in on it.
     """
     matrices = np.asarray(matrices, dtype=np.float64).reshape(-1, 4, 4)
     pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
@@ -177,12 +178,12 @@ def mesh_first_contacts(
     at_start = _mesh_distances(
         meshes, matrices, motion, pairs, np.zeros(count), reach.max(initial=0)
     )
-    within = at_start.distance <= threshold
-    contacts.offer(np.flatnonzero(within), np.zeros(int(within.sum())), at_start, within)
+    within = np.flatnonzero(at_start.distance <= threshold)
+    contacts.offer(within, np.zeros(len(within)), at_start, within)
     cleared, cleared_distance = np.zeros(count), at_start.distance.copy()
     cleared_normal = _witness_normals(at_start)
     span = np.ones(count)
-    active = np.flatnonzero(~within & (bound > 0.0))
+    active = np.setdiff1d(np.flatnonzero(bound > 0.0), within)
     given_up = [np.zeros(0, dtype=np.int64)]
     for attempt in range(max_steps):
         if not len(active):
@@ -360,11 +361,9 @@ class _Contacts:
 
     def offer(self, rows, times, found, slots) -> None:
         """Pairs `rows` (k,) within the threshold at `times` (k,), `found`'s rows `slots`
-        (k indices or a mask) their contacts there: kept where earlier."""
+        (k,) their contacts there: kept where earlier."""
         earlier = times < self.toi[rows]
-        rows, times = rows[earlier], times[earlier]
-        picked = np.flatnonzero(slots) if np.asarray(slots).dtype == bool else slots
-        picked = np.asarray(picked)[earlier]
+        rows, times, picked = rows[earlier], times[earlier], slots[earlier]
         self.toi[rows] = times
         self.distance[rows] = found.distance[picked]
         self.point_i[rows], self.point_j[rows] = found.point_i[picked], found.point_j[picked]
