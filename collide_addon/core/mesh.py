@@ -1943,11 +1943,11 @@ def _gap(lo_a, hi_a, lo_b, hi_b) -> np.ndarray:
     return _length(np.maximum(_axis_gaps(lo_a, hi_a, lo_b, hi_b), 0.0))
 
 
-def _near_boxes(lo_a, hi_a, lo_b, hi_b, grow: float) -> tuple[np.ndarray, np.ndarray]:
-    """The boxes a and b (k, 3 bounds each) no farther apart than `grow` along any axis,
-    and their distance: (rows (p,), distance (p,), 0 where they meet)."""
+def _near_boxes(lo_a, hi_a, lo_b, hi_b, grow) -> tuple[np.ndarray, np.ndarray]:
+    """The boxes a and b (k, 3 bounds each) no farther apart than `grow` (scalar or (k,))
+    along any axis, and their distance: (rows (p,), distance (p,), 0 where they meet)."""
     apart = _axis_gaps(lo_a, hi_a, lo_b, hi_b)
-    keep = np.flatnonzero(reduce_short_axis(np.logical_and, apart <= grow))
+    keep = np.flatnonzero(reduce_short_axis(np.logical_and, apart <= np.reshape(grow, (-1, 1))))
     return keep, _length(np.maximum(take_rows(apart, keep), 0.0))
 
 
@@ -1978,11 +1978,11 @@ def _pair_nodes(tree: _Forest, a: np.ndarray, b: np.ndarray):
     )
 
 
-def _candidates(world: _World, slots: np.ndarray, grow: float):
+def _candidates(world: _World, slots: np.ndarray, grow: np.ndarray):
     """Candidate triangle pairs of the pairs of world meshes `slots` (m, 2): those whose
-    bounds come within `grow` of each other (per axis) and within an upper bound of the
-    pair's distance: (pair (k,), triangle of i (k,), triangle of j (k,), the distance of
-    their bounds (k,)), sorted.
+    bounds come within their pair's `grow` (m,) of each other (per axis) and within an
+    upper bound of the pair's distance: (pair (k,), triangle of i (k,), triangle of j
+    (k,), the distance of their bounds (k,)), sorted.
 
     The two meshes' trees are walked together, one level at a time for the node pairs of
     every mesh pair at once. A node pair whose bounds are farther apart than `grow`, or
@@ -1998,7 +1998,7 @@ def _candidates(world: _World, slots: np.ndarray, grow: float):
     while len(pair):
         lo_a, hi_a = take_rows(tree.lo, a), take_rows(tree.hi, a)
         lo_b, hi_b = take_rows(tree.lo, b), take_rows(tree.hi, b)
-        keep, gap = _near_boxes(lo_a, hi_a, lo_b, hi_b, grow)
+        keep, gap = _near_boxes(lo_a, hi_a, lo_b, hi_b, grow[pair])
         pair, a, b = pair[keep], a[keep], b[keep]
         # `pair` stays sorted: filtered, and each node pair's children follow it in turn.
         _lower_to_run_minima(
@@ -2012,18 +2012,17 @@ def _candidates(world: _World, slots: np.ndarray, grow: float):
         pair = pair[~done][row]
     pair, a, b = (np.concatenate(column) for column in zip(*leaves, strict=True))
     found = [(np.zeros(0, dtype=np.int64),) * 3 + (np.zeros(0),)]
-    grown = _grown_leaves(tree, grow)
     # Leaf pairs are expanded a group at a time so that the triangle rows stay bounded.
     for part in _chunks(tree.count[a] * tree.count[b], _CHUNK_ROWS * 32):
-        rows, first, second = _leaf_triangles(world, grown, pair[part], a[part], b[part])
+        rows, first, second = _leaf_triangles(world, grow, pair[part], a[part], b[part])
         lo_a, hi_a = take_rows(world.lo, first), take_rows(world.hi, first)
         lo_b, hi_b = take_rows(world.lo, second), take_rows(world.hi, second)
-        keep, gap = _near_boxes(lo_a, hi_a, lo_b, hi_b, grow)
+        keep, gap = _near_boxes(lo_a, hi_a, lo_b, hi_b, grow[rows])
         rows, first, second = rows[keep], first[keep], second[keep]
         keep = gap <= upper[rows] + slack
         rows, first, second, gap = rows[keep], first[keep], second[keep], gap[keep]
         if len(rows) >= _FACE_TEST_ROWS:
-            keep = ~_apart_along_faces(world, slots[rows], first, second, grow + slack)
+            keep = ~_apart_along_faces(world, slots[rows], first, second, grow[rows] + slack)
             rows, first, second, gap = rows[keep], first[keep], second[keep], gap[keep]
         found.append((rows, first, second, gap))
     pair, first, second, gap = (np.concatenate(column) for column in zip(*found, strict=True))
@@ -2034,10 +2033,10 @@ def _candidates(world: _World, slots: np.ndarray, grow: float):
     return pair[order], first[order], second[order], gap[order]
 
 
-def _apart_along_faces(world: _World, meshes: np.ndarray, first, second, grow: float):
+def _apart_along_faces(world: _World, meshes: np.ndarray, first, second, grow):
     """Whether triangles `first` and `second` (k,) of the world meshes `meshes` (k, 2) are
-    farther apart than `grow` along either mesh's face normal (`_World.face_axes`):
-    (k,) bool.
+    farther apart than `grow` (scalar or (k,)) along either mesh's face normal
+    (`_World.face_axes`): (k,) bool.
 
     Such triangles neither meet nor cross, nor come within `grow`, whatever their world
     bounds say. In a building turned on its site and stored in world coordinates, a
@@ -2046,40 +2045,39 @@ def _apart_along_faces(world: _World, meshes: np.ndarray, first, second, grow: f
     of the triangle pairs whose world bounds met). A normal along a world axis is left
     out: the world bounds are as tight along it."""
     apart = np.zeros(len(first), dtype=bool)
+    grow = np.broadcast_to(grow, (len(first),))
     for side, mine, other in ((0, first, second), (1, second, first)):
         rows = np.flatnonzero(world.turned_normal[meshes[:, side]])
         normal = take_rows(world.face_axes, meshes[rows, side])[:, 0]
         along = dot_rows(take_rows(world.corners, other[rows]), normal[:, None, :])
         apart[rows] |= (
-            world.normal_lo[mine[rows]] - reduce_short_axis(np.maximum, along) > grow
-        ) | (reduce_short_axis(np.minimum, along) - world.normal_hi[mine[rows]] > grow)
+            world.normal_lo[mine[rows]] - reduce_short_axis(np.maximum, along) > grow[rows]
+        ) | (reduce_short_axis(np.minimum, along) - world.normal_hi[mine[rows]] > grow[rows])
     return apart
 
 
-def _grown_leaves(tree: _Forest, grow: float) -> tuple[np.ndarray, np.ndarray]:
-    """The bounds of the leaves' triangles (`_Forest.leaf_lo`, `leaf_hi`) grown by `grow`,
-    once for all leaves rather than once for each leaf pair a leaf is in."""
-    return tree.leaf_lo - grow, tree.leaf_hi + grow
-
-
-def _near_box(tree: _Forest, grown, leaf: np.ndarray, lo: np.ndarray, hi: np.ndarray):
-    """The triangles of leaves `leaf` (k,) whose bounds, as `grown` (`_grown_leaves`),
-    meet boxes lo, hi (k, 3): (row (p,) into leaf, triangle (p,)), sorted by row, then in
-    tree order."""
+def _near_box(tree: _Forest, leaf: np.ndarray, lo: np.ndarray, hi: np.ndarray):
+    """The triangles of leaves `leaf` (k,) whose bounds (`_Forest.leaf_lo`, `leaf_hi`) meet
+    boxes lo, hi (k, 3): (row (p,) into leaf, triangle (p,)), sorted by row, then in tree
+    order."""
     rows = tree.leaf[leaf]
-    near = take_rows(grown[0], rows) <= hi[:, :, None]
-    near &= lo[:, :, None] <= take_rows(grown[1], rows)
+    near = take_rows(tree.leaf_lo, rows) <= hi[:, :, None]
+    near &= lo[:, :, None] <= take_rows(tree.leaf_hi, rows)
     row, column = np.nonzero(reduce_short_axis(np.logical_and, near, 1))
     return row, tree.leaf_triangles[rows[row], column]
 
 
-def _leaf_triangles(world: _World, grown, pair, a, b):
+def _leaf_triangles(world: _World, grow: np.ndarray, pair, a, b):
     """The triangle pairs of leaf pairs a, b (k,) of mesh pairs `pair` (k,), each
-    triangle's bounds, as `grown` (`_grown_leaves`), meeting the other leaf's bounds:
-    (pair (p,), triangle of a (p,), of b (p,))."""
+    triangle's bounds meeting the other leaf's bounds grown by the mesh pair's `grow`
+    (one per mesh pair): (pair (p,), triangle of a (p,), of b (p,))."""
     tree = world.tree
-    row_a, triangle_a = _near_box(tree, grown, a, take_rows(tree.lo, b), take_rows(tree.hi, b))
-    row_b, triangle_b = _near_box(tree, grown, b, take_rows(tree.lo, a), take_rows(tree.hi, a))
+    # The leaf's box grown, not its triangles' bounds: a (k, 3) sum per leaf pair.
+    margin = grow[pair][:, None]
+    lo_a, hi_a = take_rows(tree.lo, a) - margin, take_rows(tree.hi, a) + margin
+    lo_b, hi_b = take_rows(tree.lo, b) - margin, take_rows(tree.hi, b) + margin
+    row_a, triangle_a = _near_box(tree, a, lo_b, hi_b)
+    row_b, triangle_b = _near_box(tree, b, lo_a, hi_a)
     count_b = np.bincount(row_b, minlength=len(pair))
     entry, position = expand_runs(_starts(count_b)[row_a], count_b[row_a])
     return pair[row_a[entry]], triangle_a[entry], triangle_b[position]
@@ -2145,8 +2143,9 @@ def _seed_distances(world: _World, count: int, pair, first, second, lower, rows)
     return measured.value, seed
 
 
-def _triangle_stage(world: _World, slots: np.ndarray, grow: float):
-    """Minimum distance and deepest crossing of each pair of world meshes `slots` (m, 2):
+def _triangle_stage(world: _World, slots: np.ndarray, grow: np.ndarray):
+    """Minimum distance and deepest crossing of each pair of world meshes `slots` (m, 2),
+    measured up to its `grow` (m,):
     (`_Best` of the distance, `_Best` of minus the depth (a), and a point (m, 3) of the
     widest area the pair's meshes share with faces facing the same way, NaN where they
     share none, `_faces_on_faces`).
@@ -2169,7 +2168,7 @@ def _triangle_stage(world: _World, slots: np.ndarray, grow: float):
     # distance 0 may get a lower bound of 1e-16, and it must stay a candidate.
     slack = world.slack
     bound, _ = _seed_distances(world, len(slots), pair, first, second, lower, np.arange(len(pair)))
-    keep = lower <= np.minimum(bound[pair], grow) + slack
+    keep = lower <= np.minimum(bound[pair], grow[pair]) + slack
     pair, first, second, lower = pair[keep], first[keep], second[keep], lower[keep]
     upper = _upper_bounds(world, len(slots), pair, first, second)
     for part in _chunks(np.ones(len(pair), dtype=np.int64), _CHUNK_ROWS * 4):
@@ -2202,7 +2201,7 @@ def _triangle_stage(world: _World, slots: np.ndarray, grow: float):
     bound, seed = _seed_distances(world, len(slots), pair, first, second, lower, unmet)
     # Behind a candidate at distance 0 none comes closer, nor first among equals.
     rest = unmet[
-        (lower[unmet] <= np.minimum(bound[pair[unmet]], grow) + slack)
+        (lower[unmet] <= np.minimum(bound[pair[unmet]], grow[pair[unmet]]) + slack)
         & ((bound[pair[unmet]] > 0) | (unmet <= seed[pair[unmet]]))
     ]
     # Each pair's first candidates by lower bound, then the others of the pairs whose
@@ -2290,9 +2289,9 @@ def _deepest_crossings(world: _World, pair, cross, corners_and_normals, tests, f
     )
 
 
-def _offer_beyond_edges(world: _World, nearest: _Best, pair, first, second, rows, grow: float):
+def _offer_beyond_edges(world: _World, nearest: _Best, pair, first, second, rows, grow):
     """`_offer_distances` of the candidates `rows` (k,) that `_beyond_edges` does not put
-    beyond both `grow` and the distance found so far.
+    beyond both their pair's `grow` (one per pair) and the distance found so far.
 
     A face split in two gives each of its triangles the whole face's bounds: the other
     mesh's triangles near the face's other half pass every test before, though they lie
@@ -2308,7 +2307,7 @@ def _offer_beyond_edges(world: _World, nearest: _Best, pair, first, second, rows
         np.concatenate([second_corners, first_corners]),
     )
     beyond = np.fmax(both[: len(rows)], both[len(rows) :])
-    near = ~(beyond > np.minimum(nearest.value[pair[rows]], grow) + world.slack)
+    near = ~(beyond > np.minimum(nearest.value[pair[rows]], grow[pair[rows]]) + world.slack)
     _offer_distances(world, nearest, pair, first, second, rows[near])
 
 
@@ -2396,9 +2395,7 @@ def _point_candidates(world: _World, lo, hi, target, centres=None) -> tuple[np.n
         box = np.repeat(box[~leaf], 2)
         node = np.repeat(tree.child[node[~leaf]], 2) + np.tile([0, 1], int((~leaf).sum()))
     box, node = np.concatenate(found_boxes), np.concatenate(found_nodes)
-    # Grown by 0: the bounds as they are.
-    bounds = (tree.leaf_lo, tree.leaf_hi)
-    row, triangle = _near_box(tree, bounds, node, take_rows(lo, box), take_rows(hi, box))
+    row, triangle = _near_box(tree, node, take_rows(lo, box), take_rows(hi, box))
     return box[row], triangle
 
 
@@ -2821,16 +2818,22 @@ def _check_input(meshes, matrices, pairs, max_distance):
         raise ValueError("mesh_contacts: pair indices out of range")
     if not np.isfinite(matrices).all():
         raise ValueError("mesh_contacts: matrices hold NaN or infinite values")
-    if not max_distance >= 0:
+    max_distance = np.asarray(max_distance, dtype=np.float64)
+    if max_distance.ndim and max_distance.shape != (len(pairs),):
+        raise ValueError(
+            f"mesh_contacts: max_distance must be a scalar or one per pair ({len(pairs)},),"
+            f" got shape {max_distance.shape}"
+        )
+    if not (max_distance >= 0).all():
         raise ValueError(f"mesh_contacts: max_distance must be >= 0, got {max_distance}")
-    return matrices, pairs, float(max_distance)
+    return matrices, pairs, np.broadcast_to(max_distance, (len(pairs),))
 
 
 def mesh_contacts(
     meshes: Sequence[TriangleMesh],
     matrices,
     pairs,
-    max_distance: float,
+    max_distance,
     progress=None,
     posed: PosedMeshes | None = None,
 ) -> MeshContacts:
@@ -2839,7 +2842,8 @@ def mesh_contacts(
     meshes: n `TriangleMesh` (the same object may appear under several indices)
     matrices: (n, 4, 4) float64 affine world matrices, meshes[k] posed by matrices[k]
     pairs: (m, 2) int64 indices into meshes
-    max_distance: >= 0; pairs farther apart come out at +inf with NaN witnesses
+    max_distance: >= 0, scalar or (m,) one per pair; pairs farther apart come out at
+        +inf with NaN witnesses
     progress: when given, called as progress(done, m) in the calling thread with the
         number of pairs decided: 0 first, then after each share of them
     posed: when given, large meshes posed by an earlier call under the same matrices
@@ -2876,7 +2880,7 @@ def mesh_contacts(
         shares,
         map_in_threads(
             lambda rows: _slot_contacts(
-                world, boxes, slots[rows], overlap[rows], max_distance, contact
+                world, boxes, slots[rows], overlap[rows], max_distance[rows], contact
             ),
             shares,
             workers,
@@ -2932,8 +2936,8 @@ def _apart_contacts(world: _World, slots: np.ndarray) -> MeshContacts:
 
 def _slot_contacts(world, boxes, slots, overlap, max_distance, contact) -> MeshContacts:
     """`mesh_contacts` of the pairs of world meshes `slots` (m, 2), with the meshes'
-    `_posed_boxes` `boxes`, the pairs' `_face_axes_overlap` (m,) and the call's contact
-    epsilon `contact` (of all its meshes, not only these)."""
+    `_posed_boxes` `boxes`, the pairs' `_face_axes_overlap` (m,), their max_distance (m,)
+    and the call's contact epsilon `contact` (of all its meshes, not only these)."""
     grow = max_distance + contact
     nearest, crossing, shared_point = _triangle_stage(world, slots, grow)
     faces_shared = np.isfinite(shared_point[:, 0])

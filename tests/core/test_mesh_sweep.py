@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from collide_addon.core import ShapeBatch, mesh_contacts, prepare_mesh
-from collide_addon.core.continuous import pair_slack, swept_motion
+from collide_addon.core import ShapeBatch, mesh_contacts, mesh_sweep, prepare_mesh
+from collide_addon.core.continuous import pair_slack, speed_bounds, swept_motion
 from collide_addon.core.fit import fit_box
 from collide_addon.core.mesh_sweep import (
     mesh_first_contacts,
@@ -113,6 +113,53 @@ def test_a_part_sliding_past_another_is_apart_and_one_sliding_in_it_is_undecided
         found = mesh_first_contacts(meshes, matrices, motion, [[0, 1]], -(1e-3 + slack))
         assert found.undecided[0] == undecided and np.isnan(found.toi[0])
         assert (found.cleared[0] < 0.01) if undecided else (found.cleared[0] == 1.0)
+
+
+def test_each_pair_is_measured_only_as_far_as_its_own_motion_reaches(monkeypatch):
+    """A fast cube crossing a wall and, in the same sweep, a slow one creeping past
+    another 1 m away: each sample of the slow pair is measured up to the distance its
+    own motion could close (a few centimetres), not up to the fast pair's metres, and
+    both pairs come out as swept alone."""
+    cube, wall = box_mesh([-1, -1, -1], [1, 1, 1]), box_mesh([-0.05, -3, -3], [0.05, 3, 3])
+    meshes, matrices, motion = scene(
+        [cube, wall, cube, cube],
+        [
+            rigid(translation=(-3, 0, 0)),
+            rigid(),
+            rigid(translation=(0, 10, 0)),
+            rigid(translation=(3, 10, 0)),
+        ],
+        [
+            rigid(translation=(3, 0, 0)),
+            rigid(),
+            rigid(translation=(0.02, 10, 0)),
+            rigid(translation=(3, 10, 0)),
+        ],
+    )
+    pairs = np.array([[0, 1], [2, 3]])
+    reached = {"slow": [], "fast": []}
+    real_contacts = mesh_sweep.mesh_contacts
+
+    def spy(chosen, posed, slots, max_distance, *rest):
+        slow = np.array([chosen[first] is meshes[2] for first in slots[:, 0]])
+        far = np.broadcast_to(max_distance, (len(slots),))
+        reached["slow"].extend(far[slow])
+        reached["fast"].extend(far[~slow])
+        return real_contacts(chosen, posed, slots, max_distance, *rest)
+
+    monkeypatch.setattr(mesh_sweep, "mesh_contacts", spy)
+    together = mesh_first_contacts(meshes, matrices, motion, pairs, 0.0)
+    # Threshold 0: the slow pair can close at most its speed bound and slack.
+    slow_reach = speed_bounds(motion, pairs[1:])[0] + 2 * pair_slack(motion, pairs[1:])[0]
+    assert slow_reach < 0.1
+    assert reached["slow"] and max(reached["slow"]) <= slow_reach
+    assert max(reached["fast"]) > 1.0
+    monkeypatch.undo()
+    for row, pair in enumerate(pairs):
+        alone = mesh_first_contacts(meshes, matrices, motion, pair[None], 0.0)
+        for field in ("toi", "distance", "cleared", "undecided"):
+            np.testing.assert_array_equal(getattr(together, field)[row], getattr(alone, field)[0])
+    assert together.toi[0] > 0 and np.isnan(together.toi[1])
 
 
 @settings(max_examples=40, deadline=None)
