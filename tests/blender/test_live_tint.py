@@ -318,3 +318,35 @@ def test_switching_off_while_frames_change_stops_the_overlay(addon, settle_by):
     assert scenes.overlay_tinted(addon) == set()
     assert colors((wall, ball)) == [ORIGINAL_COLOR] * 2
     scene.collide.live = False
+
+
+def test_checks_hold_numpys_openblas_on_one_thread(addon, monkeypatch):
+    """A check's many small numpy calls would each let OpenBLAS start threads of its own,
+    which stall the frame when another process holds a core: while live mode's first
+    check, a frame change's and an edit's read and decide, every OpenBLAS loaded runs on
+    one thread, and gets its own count back after."""
+    threads = sys.modules[f"{addon.__name__}.core.threads"]
+    session = blender_module(addon, "session")
+    controls = threads._openblas_thread_controls()
+    assert controls  # Blender's numpy ships OpenBLAS
+    for _, set_count in controls:
+        set_count(2)
+    seen = []
+    find_clashes = session.find_clashes
+
+    def spy(*args, **kwargs):
+        seen.append([get() for get, _ in controls])
+        return find_clashes(*args, **kwargs)
+
+    monkeypatch.setattr(session, "find_clashes", spy)
+    scene = bpy.context.scene
+    _, ball, _ = ball_through_wall()
+    scene.frame_set(1)
+    scene.collide.live = True
+    scene.frame_set(6)
+    ball.location.z = 0.5
+    bpy.context.view_layer.update()
+    scene.collide.live = False
+    assert len(seen) >= 3 and all(counts == [1] * len(controls) for counts in seen)
+    assert [get() for get, _ in controls] == [2] * len(controls)
+    assert scenes.records() == [("Wall", "Ball")]
