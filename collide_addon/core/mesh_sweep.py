@@ -38,11 +38,14 @@ first contact, and the windows then close in on it; a hit whose stretch from the
 before is cleared is the first contact.
 
 Cost. Each pass is one `mesh_contacts` call over the windows of the pairs still
-advancing. A pair that slides along another within a hair of the threshold clears
-little per pass: one with no contact seen that clears less than a quarter of its share
-of `MESH_ADVANCE_STEPS` passes in a pass, or is still advancing after them, is returned
-undecided (the caller names it rather than guess). A pair whose passes run out after a
-contact was seen keeps that contact (the first lies between its `cleared` time and it).
+advancing, each sample measured exactly only as far as its pair's bound could close over
+its window's longest stretch (farther, that reach is a lower bound, all a step needs), so
+that a slow pair's triangles are not walked as far as the fastest pair's. A pair that
+slides along another within a hair of the threshold clears little per pass: one with no
+contact seen that clears less than a quarter of its share of `MESH_ADVANCE_STEPS` passes
+in a pass, or is still advancing after them, is returned undecided (the caller names it
+rather than guess). A pair whose passes run out after a contact was seen keeps that
+contact (the first lies between its `cleared` time and it).
 """
 
 from __future__ import annotations
