@@ -3283,29 +3283,24 @@ def _projected_overlap(world: _World, slots: np.ndarray, directions: np.ndarray,
         (walked | screened)[slots[measured]], 1, world.vertex_count[slots[measured]]
     ).sum(axis=1)
     for part in _chunks(counts, _CHUNK_ROWS):
-        rows = measured[part]
+        rows, count = measured[part], len(measured[part])
+        chosen = directions[rows]
         # Both meshes of each pair in one call, first meshes then second ones (each row is
         # measured alone): `_extents`' numpy calls once on the small calls of a live update.
         band = None if near is None else (np.concatenate([near[0][rows]] * 2), near[1])
         low, high = _extents(
             world,
             slots[rows].T.reshape(-1),
-            np.concatenate([directions[rows]] * 2),
+            np.concatenate([chosen, chosen]),
             walked,
             band,
             screened,
         )
-        low_a, low_b, high_a, high_b = (
-            low[: len(rows)],
-            low[len(rows) :],
-            high[: len(rows)],
-            high[len(rows) :],
-        )
-        widths = np.minimum(high_a - low_b, high_b - low_a)
-        widths = np.where(_usable(directions[rows]), widths, np.inf)
+        widths = np.minimum(high[:count] - low[count:], high[count:] - low[:count])
+        widths = np.where(_usable(chosen), widths, np.inf)
         least = widths.argmin(axis=1)
         overlap[rows] = np.maximum(pick_rows(widths, least), 0.0)
-        along_least[rows] = pick_rows(directions[rows], least)
+        along_least[rows] = pick_rows(chosen, least)
     return overlap, along_least
 
 
@@ -3566,8 +3561,9 @@ def _tilted_overlap(world: _World, slots: np.ndarray, overlap: np.ndarray, along
     for _ in range(_BOUND_TILT_STEPS):
         if not len(active):
             break
-        direction = along[active][:, None]
-        sides = axes[active] - dot_rows(axes[active], direction)[..., None] * direction
+        ahead, turns = along[active], axes[active]
+        direction = ahead[:, None]
+        sides = turns - dot_rows(turns, direction)[..., None] * direction
         length = _length(sides)
         # An axis along the direction gives no side to tilt to.
         sides = np.where(
@@ -3575,7 +3571,7 @@ def _tilted_overlap(world: _World, slots: np.ndarray, overlap: np.ndarray, along
         )
         tilts = (cosines * direction[:, None] + sines * sides[:, None]).reshape(len(active), -1, 3)
         tilts /= _length(tilts)[..., None]
-        tilted, best = _projected_overlap(world, slots[active], tilts, (along[active], _TILT_CHORD))
+        tilted, best = _projected_overlap(world, slots[active], tilts, (ahead, _TILT_CHORD))
         better = tilted < overlap[active]
         active = active[better]
         overlap[active], along[active] = tilted[better], best[better]
