@@ -919,11 +919,18 @@ def _slide(first, second, normal_first, normal_second, signed_first, signed_seco
     smooth_first, smooth_second = smooth
     direction = cross_rows(normal_first, normal_second)
     direction /= np.maximum(_length(direction), np.finfo(float).tiny)[:, None]
-    lo_first, hi_first, low_end_first, high_end_first, lo_edge_first, hi_edge_first = _cut(
-        first, signed_first, direction
+    # Both cuts in one call (each row is computed alone).
+    cuts = _cut(
+        np.concatenate([first, second]),
+        np.concatenate([signed_first, signed_second]),
+        np.concatenate([direction, direction]),
     )
-    lo_second, hi_second, low_end_second, high_end_second, lo_edge_second, hi_edge_second = _cut(
-        second, signed_second, direction
+    count = len(first)
+    lo_first, hi_first, low_end_first, high_end_first, lo_edge_first, hi_edge_first = (
+        column[:count] for column in cuts
+    )
+    lo_second, hi_second, low_end_second, high_end_second, lo_edge_second, hi_edge_second = (
+        column[count:] for column in cuts
     )
     # first moved forward until its cut starts where second's ends, or back until its
     # cut ends where second's starts
@@ -968,8 +975,11 @@ def _crossing_depth(
     deep_first = pick_rows(first, corner_first)
     deep_second = pick_rows(second, corner_second)
     first_shallower = (reach_first <= reach_second)[:, None]
-    partner_second = closest_on_triangles(deep_first, second)
-    partner_first = closest_on_triangles(deep_second, first)
+    # Both ways in one call, as `_vertex_triangle` does (each row is computed alone).
+    partner = closest_on_triangles(
+        np.concatenate([deep_first, deep_second]), np.concatenate([second, first])
+    )
+    partner_second, partner_first = partner[: len(first)], partner[len(first) :]
     reach = np.minimum(reach_first, reach_second)
     slide, slide_first, slide_second = _slide(
         first, second, normal_first, normal_second, signed_first, signed_second, smooth
