@@ -790,18 +790,24 @@ def closest_on_triangles(points: np.ndarray, triangles: np.ndarray) -> np.ndarra
     safe = np.where(normal2 > 0, normal2, 1.0)
     offset = points - a
     projected = points - (dot_rows(offset, normal) / safe)[..., None] * normal
+    # The three edges a-b, b-c, c-a along a last but one axis, each in one set of numpy
+    # calls (each edge's numbers are the same as alone): a live update's groups are small.
+    starts, ends = triangles, np.roll(triangles, -1, axis=-2)
     # Barycentric signs by the sub-triangle normals: all >= 0 inside.
     inside = np.broadcast_to(normal2 > 0, projected.shape[:-1]).copy()
-    for start, end in ((a, b), (b, c), (c, a)):
-        inside &= dot_rows(cross_rows(end - start, projected - start), normal) >= 0
+    signs = dot_rows(
+        cross_rows(ends - starts, projected[..., None, :] - starts), normal[..., None, :]
+    )
+    for edge in range(3):
+        inside &= signs[..., edge] >= 0
     best = projected
     best2 = np.where(inside, dot_rows(points - projected, points - projected), np.inf)
-    for start, end in ((a, b), (b, c), (c, a)):
-        candidate = _closest_on_segments(points, start, end)
-        gap2 = dot_rows(points - candidate, points - candidate)
-        closer = gap2 < best2
-        best = np.where(closer[..., None], candidate, best)
-        best2 = np.where(closer, gap2, best2)
+    candidates = _closest_on_segments(points[..., None, :], starts, ends)
+    gaps2 = dot_rows(points[..., None, :] - candidates, points[..., None, :] - candidates)
+    for edge in range(3):
+        closer = gaps2[..., edge] < best2
+        best = np.where(closer[..., None], candidates[..., edge, :], best)
+        best2 = np.where(closer, gaps2[..., edge], best2)
     return best
 
 
