@@ -1039,8 +1039,8 @@ def _plane_tests(first, second, normal_first, normal_second, epsilon) -> _PlaneT
     reach_first = np.minimum(above_first, below_first)
     reach_second = np.minimum(above_second, below_second)
     # Only triangles that both pierce the other's plane can meet: their cuts of the
-    # common line are found for those alone.
-    # (`take_rows`: a third of the candidates of a live update's 12,000 pierce.)
+    # common line are found for those alone (gathered by `take_rows`: about a third of a
+    # live update's 12,000 candidates pierce).
     pierce = np.flatnonzero((reach_first > epsilon) & (reach_second > epsilon))
     direction = cross_rows(take_rows(normal_first, pierce), take_rows(normal_second, pierce))
     direction /= np.maximum(_length(direction), np.finfo(float).tiny)[:, None]
