@@ -109,14 +109,20 @@ def moved_matrices(
     return einsum_rows("kij,kjl->kil", rigid, matrices[rows])
 
 
+def _posed_sides(motion, matrices, pairs, times):
+    """Each pair's (k, 2) two meshes placed at its time (k,): their rows of `motion`, the
+    first sides then the second ((2k,)), and their world matrices there (2k, 4, 4)."""
+    sides = np.concatenate([pairs[:, 0], pairs[:, 1]])
+    return sides, moved_matrices(motion, matrices, sides, np.concatenate([times, times]))
+
+
 def _mesh_distances(meshes, matrices, motion, pairs, times, reach):
     """`mesh_contacts` of each pair (k, 2) of `motion`'s rows with its meshes moved to
     its time (k,), measured exactly up to its `reach` (k,): a pair farther apart comes
     out at its reach, a lower bound of its distance (not +inf, which would let the next
     step from it run to the end of the motion), with no witness points."""
     count = len(pairs)
-    sides = np.concatenate([pairs[:, 0], pairs[:, 1]])
-    posed = moved_matrices(motion, matrices, sides, np.concatenate([times, times]))
+    sides, posed = _posed_sides(motion, matrices, pairs, times)
     local = np.arange(count)
     reach = np.maximum(reach, 0.0)
     found = mesh_contacts(
@@ -323,8 +329,7 @@ def _directional_steps(meshes, matrices, motion, pairs, times, normals, margin) 
         return steps
     pairs, times, normals = pairs[usable], times[usable], normals[usable]
     count = len(pairs)
-    sides = np.concatenate([pairs[:, 0], pairs[:, 1]])
-    posed = moved_matrices(motion, matrices, sides, np.concatenate([times, times]))
+    sides, posed = _posed_sides(motion, matrices, pairs, times)
     # The first mesh's support along n, the second's along -n (minus its least along n).
     directions = np.concatenate([normals, -normals])
     local = einsum_rows("kji,kj->ki", posed[:, :3, :3], directions)
