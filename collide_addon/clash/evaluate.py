@@ -1180,7 +1180,7 @@ def _mesh_sweeps(prepared, intervals, parts, motion, offsets) -> list[_MeshSweep
         [mesh_list[row] for row in used.tolist()],
         ends[used],
         local.reshape(-1, 2),
-        max(float(threshold.max()), 0.0),
+        np.maximum(threshold, 0.0),
     ).distance
     ends_within = (np.abs(at_end) if touching else at_end) <= threshold
     accuracy = min(TOI_ACCURACY_FRAMES / (b - a) for a, b in (i.times for i in intervals))
