@@ -38,7 +38,8 @@ class ClashRecord(TypedDict):
     point        [x, y, z] clash point at the worst frame
     witnesses    [[x, y, z], [x, y, z]] at the worst frame, the points on a and on b
                  whose midpoint is `point`: closest points, or the deepest point and
-                 its partner on the other surface
+                 its partner on the other surface (on meshes at most the depth apart,
+                 or both one point where the surfaces cross)
     geometry     "mesh" when the triangles decided the clash, "proxy" when the proxies did
     relation     how a and b relate at the worst frame, one of evaluate.RELATIONS
     bounds       [[x, y, z], [x, y, z]] bounds of both shapes at the worst frame
