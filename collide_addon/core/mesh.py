@@ -3286,22 +3286,33 @@ def _distinct_per_pair(directions: np.ndarray) -> np.ndarray:
 
     The frame axes and the face normals of a building's elements mostly coincide, and
     every direction costs a projection of both meshes' vertices. Each round keeps every
-    pair's first row not yet parallel to a kept one and measures it against the pair's
-    rows: k d w products, where all rows against all cost k d d (110 rows of which 8
-    distinct on the FZK-Haus's mitred elements)."""
+    pair's first row not yet parallel to a kept one and marks the pair's rows parallel
+    to it. Up to `_PARALLEL_TABLE_ROWS` rows, every two rows of a pair are measured at
+    once (k d d products; a live update's curved pairs keep nearly all of their 30), so
+    that the rounds only pick rows; beyond, each round measures its rows against the
+    pair's (k d w products: 110 rows of which 5 to 8 distinct on the FZK-Haus's mitred
+    elements). Either way the same products, bit for bit."""
     pairs = np.arange(len(directions))
     kept = np.zeros(directions.shape[:2], dtype=bool)
     covered = np.zeros(directions.shape[:2], dtype=bool)
-    # Every two rows of a pair at once (k d d products, the same bits as row by row):
-    # the rounds then only pick rows.
-    parallel = np.abs(dot_rows(directions[:, :, None], directions[:, None, :])) > 1.0 - 1e-15
+    table = directions.shape[1] <= _PARALLEL_TABLE_ROWS
+    if table:
+        parallel = np.abs(dot_rows(directions[:, :, None], directions[:, None, :])) > 1.0 - 1e-15
     while len(pairs):
         lead = np.argmin(covered[pairs], axis=1)  # the first row not covered
         kept[pairs, lead] = True
-        covered[pairs] |= parallel[pairs, lead]
+        if table:
+            covered[pairs] |= parallel[pairs, lead]
+        else:
+            leading = directions[pairs, lead][:, None]
+            covered[pairs] |= np.abs(dot_rows(leading, directions[pairs])) > 1.0 - 1e-15
         covered[pairs, lead] = True
         pairs = pairs[~covered[pairs].all(axis=1)]
     return first_distinct(directions, ~kept)
+
+
+# `_distinct_per_pair` measures every two directions of a pair at once up to this many.
+_PARALLEL_TABLE_ROWS = 64
 
 
 def _projected_overlap(world: _World, slots: np.ndarray, directions: np.ndarray, near=None):

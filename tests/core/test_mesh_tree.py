@@ -880,14 +880,22 @@ def test_near_boxes_are_those_within_grow_on_every_axis_with_their_distance(seed
     assert (gap <= np.sqrt(3) * grow + 1e-12).all()
 
 
-@settings(max_examples=60, deadline=None)
-@given(st.integers(0, 2**32 - 1), st.integers(1, 12), st.integers(1, 40))
-def test_distinct_directions_keep_one_of_each_parallel_bundle_in_order(seed, pairs, count):
+@settings(max_examples=80, deadline=None)
+@given(
+    st.integers(0, 2**32 - 1),
+    st.integers(1, 12),
+    st.integers(1, 40),
+    st.sampled_from([0, 64]),
+)
+def test_distinct_directions_keep_one_of_each_parallel_bundle_in_order(
+    seed, pairs, count, table_rows
+):
     """`_distinct_per_pair` of directions drawn from a few axes (either way, some off by
     1e-9 rad, some by about the tolerance, so that A is parallel to B and B to C but not A
     to C, others by 1e-3): no two kept rows of a pair are parallel, every row is parallel
     to a kept row no later than itself, the kept rows keep their order, and a pair's row
-    is padded with its first direction."""
+    is padded with its first direction; with every two rows measured at once and round
+    by round (`table_rows`)."""
     rng = np.random.default_rng(seed)
     axes = rng.normal(size=(pairs, 5, 3))
     axes /= np.linalg.norm(axes, axis=2, keepdims=True)
@@ -898,7 +906,8 @@ def test_distinct_directions_keep_one_of_each_parallel_bundle_in_order(seed, pai
         size=(pairs, count, 3)
     )
     directions /= np.linalg.norm(directions, axis=2, keepdims=True)
-    distinct = mesh_module._distinct_per_pair(directions)
+    with mock.patch.object(mesh_module, "_PARALLEL_TABLE_ROWS", table_rows):
+        distinct = mesh_module._distinct_per_pair(directions)
 
     def parallel(first, second):
         # Written out as the function sums them: near the tolerance, a product summed in
