@@ -302,6 +302,25 @@ def test_faces_overlapping_by_a_millimetre_along_an_edge_are_that_deep():
     assert one_pair(slab, wall, pose, pose)[0] == pytest.approx(-0.001, abs=1e-9)
 
 
+@pytest.mark.parametrize("degrees", [10.0, 30.0, 45.0])
+@pytest.mark.parametrize("sink", [0.01, 0.04])
+def test_a_sloped_rafters_witnesses_lie_where_it_crosses_the_purlin(degrees, sink):
+    """A 6 m rafter sloped across a purlin and sunk into it: the crossing of greatest
+    depth (a) has a far corner of the rafter's side face as its deepest point, 2.8-2.9 m
+    from the purlin, and the shorter separating move caps the depth. The witnesses (and
+    so the clash point, where thumbnails and BCF cameras aim) are no farther apart than
+    the depth and lie on the purlin, where the two cross; they lay 2.8-2.9 m apart."""
+    purlin_lo, purlin_hi = np.array([-0.1, -3.0, -0.1]), np.array([0.1, 3.0, 0.1])
+    purlin = box(purlin_lo, purlin_hi)
+    vertices, triangles = box_mesh([-3.0, -0.05, 0.0], [3.0, 0.05, 0.2])
+    vertices = vertices @ turn([0, 1, 0], degrees).T + [0.0, 0.0, 0.1 - sink]
+    distance, relation, point_i, point_j = one_pair(prepare_mesh(vertices, triangles), purlin)
+    assert relation == CROSSING and distance < -sink / 2
+    assert np.linalg.norm(point_i - point_j) <= -distance + 1e-9
+    for point in (point_i, point_j):
+        assert (point >= purlin_lo - 1e-9).all() and (point <= purlin_hi + 1e-9).all()
+
+
 def test_a_face_passing_a_slab_edge_by_a_sliver_is_that_deep():
     # As a stair's side passes a slab's opening edge in the Allplan model: an open
     # plate crosses the slab's bottom plane 0.1 m beside the slab and reaches only
