@@ -68,6 +68,15 @@ def either_flagged(flags: np.ndarray, pairs: np.ndarray) -> np.ndarray:
     return flags[pairs[:, 0]] | flags[pairs[:, 1]]
 
 
+def cubed(values: np.ndarray) -> np.ndarray:
+    """`values ** 3`, as two products: numpy sends powers other than 2 (and sin, cos,
+    log, exp) to its vectorised or libm routines, which in some builds give one of two
+    roundings for the same input from call to call (Debian's Blender 3.4 with its numpy
+    1.24: a capsule's volume, an axis's sign by a sum of cubes); products are rounded
+    the same way everywhere."""
+    return values * values * values
+
+
 def dot_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Dot products along the last axis of (..., 3) arrays, broadcast, written out: each
     row's three products summed in order whatever rows share the call, faster than a sum

@@ -18,12 +18,13 @@ fit encloses every vertex.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from itertools import combinations
 
 import numpy as np
 
-from .columns import first_distinct, pick_rows, reduce_short_axis
+from .columns import cubed, first_distinct, pick_rows, reduce_short_axis
 from .constants import COPY_TOLERANCE, CUBE_CORNER_SIGNS, KIND_BOX, KIND_CAPSULE, KIND_SPHERE
 from .grid import ranks_in_runs
 from .shapes import ShapeBatch, frames_from_axes
@@ -176,7 +177,10 @@ def _fibonacci_directions(count: int) -> np.ndarray:
     z = 1.0 - 2.0 * index / count
     ring = np.sqrt(1.0 - z * z)
     angle = np.pi * (1.0 + 5.0**0.5) * index
-    return np.column_stack((ring * np.cos(angle), ring * np.sin(angle), z))
+    # By Python's math, not numpy's: see `columns.cubed` (these pick the candidates).
+    cosine = np.array([math.cos(value) for value in angle])
+    sine = np.array([math.sin(value) for value in angle])
+    return np.column_stack((ring * cosine, ring * sine, z))
 
 
 _SEARCH_DIRECTIONS_32 = _fibonacci_directions(_SEARCH_DIRECTION_COUNT).astype(np.float32)
@@ -225,7 +229,7 @@ def _principal_frames(point_sets: list[np.ndarray]) -> np.ndarray:
     # An eigenvector's sign is arbitrary, and the searches' sampled orientations turn
     # this frame: each of the first two axes points where the set's third moment along
     # it is positive, so that the same points give the same frame in any pose.
-    skew = np.add.reduceat(np.einsum("nk,nkj->nj", centred, axes[owners]) ** 3, starts, axis=0)
+    skew = np.add.reduceat(cubed(np.einsum("nk,nkj->nj", centred, axes[owners])), starts, axis=0)
     axes[:, :, :2] *= np.where(skew[:, :2] < 0.0, -1.0, 1.0)[:, None, :]
     axes[np.linalg.det(axes) < 0, :, 2] *= -1.0
     return axes
@@ -236,7 +240,7 @@ def _axis_rotations(angle: float) -> np.ndarray:
     rotations = np.zeros((6, 3, 3))
     for index, (axis, sign) in enumerate((a, s) for a in range(3) for s in (1.0, -1.0)):
         first, second = (axis + 1) % 3, (axis + 2) % 3
-        cosine, sine = np.cos(angle), sign * np.sin(angle)
+        cosine, sine = math.cos(angle), sign * math.sin(angle)
         rotations[index, axis, axis] = 1.0
         rotations[index, first, first] = cosine
         rotations[index, second, second] = cosine
@@ -793,7 +797,7 @@ def _spheres_around(point_sets: list[np.ndarray], centers: np.ndarray) -> list[P
             rotation=np.eye(3),
             half_extents=np.zeros(3),
             radius=float(radius),
-            volume=float(4.0 / 3.0 * np.pi * radius**3),
+            volume=float(4.0 / 3.0 * np.pi * cubed(radius)),
         )
         for center, radius in zip(centers, radii, strict=True)
     ]
@@ -837,7 +841,7 @@ def _capsules_around_circles(
     # The exact radius of this segment, so rounding in `reach` cannot leave a point out.
     along = local[:, 2] - np.clip(local[:, 2], np.repeat(bottom, counts), np.repeat(top, counts))
     radii = np.sqrt(np.maximum.reduceat(radial_squared + along**2, starts))
-    volumes = np.pi * radii**2 * 2.0 * half_lengths + 4.0 / 3.0 * np.pi * radii**3
+    volumes = np.pi * radii**2 * 2.0 * half_lengths + 4.0 / 3.0 * np.pi * cubed(radii)
     return [
         ProxyFit(
             kind=KIND_CAPSULE,
@@ -933,7 +937,7 @@ def _capsule_volumes(
     bottom = np.min(local[:, :, 2] + reach, axis=1)
     length = np.maximum(top - bottom, 0.0)
     radius = np.sqrt(radius_squared)
-    sphere = 4.0 / 3.0 * np.pi * radius**3
+    sphere = 4.0 / 3.0 * np.pi * cubed(radius)
     height = np.ptp(local[:, :, 2], axis=1)
     bounds = np.pi * radius_squared * np.maximum(height - 2.0 * radius, 0.0) + sphere
     return np.pi * radius_squared * length + sphere, bounds, through
@@ -959,7 +963,8 @@ def _refined_capsule_axes(
             sides = np.stack(
                 (frames[:, :, 0], -frames[:, :, 0], frames[:, :, 1], -frames[:, :, 1]), 1
             )
-            tilts = axes[active][:, None] * np.cos(angle) + sides * np.sin(angle)  # (a, 4, 3)
+            # By Python's math, not numpy's: see `columns.cubed`.
+            tilts = axes[active][:, None] * math.cos(angle) + sides * math.sin(angle)  # (a, 4, 3)
             tilts /= np.linalg.norm(tilts, axis=2, keepdims=True)
             volumes, _, tilted_through = _capsule_volumes(
                 np.repeat(candidates[active], 4, axis=0),
@@ -982,7 +987,7 @@ def _sphere_volume_bounds(points: np.ndarray, rotations: np.ndarray) -> np.ndarr
     (g, m, 3): it is at least as wide as they are along each axis and diagonal of a
     frame (g, 3, 3)."""
     widths = np.ptp(points @ (rotations @ _WIDTH_DIRECTIONS.T), axis=1)  # (g, 13)
-    return 4.0 / 3.0 * np.pi * (widths.max(axis=1) / 2.0) ** 3
+    return 4.0 / 3.0 * np.pi * cubed(widths.max(axis=1) / 2.0)
 
 
 def _keep_smaller(fits: list[ProxyFit], indices: list[int], found: list[ProxyFit | None]) -> None:

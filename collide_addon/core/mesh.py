@@ -140,6 +140,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -148,6 +149,7 @@ import numpy as np
 from .columns import (
     concatenate_fields,
     cross_rows,
+    cubed,
     dot_rows,
     first_distinct,
     pick_rows,
@@ -1908,7 +1910,7 @@ def _inverse_affine(matrices: np.ndarray) -> np.ndarray:
     for a singular one (a mesh flattened by a zero scale)."""
     frames = matrices[:, :3, :3]
     scale = np.abs(frames).max(axis=(1, 2), initial=0.0)
-    regular = np.abs(np.linalg.det(frames)) > 1e-12 * scale**3
+    regular = np.abs(np.linalg.det(frames)) > 1e-12 * cubed(scale)
     inverse = np.full((len(matrices), 3, 4), np.nan)
     if regular.any():
         inverse_frames = np.linalg.inv(frames[regular])
@@ -3602,7 +3604,10 @@ _BOUND_TILTS = np.array([0.1, 0.03, 0.01, 0.003, 0.001])
 _BOUND_TILT_STEPS = 12
 # The widest tilt moves a direction by this chord, 2 sin(angle / 2) (`_projected_overlap`'s
 # `near`), with room for rounding.
-_TILT_CHORD = 2.0 * np.sin(_BOUND_TILTS.max() / 2.0) * (1.0 + 1e-9)
+_TILT_CHORD = 2.0 * math.sin(_BOUND_TILTS.max() / 2.0) * (1.0 + 1e-9)
+# Their cosines and sines by Python's math, not numpy's (see `columns.cubed`).
+_BOUND_TILT_COSINES = np.array([math.cos(angle) for angle in _BOUND_TILTS])
+_BOUND_TILT_SINES = np.array([math.sin(angle) for angle in _BOUND_TILTS])
 # A face axis within about this angle (radians) of the direction gives no side to tilt to.
 _TILT_SIDE = 1e-6
 
@@ -3624,8 +3629,8 @@ def _tilted_overlap(world: _World, slots: np.ndarray, overlap: np.ndarray, along
     overlap, along = overlap.copy(), along.copy()
     axes = np.concatenate([world.face_axes[slots[:, 0]], world.face_axes[slots[:, 1]]], axis=1)
     axes = np.concatenate([axes, -axes], axis=1)  # (k, 12, 3)
-    cosines = np.cos(_BOUND_TILTS)[None, :, None, None]
-    sines = np.sin(_BOUND_TILTS)[None, :, None, None]
+    cosines = _BOUND_TILT_COSINES[None, :, None, None]
+    sines = _BOUND_TILT_SINES[None, :, None, None]
     active = np.arange(len(slots))
     for _ in range(_BOUND_TILT_STEPS):
         if not len(active):

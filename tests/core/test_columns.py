@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from collide_addon.core.columns import (
     concatenate_fields,
     cross_rows,
+    cubed,
     dot_rows,
     einsum_rows,
     either_flagged,
@@ -92,6 +93,17 @@ def test_einsum_rows_gives_each_row_what_it_gets_among_any_others(subscripts):
 def test_einsum_rows_wants_the_ellipsis_first():
     with pytest.raises(ValueError, match="only at the start"):
         einsum_rows("k...,k...->...", np.ones((3, 2)), np.ones((3, 2)))
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.sampled_from([(), (7,), (5, 3)]))
+def test_cubed_is_two_products_within_a_rounding_of_the_power(seed, shape):
+    values = np.random.default_rng(seed).uniform(-1e3, 1e3, shape)
+    result = cubed(values)
+    assert result.tobytes() == (values * values * values).tobytes()
+    np.testing.assert_allclose(result, values**3, rtol=4e-16, atol=0.0)
+    whole = np.arange(-20.0, 21.0)
+    np.testing.assert_array_equal(cubed(whole), whole**3)
 
 
 def test_cross_rows_are_numpys_cross_products_broadcast_and_row_by_row():
