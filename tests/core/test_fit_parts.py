@@ -89,7 +89,8 @@ def test_face_frames_lie_flush_with_a_turned_box():
     box = (CORNERS * [0.5, 1.0, 3.0]) @ rotation.T + [10.0, -4.0, 2.0]
     principal = principal_axes(box)
     corners = fit_module._unit_corners(fit_module._extreme_corners(box[None], principal[None]))
-    frames = fit_module._best_face_frames(*fit_module._distinct_corners(corners), principal[None])
+    distinct, _, hull_counts = fit_module._distinct_corners(corners)
+    frames = fit_module._best_face_frames(distinct, hull_counts, principal[None])
     assert frames.shape == (1, fit_module._REFINED_STARTS, 3, 3)
     for frame in frames[0]:
         assert_proper_rotation(frame)
@@ -103,7 +104,7 @@ def test_face_frames_lie_flush_with_a_turned_box():
 def test_face_frames_are_rotations_or_the_fallback(points):
     principal = principal_axes(points)
     corners = fit_module._unit_corners(fit_module._extreme_corners(points[None], principal[None]))
-    distinct, hull_counts = fit_module._distinct_corners(corners)
+    distinct, _, hull_counts = fit_module._distinct_corners(corners)
     frames = fit_module._best_face_frames(distinct, hull_counts, principal[None])[0]
     for frame in frames:
         assert_proper_rotation(frame)
@@ -255,17 +256,18 @@ def test_auto_is_the_smallest_of_the_box_sphere_and_capsule(seed, count):
 def test_distinct_corners_keep_each_point_once_in_order_padded_by_the_first():
     """A box's 26 extreme corners are its 8 corners (each extreme along several
     directions); a rounder set has more. Each set keeps its own, in their first order,
-    padded by its first corner, and counts those from the first 14 directions."""
+    padded by its first corner, and counts them and those from the first 14 directions."""
     rng = np.random.default_rng(5)
     box = CORNERS * [0.5, 1.0, 3.0]
     blob = rng.normal(size=(300, 3))
     sets = np.stack([np.vstack([box, np.repeat(box[:1], 292, axis=0)]), blob])
     principal = np.stack([principal_axes(points) for points in sets])
     corners = fit_module._extreme_corners(sets, principal)
-    distinct, hull_counts = fit_module._distinct_corners(corners)
+    distinct, counts, hull_counts = fit_module._distinct_corners(corners)
     for k in range(2):
         rows, first = np.unique(corners[k], axis=0, return_index=True)
         count = len(rows)
+        assert counts[k] == count
         np.testing.assert_array_equal(distinct[k, :count], corners[k, np.sort(first)])
         np.testing.assert_array_equal(
             distinct[k, count:], np.broadcast_to(corners[k, 0], (distinct.shape[1] - count, 3))
