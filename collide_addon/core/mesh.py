@@ -3716,8 +3716,9 @@ def _combine(
     point_j[far] = np.nan
     # A depth (c) keeps the witnesses of the deepest (a) or (b) where there is one, and
     # a point of the faces shared otherwise.
+    estimated = (depth > 0) & (estimate > 0)
     for stage in (j_in_i, i_in_j, crossing):
-        deepest = (depth > 0) & (estimate > 0) & (stage.value == -estimate)
+        deepest = estimated & (stage.value == -estimate)
         point_i[deepest], point_j[deepest] = stage.first[deepest], stage.second[deepest]
     # A crossing's witnesses farther apart than the depth do not show where the meshes
     # overlap: the shallower triangle's deepest corner may lie beyond the other's face,
@@ -3725,7 +3726,7 @@ def _combine(
     # the deeper estimate's witnesses (on the Allplan model, witnesses 7.4 m apart for a
     # depth of 0.3 mm). Both are then the point where that crossing's triangles meet,
     # on both surfaces, so that the clash point lies where the two cross.
-    by_crossing = (depth > 0) & (estimate > 0) & (crossing.value == -estimate)
+    by_crossing = estimated & (crossing.value == -estimate)
     gap = _length(point_j - point_i)
     met = by_crossing & (gap > depth + epsilon) & np.isfinite(crossing_point[:, 0])
     point_i[met], point_j[met] = crossing_point[met], crossing_point[met]
