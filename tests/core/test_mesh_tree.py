@@ -267,10 +267,11 @@ def test_depths_in_convex_meshes_from_their_face_planes_are_those_the_rays_find(
     rays = mesh_contacts([as_not_convex(mesh) for mesh in meshes], matrices, pairs, 0.05)
     np.testing.assert_array_equal(planes.relation, rays.relation)
     scale = max(1.0, float(np.abs(matrices[:, :3, 3]).max()))
-    # Two convex polyhedra of few directions that penetrate are as deep as the least
-    # move that separates them, which no point inside exceeds: not measured by points.
-    polyhedra = np.array([mesh.convex and len(mesh.few_directions) > 0 for mesh in meshes])
-    by_points = ~polyhedra[pairs].all(axis=1) | (planes.distance >= 0)
+    # Two convex meshes that penetrate are as deep as a move that separates them (the
+    # least, for polyhedra of few directions), which no point inside exceeds: not
+    # measured by points.
+    convex_shapes = np.array([mesh.convex for mesh in meshes])
+    by_points = ~convex_shapes[pairs].all(axis=1) | (planes.distance >= 0)
     np.testing.assert_allclose(
         planes.distance[by_points], rays.distance[by_points], rtol=1e-9, atol=1e-12 * scale
     )
