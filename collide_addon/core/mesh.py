@@ -3136,10 +3136,14 @@ def _slot_contacts(world, boxes, slots, overlap, max_distance, contact) -> MeshC
         # Concentric meshes have no line between them: the least direction again.
         line = np.where((_length(line) > 0.0)[:, None], _unit_rows(line), least_curved)
         from_line, _ = _projected_overlap(world, slots[curved], line[:, None])
-        bound[curved] = np.minimum(
-            _tilted_overlap(world, slots[curved], bound[curved], least_curved),
-            _tilted_overlap(world, slots[curved], from_line, line),
-        )
+        # Both searches in one call (each pair's rows are searched alone).
+        tilted = _tilted_overlap(
+            world,
+            np.concatenate([slots[curved], slots[curved]]),
+            np.concatenate([bound[curved], from_line]),
+            np.concatenate([least_curved, line]),
+        ).reshape(2, -1)
+        bound[curved] = np.minimum(tilted[0], tilted[1])
     shared_point[~faces_shared] = np.nan
     return _combine(
         nearest,
@@ -3379,16 +3383,21 @@ def _distinct_per_pair(directions: np.ndarray) -> np.ndarray:
 _PARALLEL_TABLE_ROWS = 64
 
 
-def _projected_overlap(world: _World, slots: np.ndarray, directions: np.ndarray, near=None):
+def _projected_overlap(
+    world: _World, slots: np.ndarray, directions: np.ndarray, near=None, ways=None
+):
     """For each pair of world meshes `slots` (k, 2), the smallest overlap of the two
     meshes' vertices' extents along its `directions` (k, d, 3) unit vectors: (k,) >= 0,
     a translation that separates them (+inf where a mesh has no vertices), and the
     direction it is along (k, 3) (the first where a mesh has no vertices).
 
     near: optional (k, 3) unit rows and a chord c, every direction of a pair within c
-    of its row: only the vertices that can be extreme along them are projected, those
-    within c times the mesh's diameter of its extremes along the row (for any unit u
-    within c of the row v, u.p - u.q differs from v.p - v.q by at most c |p - q|).
+    of its row, and optionally the world meshes' `_vertex_diameters` (u,) (NaN where not
+    needed, else they are computed): only the vertices that can be extreme along them
+    are projected, those within c times the mesh's diameter of its extremes along the
+    row (for any unit u within c of the row v, u.p - u.q differs from v.p - v.q by at
+    most c |p - q|).
+    ways: optional `_extent_ways(world)`, for a caller measuring the same world in rounds.
 
     Exact where boxes are not: a rafter resting on a gable wall's sloped top overlaps it
     by rounding along the rafter's face normal, where the wall's box reaches up to the
@@ -3405,22 +3414,18 @@ def _projected_overlap(world: _World, slots: np.ndarray, directions: np.ndarray,
     # resolves) ties every vertex along its normal: its tree prunes nothing there and
     # screening keeps every vertex, so its vertices are listed (a 160,000 vertex floor
     # under 240 sunk cubes: 23.7 s walked, 1.6 s listed).
-    thickness = world.face_hi - world.face_lo
-    flat = reduce_short_axis(np.minimum, thickness) <= 2.0**-20 * reduce_short_axis(
-        np.maximum, thickness
-    )
-    walked = (world.vertex_count > _WALKED_EXTENTS) & ~flat
+    walked, flat = _extent_ways(world) if ways is None else ways
     meetings = np.bincount(slots[measured].ravel(), minlength=len(world.vertex_count))
     screened = ~walked & ~flat & (world.vertex_count * meetings > _SCREENED_WORK)
     counts = np.where(
         (walked | screened)[slots[measured]], 1, world.vertex_count[slots[measured]]
     ).sum(axis=1)
     for part in _chunks(counts, _CHUNK_ROWS):
-        rows, count = measured[part], len(measured[part])
+        rows = measured[part]
         chosen = directions[rows]
         # Both meshes of each pair in one call, first meshes then second ones (each row is
         # measured alone): `_extents`' numpy calls once on the small calls of a live update.
-        band = None if near is None else (np.concatenate([near[0][rows]] * 2), near[1])
+        band = None if near is None else (np.concatenate([near[0][rows]] * 2), *near[1:])
         low, high = _extents(
             world,
             slots[rows].T.reshape(-1),
@@ -3429,12 +3434,40 @@ def _projected_overlap(world: _World, slots: np.ndarray, directions: np.ndarray,
             band,
             screened,
         )
-        widths = np.minimum(high[:count] - low[count:], high[count:] - low[:count])
-        widths = np.where(_usable(chosen), widths, np.inf)
-        least = widths.argmin(axis=1)
-        overlap[rows] = np.maximum(pick_rows(widths, least), 0.0)
-        along_least[rows] = pick_rows(chosen, least)
+        overlap[rows], along_least[rows] = _least_overlap(low, high, chosen)
     return overlap, along_least
+
+
+def _least_overlap(low: np.ndarray, high: np.ndarray, chosen: np.ndarray):
+    """`_projected_overlap`'s result for c pairs from the extents low, high (2c, d) of
+    their first meshes then their second ones along their directions `chosen` (c, d, 3):
+    (overlap (c,), direction (c, 3))."""
+    count = len(chosen)
+    widths = np.minimum(high[:count] - low[count:], high[count:] - low[:count])
+    widths = np.where(_usable(chosen), widths, np.inf)
+    least = widths.argmin(axis=1)
+    return np.maximum(pick_rows(widths, least), 0.0), pick_rows(chosen, least)
+
+
+def _extent_ways(world: _World) -> tuple[np.ndarray, np.ndarray]:
+    """Which world meshes' extents `_projected_overlap` finds through their trees, and
+    which are flat (both (u,) bool): see there."""
+    thickness = world.face_hi - world.face_lo
+    flat = reduce_short_axis(np.minimum, thickness) <= 2.0**-20 * reduce_short_axis(
+        np.maximum, thickness
+    )
+    return (world.vertex_count > _WALKED_EXTENTS) & ~flat, flat
+
+
+def _vertex_diameters(world: _World, meshes: np.ndarray) -> np.ndarray:
+    """The diameter (k,) of the vertices of each of world meshes `meshes` (k,), every one
+    with vertices: the diagonal of their box. All its vertices: `mesh_lo` and `mesh_hi`
+    bound its triangles, and a far vertex in no triangle may be the one extreme along a
+    tilt."""
+    _, vertex = expand_runs(world.vertex_start[meshes], world.vertex_count[meshes])
+    points = take_rows(world.vertices, vertex)
+    starts = _starts(world.vertex_count[meshes])
+    return _length(np.maximum.reduceat(points, starts) - np.minimum.reduceat(points, starts))
 
 
 def _extents(
@@ -3465,7 +3498,7 @@ def _extents(
     # per vertex and row) are kept to about `_CHUNK_ROWS` points at a time.
     for part in _chunks(world.vertex_count[meshes[listed]], _CHUNK_ROWS):
         rows = listed[part]
-        band = None if near is None else (near[0][rows], near[1])
+        band = None if near is None else (near[0][rows], *near[1:])
         low[rows], high[rows] = _listed_extents(world, meshes[rows], directions[rows], band)
     return low, high
 
@@ -3474,23 +3507,30 @@ def _listed_extents(world: _World, meshes: np.ndarray, directions: np.ndarray, n
     """`_extents` of meshes `meshes` (k,) along their `directions` (k, d, 3) by
     projecting every vertex, or with `near` those within its band."""
     pair, vertex = expand_runs(world.vertex_start[meshes], world.vertex_count[meshes])
-    points = take_rows(world.vertices, vertex)
-    starts = _starts(world.vertex_count[meshes])
     if near is not None:
-        row, chord = near
-        # The diameter of all its vertices (`mesh_lo` and `mesh_hi` bound its triangles,
-        # and a far vertex in no triangle may be the one extreme along a tilt).
-        diameter = _length(
-            np.maximum.reduceat(points, starts) - np.minimum.reduceat(points, starts)
-        )
-        band = chord * diameter + world.slack
+        row, chord, *known = near
+        diameter = known[0][meshes] if known else _vertex_diameters(world, meshes)
+        near = (row, chord * diameter + world.slack)
+    return _point_extents(
+        pair, take_rows(world.vertices, vertex), world.vertex_count[meshes], directions, near
+    )
+
+
+def _point_extents(pair, points, counts, directions, near):
+    """The least and largest projections (k, d) each of points (p, 3) in runs of `counts`
+    (k,) (`pair` (p,) the run of each) along the run's `directions` (k, d, 3): (low,
+    high). near: optional rows (k, 3) and bands (k,): only the points within its band of
+    the run's extremes along its row are projected (`_listed_extents`)."""
+    starts = _starts(counts)
+    if near is not None:
+        row, band = near
         ahead = dot_rows(points, take_rows(row, pair))
         # The extremes along the row are kept: no mesh is left without a point.
         keep = (ahead >= (np.maximum.reduceat(ahead, starts) - band)[pair]) | (
             ahead <= (np.minimum.reduceat(ahead, starts) + band)[pair]
         )
         pair, points = pair[keep], take_rows(points, keep)
-        starts = _starts(np.bincount(pair, minlength=len(meshes)))
+        starts = _starts(np.bincount(pair, minlength=len(counts)))
     along = _projections(directions, pair, points)
     return np.minimum.reduceat(along, starts), np.maximum.reduceat(along, starts)
 
@@ -3694,6 +3734,17 @@ def _tilted_overlap(world: _World, slots: np.ndarray, overlap: np.ndarray, along
     cosines = _BOUND_TILT_COSINES[None, :, None, None]
     sines = _BOUND_TILT_SINES[None, :, None, None]
     active = np.arange(len(slots))
+    # What does not change from round to round, once: each mesh's way to its extents, its
+    # vertices' diameter (the same numbers, each mesh's alone) and, where `_projected_overlap`
+    # would list them in one chunk, the pairs' vertices (gathering them again took a
+    # quarter of a live update's rounds, about 8 a call).
+    ways = _extent_ways(world)
+    diameters = np.full(len(world.vertex_count), np.nan)
+    meshes = np.unique(slots)
+    # Not of a walked mesh (a terrain's 10^5 or more vertices): it is never listed.
+    meshes = meshes[(world.vertex_count[meshes] > 0) & ~ways[0][meshes]]
+    diameters[meshes] = _vertex_diameters(world, meshes)
+    listing = _tilt_listing(world, slots, ways, diameters)
     for _ in range(_BOUND_TILT_STEPS):
         if not len(active):
             break
@@ -3707,11 +3758,60 @@ def _tilted_overlap(world: _World, slots: np.ndarray, overlap: np.ndarray, along
         )
         tilts = (cosines * direction[:, None] + sines * sides[:, None]).reshape(len(active), -1, 3)
         tilts /= _length(tilts)[..., None]
-        tilted, best = _projected_overlap(world, slots[active], tilts, (ahead, _TILT_CHORD))
+        if listing is None:
+            tilted, best = _projected_overlap(
+                world, slots[active], tilts, (ahead, _TILT_CHORD, diameters), ways
+            )
+        else:
+            tilted, best = _listed_tilt_overlap(listing, active, tilts, ahead)
         better = tilted < overlap[active]
         active = active[better]
         overlap[active], along[active] = tilted[better], best[better]
     return overlap
+
+
+def _tilt_listing(world: _World, slots: np.ndarray, ways, diameters):
+    """The vertices that `_projected_overlap` lists for the pairs of world meshes `slots`
+    (k, 2) in `_tilted_overlap`'s rounds, gathered once for all of them where it lists
+    every mesh's in one chunk (pairs of small meshes, as a live update's): (the mesh row
+    (p,) of each point, r for pair r's first mesh and k + r for its second; the points
+    (p, 3), each mesh row's in the mesh's order; each mesh row's vertex count (2k,) and
+    band (2k,), as `_listed_extents` makes it); None where it would not (a mesh without
+    vertices, or walked or screened, or more vertices than a chunk). A round's pairs are
+    some of these, so a round lists in one chunk too. ways: `_extent_ways`; diameters:
+    (u,) `_vertex_diameters` of the meshes in `slots`."""
+    walked, flat = ways
+    meshes = slots.T.reshape(-1)
+    counts = world.vertex_count[meshes]
+    # A round's pairs are some of these: they meet each mesh no more often.
+    meetings = np.bincount(meshes, minlength=len(world.vertex_count))
+    screened = ~walked & ~flat & (world.vertex_count * meetings > _SCREENED_WORK)
+    if (counts == 0).any() or (walked | screened)[meshes].any() or counts.sum() > _CHUNK_ROWS:
+        return None
+    mesh_row, vertex = expand_runs(world.vertex_start[meshes], counts)
+    band = _TILT_CHORD * diameters[meshes] + world.slack
+    return mesh_row, take_rows(world.vertices, vertex), counts, band
+
+
+def _listed_tilt_overlap(listing, active: np.ndarray, tilts: np.ndarray, ahead: np.ndarray):
+    """`_projected_overlap` of the pairs `active` (a,) ascending of a `_tilt_listing`
+    along their `tilts` (a, d, 3) near their rows `ahead` (a, 3): the same points in the
+    same order, projected by the same products, without gathering them again."""
+    mesh_row, points, counts, band = listing
+    # The active pairs' first meshes, then their second ones, as `_projected_overlap`
+    # orders them.
+    chosen = np.zeros(len(counts), dtype=bool)
+    chosen[active] = True
+    chosen[active + len(counts) // 2] = True
+    rows = chosen[mesh_row]
+    low, high = _point_extents(
+        (np.cumsum(chosen) - 1)[mesh_row[rows]],
+        take_rows(points, rows),
+        counts[chosen],
+        np.concatenate([tilts, tilts]),
+        (np.concatenate([ahead, ahead]), band[chosen]),
+    )
+    return _least_overlap(low, high, tilts)
 
 
 def _box_extents(corners: np.ndarray, directions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
