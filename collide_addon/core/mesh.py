@@ -2259,7 +2259,13 @@ def _triangle_stage(world: _World, slots: np.ndarray, grow: np.ndarray):
     # The bounds are rounded differently from the distances: a triangle pair touching at
     # distance 0 may get a lower bound of 1e-16, and it must stay a candidate.
     slack = world.slack
-    bound, _ = _seed_distances(world, len(slots), pair, first, second, lower, np.arange(len(pair)))
+    # A pair whose candidates' bounds all lie within the slack keeps them all, whatever
+    # its bound (>= 0, as `grow` is): its seed is not measured (most of a live update's).
+    seeded = np.zeros(len(slots), dtype=bool)
+    seeded[pair[~(lower <= slack)]] = True
+    bound, _ = _seed_distances(
+        world, len(slots), pair, first, second, lower, np.flatnonzero(seeded[pair])
+    )
     keep = lower <= np.minimum(bound[pair], grow[pair]) + slack
     pair, first, second, lower = pair[keep], first[keep], second[keep], lower[keep]
     upper = _upper_bounds(world, len(slots), pair, first, second)
@@ -2656,14 +2662,11 @@ def _parity_inside(world: _World, points, target) -> tuple[np.ndarray, np.ndarra
     return inside, nearest
 
 
-def _convex_depths(world: _World, points, target) -> tuple[np.ndarray, np.ndarray]:
-    """How deep points (k, 3) lie in convex world meshes `target` (k,): the least height
-    of each point below its mesh's face planes, the distance to the surface where the
-    point is inside and <= 0 where it is not (k,), and the point's foot on the nearest
-    plane, its closest point on the surface when inside (k, 3). Ties go to the mesh's
-    earlier triangle."""
-    # Each face's plane once, not once per point measured against it.
-    meshes, mesh_of_point = _meshes_of(world, target)
+def _inward_planes(world: _World, meshes: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The face planes of convex world meshes `meshes` (g,) ascending, as `_convex_depths`
+    takes them: (meshes, each one's first face (g,), a corner of each face (f, 3), its
+    unit normal turned inwards (f, 3)), the meshes' faces one after the other. Each
+    mesh's planes are the same numbers whichever meshes share the call."""
     owner, triangle = expand_runs(world.triangle_start[meshes], world.triangle_count[meshes])
     anchors = np.ascontiguousarray(take_rows(world.corners, triangle)[:, 0])
     # Inwards: towards the mesh's vertex centroid, strictly inside a convex mesh with a
@@ -2682,10 +2685,23 @@ def _convex_depths(world: _World, points, target) -> tuple[np.ndarray, np.ndarra
     normals = take_rows(world.unit_normal, triangle)
     inwards = take_rows(centroids, owner) - anchors
     normals *= np.where(dot_rows(normals, inwards) < 0, -1.0, 1.0)[:, None]
+    first_face = np.concatenate(([0], np.cumsum(world.triangle_count[meshes])[:-1]))
+    return meshes, first_face, anchors, normals
+
+
+def _convex_depths(world: _World, points, target, planes) -> tuple[np.ndarray, np.ndarray]:
+    """How deep points (k, 3) lie in convex world meshes `target` (k,): the least height
+    of each point below its mesh's face planes, the distance to the surface where the
+    point is inside and <= 0 where it is not (k,), and the point's foot on the nearest
+    plane, its closest point on the surface when inside (k, 3). Ties go to the mesh's
+    earlier triangle. planes: the `_inward_planes` of meshes among which are the targets
+    (each face's plane once, not once per point measured against it)."""
+    meshes, first_face, anchors, normals = planes
     # Row r measures point `point[r]` against face `face[r]` (a row of `normals`): each
     # point's rows in a run, its faces in order.
-    first_face = np.concatenate(([0], np.cumsum(world.triangle_count[meshes])[:-1]))
-    point, face = expand_runs(first_face[mesh_of_point], world.triangle_count[target])
+    point, face = expand_runs(
+        first_face[np.searchsorted(meshes, target)], world.triangle_count[target]
+    )
     heights = dot_rows(
         take_rows(normals, face), take_rows(points, point) - take_rows(anchors, face)
     )
@@ -2716,11 +2732,13 @@ def _offer_convex_depths(
     measured = np.zeros(len(points), dtype=bool)
     found = np.zeros(len(deepest.value))
     todo = np.lexsort((-upper, pair))
+    # The planes of every round's targets at once.
+    planes = _inward_planes(world, _meshes_of(world, target)[0])
     batch = _FIRST_DEPTH_BATCH
     while len(todo):
         rank = ranks_in_runs(pair[todo])
         now, todo = todo[rank < batch], todo[rank >= batch]
-        depth[now], foot[now] = _convex_depths(world, take_rows(points, now), target[now])
+        depth[now], foot[now] = _convex_depths(world, take_rows(points, now), target[now], planes)
         measured[now] = True
         strictly = now[depth[now] > epsilon[now]]
         np.maximum.at(found, pair[strictly], depth[strictly])
@@ -3236,9 +3254,16 @@ def _usable(directions: np.ndarray) -> np.ndarray:
 
 def _per_mesh(world: _World, meshes: np.ndarray, flag) -> np.ndarray:
     """`flag(mesh)` of each of the world meshes `meshes` (any shape), asked once per
-    distinct mesh: same shape, bool."""
+    distinct `TriangleMesh`: same shape, bool. A live update's world meshes are copies of
+    a few (1,000 objects of 3 meshes): `_not_boxes`' products once per mesh, not per
+    object."""
     distinct, at = np.unique(meshes, return_inverse=True)
-    flags = np.array([bool(flag(world.meshes[index])) for index in distinct], dtype=bool)
+    objects = [world.meshes[index] for index in distinct]
+    by_object = {}
+    for mesh in objects:
+        if id(mesh) not in by_object:
+            by_object[id(mesh)] = bool(flag(mesh))
+    flags = np.array([by_object[id(mesh)] for mesh in objects], dtype=bool)
     return flags[at].reshape(np.shape(meshes))
 
 
@@ -3360,23 +3385,44 @@ def _distinct_per_pair(directions: np.ndarray) -> np.ndarray:
     that the rounds only pick rows; beyond, each round measures its rows against the
     pair's (k d w products: 110 rows of which 5 to 8 distinct on the FZK-Haus's mitred
     elements). Either way the same products, bit for bit."""
+    if directions.shape[1] <= _PARALLEL_TABLE_ROWS:
+        return first_distinct(directions, ~_kept_by_table(directions))
     pairs = np.arange(len(directions))
     kept = np.zeros(directions.shape[:2], dtype=bool)
     covered = np.zeros(directions.shape[:2], dtype=bool)
-    table = directions.shape[1] <= _PARALLEL_TABLE_ROWS
-    if table:
-        parallel = np.abs(dot_rows(directions[:, :, None], directions[:, None, :])) > 1.0 - 1e-15
     while len(pairs):
         lead = np.argmin(covered[pairs], axis=1)  # the first row not covered
         kept[pairs, lead] = True
-        if table:
-            covered[pairs] |= parallel[pairs, lead]
-        else:
-            leading = directions[pairs, lead][:, None]
-            covered[pairs] |= np.abs(dot_rows(leading, directions[pairs])) > 1.0 - 1e-15
+        leading = directions[pairs, lead][:, None]
+        covered[pairs] |= np.abs(dot_rows(leading, directions[pairs])) > 1.0 - 1e-15
         covered[pairs, lead] = True
         pairs = pairs[~covered[pairs].all(axis=1)]
     return first_distinct(directions, ~kept)
+
+
+def _kept_by_table(directions: np.ndarray) -> np.ndarray:
+    """Which of each pair's `directions` (k, d, 3) `_distinct_per_pair` keeps: (k, d) bool,
+    from the table of every two rows of a pair.
+
+    Its rounds keep a pair's first row not yet covered and cover the rows parallel to
+    it, so a row is kept exactly when no row kept before it is parallel to it (a kept
+    row covers no row before it: that row, not covered, would have been kept first).
+    That is decided for many rows at once: a row with no parallel row before it is kept,
+    one with a kept parallel row before it is not, and one whose parallel rows before it
+    are all decided and none kept is; the first undecided row is decided in each
+    round. A live update's curved pairs keep nearly all of their 30 rows in one round,
+    not 30."""
+    parallel = np.abs(dot_rows(directions[:, :, None], directions[:, None, :])) > 1.0 - 1e-15
+    # [pair, row, other]: `other` comes before `row` and is parallel to it.
+    before = parallel & np.tri(directions.shape[1], k=-1, dtype=bool)
+    kept = ~before.any(axis=2)
+    decided = kept.copy()
+    while not decided.all():
+        covered = (before & kept[:, None, :]).any(axis=2)
+        pending = (before & ~decided[:, None, :]).any(axis=2)
+        kept |= ~decided & ~covered & ~pending
+        decided |= covered | ~pending
+    return kept
 
 
 # `_distinct_per_pair` measures every two directions of a pair at once up to this many.

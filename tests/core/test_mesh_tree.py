@@ -284,9 +284,9 @@ def convex_contacts(meshes, matrices, pairs, every: bool):
     offer, measure = mesh_module._offer_convex_depths, mesh_module._convex_depths
     measured = []
 
-    def counted(world, points, target):
+    def counted(world, points, target, planes):
         measured.append(len(points))
-        return measure(world, points, target)
+        return measure(world, points, target, planes)
 
     def unbounded(world, deepest, pair, points, target, upper, epsilon):
         offer(world, deepest, pair, points, target, np.full(len(points), np.inf), epsilon)
