@@ -127,8 +127,8 @@ rays, built once (`RayGrid`, the first time a ray is cast into it): a line looks
 cell and tests the triangles listed there whose bounds hold it, and points on one line
 share them (a wall's corners above each other); where the two surfaces are apart, one
 ray per connected part of the mesh (`TriangleMesh.vertex_parts`) decides for the whole
-part, which cannot cross the other surface; a point in a convex mesh
-(`TriangleMesh.convex`: boxes, wedges, prisms, a UV sphere) needs neither ray nor
+part, which cannot cross the other surface; a point in a convex mesh of a few hundred
+faces (`TriangleMesh.convex`: boxes, wedges, prisms, a UV sphere) needs neither ray nor
 search, its depth being its least height below the mesh's face planes, and a pair's
 points are measured there deepest room first until the rest cannot be deeper; a point's
 depth search (a box within `eps` of it, then boxes of growing radius down the same tree:
@@ -217,13 +217,22 @@ _FLAT_COSINE = 1.0 - 5e-9
 # 1,000-object live update's 68 pairs of 12-224 triangles were no faster on two).
 _TRIANGLES_PER_WORKER = 32_768
 # Meshes of up to this many triangles are tested for convexity when prepared; larger ones
-# count as not convex. A point's depth from the planes costs a row per face, and beyond
-# a few hundred faces the rays and depth searches cost less. With each face's normal
-# made once (`_convex_depths`), Blender's 224-triangle UV sphere counted convex makes
-# bench_live_mesh's frames faster (handler 13.4 ms against 16.0-16.4 ms at 200 objects,
-# 34.6-38.0 ms against 39.7-42.7 ms at 1,000); when a face's normal was made per point,
-# 64 was the better limit.
-_CONVEX_TEST_TRIANGLES = 256
+# count as not convex. Two convex meshes take a move that separates them as their depth
+# (`_slot_contacts`): with a limit of 256, Blender's default UV sphere (960 triangles)
+# pushed into a cube came out as little as 0.69 of its depth (27 of 73 pairs over 1%
+# shallower than coal's EPA).
+_CONVEX_TEST_TRIANGLES = 2048
+# A point's depth in a convex mesh of up to this many triangles is its least height below
+# the faces' planes (`_convex_depths`), in larger ones it is searched as in any mesh. The
+# planes cost a row per face, and beyond a few hundred faces the rays and depth searches
+# cost less. With each face's normal made once, Blender's 224-triangle UV sphere measured
+# by its planes makes bench_live_mesh's frames faster (handler 13.4 ms against 16.0-16.4
+# ms at 200 objects, 34.6-38.0 ms against 39.7-42.7 ms at 1,000); when a face's normal was
+# made per point, 64 was the better limit.
+_PLANE_DEPTH_TRIANGLES = 256
+# `_is_convex` measures the vertices against this many planes at a time, and stops at the
+# first that has vertices on both sides (most concave meshes: in the first).
+_CONVEX_TEST_PLANES = 256
 # A vertex within this fraction of the largest |coordinate| outside a triangle's plane
 # still leaves the mesh convex: float32 rounding puts a flat face's fourth corner off
 # the plane of its first three (1.004e-7 on Blender's 16 x 8 UV sphere of radius 0.5).
@@ -247,7 +256,7 @@ _SHALLOW = 0.5 * CONTACT_RELATIVE
 # penetration depth (the separating axis theorem), and up to 2 x 8 + 8 x 8 more
 # directions per pair stay cheap. A mitred wall has 4 of each, a wedge 5 and 6.
 _FEW_DIRECTIONS = 8
-# ... and a convex mesh (at most `_CONVEX_TEST_TRIANGLES` triangles, so a few hundred
+# ... and a convex mesh (at most `_CONVEX_TEST_TRIANGLES` triangles, so about a thousand
 # vertices to project) with up to this many of each: a prism of up to 62 sides, Blender's
 # default cylinder (17 and 17), an arched end wall (10 and 13). With the tilted search
 # alone (`_tilted_overlap`), which stops in a local least, a 9-sided prism pushed into a
@@ -290,8 +299,9 @@ class TriangleMesh:
     vertex_parts: (v,) int64, the connected part of each vertex (after welding): the
         least welded vertex index in it
     convex: closed, with a volume, and no vertex outside the plane of any triangle (to
-        within `_CONVEX_ROUNDING`): a box, a wedge, a prism, a UV sphere; tested on meshes of up to
-        `_CONVEX_TEST_TRIANGLES` triangles only, larger ones are not convex here
+        within `_CONVEX_ROUNDING`): a box, a wedge, a prism, a UV sphere; tested on
+        meshes of up to `_CONVEX_TEST_TRIANGLES` triangles only, larger ones are not
+        convex here
     face_frame: (3, 3) float64, orthonormal axes (columns) in local coordinates along
         the mesh's own faces (`_face_frame`): a wall's, slab's or beam's box axes however
         it is turned in the coordinates it is stored in
@@ -640,12 +650,18 @@ def _is_convex(vertices: np.ndarray, triangles: np.ndarray) -> bool:
     corners = vertices[triangles]
     normals = cross_rows(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
     normals /= _length(normals)[:, None]
-    heights = normals @ vertices.T - dot_rows(normals, corners[:, 0])[:, None]  # (t, v)
     rounding = _CONVEX_ROUNDING * max(1.0, float(np.abs(vertices).max()))
-    # An outward normal puts every vertex below its plane, an inward one above; a flat
-    # mesh has every vertex on every plane, and no volume.
-    below, above = (heights <= rounding).all(axis=1), (heights >= -rounding).all(axis=1)
-    return bool((below | above).all() and not (below & above).all())
+    flat = True
+    for start in range(0, len(triangles), _CONVEX_TEST_PLANES):
+        rows = slice(start, start + _CONVEX_TEST_PLANES)
+        heights = normals[rows] @ vertices.T - dot_rows(normals[rows], corners[rows, 0])[:, None]
+        # An outward normal puts every vertex below its plane, an inward one above; a flat
+        # mesh has every vertex on every plane, and no volume.
+        below, above = (heights <= rounding).all(axis=1), (heights >= -rounding).all(axis=1)
+        if not (below | above).all():
+            return False
+        flat &= bool((below & above).all())
+    return not flat
 
 
 def _vertex_parts(welded: np.ndarray, triangles: np.ndarray) -> np.ndarray:
@@ -2876,8 +2892,9 @@ def _inside_stage(world: _World, inner: np.ndarray, outer: np.ndarray, known, ap
     keep = np.flatnonzero(room > epsilon)
     keep = keep[_in_local_bounds(world, take_rows(points, keep), target[keep])]
     # In a convex mesh a point's depth is its least height below the faces' planes: no
-    # ray and no search.
-    convex = keep[world.convex[target[keep]]]
+    # ray and no search (in one of a few hundred faces at most).
+    by_planes = world.convex & (world.triangle_count <= _PLANE_DEPTH_TRIANGLES)
+    convex = keep[by_planes[target[keep]]]
     _offer_convex_depths(
         world,
         deepest,
@@ -2887,7 +2904,7 @@ def _inside_stage(world: _World, inner: np.ndarray, outer: np.ndarray, known, ap
         room[convex],
         epsilon[convex],
     )
-    keep = keep[~world.convex[target[keep]]]
+    keep = keep[~by_planes[target[keep]]]
     points = take_rows(points, keep)
     pair, target, epsilon, part = pair[keep], target[keep], epsilon[keep], part[keep]
     keep = np.flatnonzero(~_outside_parts(world, pair, points, target, part, apart))

@@ -1124,6 +1124,21 @@ def test_turned_round_shapes_pushed_into_each_other_are_as_deep_as_coal_says_wit
         assert exact - 2e-5 <= depth <= 1.01 * exact + 1e-9, (row, depth, exact)
 
 
+def test_blenders_default_uv_sphere_pushed_into_cubes_and_cylinders_is_as_deep_as_coal_says():
+    """Blender's default UV sphere (960 triangles) and cylinder (32 sides), and cubes,
+    turned at random and pushed into each other: within 1% of coal's EPA, never less.
+    Tested for convexity up to 256 triangles only, the sphere counted as any mesh, and
+    its depths came from crossing triangles and points inside: 13 of these 50 over 1%
+    shallower, down to 0.68 of the depth."""
+    shapes = [box_mesh([-1.0] * 3, [1.0] * 3), uv_sphere(1.0, 16, 32), cylinder(1.0, 2.0, 32)]
+    penetrating, result, world = pushed_into_each_other(shapes, 80, np.random.default_rng(3))
+    assert len(penetrating) > 40
+    for row in penetrating:
+        exact = -coal_convex_distance(*world(row))
+        depth = -result.distance[row]
+        assert exact - 2e-5 <= depth <= 1.01 * exact + 1e-9, (row, depth, exact)
+
+
 @pytest.mark.parametrize("sides", [9, 12, 16, 32, 62])
 def test_convex_prisms_of_up_to_32_directions_are_as_deep_as_coal_says(sides):
     """Cylinders of 9 to 62 sides (Blender's default has 32: 17 face normals and 17 edge

@@ -203,6 +203,11 @@ def test_boxes_and_coarse_spheres_are_convex_and_rings_open_shells_and_l_shapes_
     l_shape = np.vstack([low[0], high[0]]), np.vstack([low[1], high[1] + len(low[0])])
     flat = np.array([[0.0, 0, 0], [1, 0, 0], [0, 1, 0]]), np.array([[0, 1, 2], [0, 2, 1]])
     sphere = uv_sphere(0.5, 4, 8)
+    # Its last vertex is the bottom pole, whose fan comes last: pushed in past its ring
+    # (at z = -0.4904), only the last planes tested find the dent.
+    finer = uv_sphere(0.5, 16, 32)
+    dented_pole = finer[0].copy()
+    dented_pole[-1, 2] = -0.485
     # A corner pushed in along the diagonal: a dent, unless it is as small as rounding.
     corner = np.argmax(box[0].sum(axis=1))
     dented, rounded = box[0].copy(), box[0].copy()
@@ -217,8 +222,10 @@ def test_boxes_and_coarse_spheres_are_convex_and_rings_open_shells_and_l_shapes_
         "sphere, float32": (sphere[0].astype(np.float32).astype(np.float64), sphere[1]),
         "ring": torus(1.0, 0.3, 6, 4),
         "fine sphere": uv_sphere(0.5, 8, 16),  # 224 triangles
-        # 960 triangles: more than are tested, left to the rays.
-        "finer sphere": uv_sphere(0.5, 16, 32),
+        "finer sphere": finer,  # 960 triangles, Blender's default UV sphere's
+        "finer sphere, its pole dented": (dented_pole, finer[1]),
+        # 3,008 triangles: more than are tested.
+        "finest sphere": uv_sphere(0.5, 32, 48),
         "open box": open_box,
         "two boxes": l_shape,
         "flat": flat,
@@ -232,7 +239,9 @@ def test_boxes_and_coarse_spheres_are_convex_and_rings_open_shells_and_l_shapes_
         "sphere, float32": True,
         "ring": False,
         "fine sphere": True,
-        "finer sphere": False,
+        "finer sphere": True,
+        "finer sphere, its pole dented": False,
+        "finest sphere": False,
         "open box": False,
         "two boxes": False,
         "flat": False,
