@@ -26,12 +26,13 @@ contact):
   contact between them).
   Coplanar faces (all vertices within `eps` of the other plane) and faces abutting at an
   edge or a vertex never cross: they touch.
-- Penetration depth: for two convex meshes (`_convex_shapes`), the bound below: for
-  polyhedra of few directions (boxes, prisms, wedges, cylinders of up to 62 sides: at
-  most 32 distinct face normals and 32 edge directions each) along their face normals
-  and edge crosses, which the separating axis theorem makes their exact depth (coal's
-  EPA); with a curved one (a UV sphere) a move known to separate them, never less than
-  their depth and a few percent more at worst; for others, the larger of
+- Penetration depth: for two convex meshes (`_convex_shapes`), the bound below: where
+  both keep their face normals and edge directions (`TriangleMesh.few_directions`: up to
+  128 each) and these give at most `_PAIR_DIRECTIONS` directions (boxes, prisms, wedges,
+  cylinders, a 16 x 8 UV sphere with either), along their face normals and edge
+  crosses, which the separating axis theorem makes their exact depth (coal's EPA);
+  otherwise (two UV spheres) a move known to separate them, never less than their
+  depth and a few percent more at worst; for others, the larger of
   (a) over crossing triangle pairs (ta, tb): min(reach(ta, tb), reach(tb, ta), slide),
       where reach(t, u) = min(max signed distance, -min signed distance) of t's vertices
       to u's plane, i.e. how far t pokes through u's plane on its shallower side: the
@@ -257,12 +258,19 @@ _SHALLOW = 0.5 * CONTACT_RELATIVE
 # directions per pair stay cheap. A mitred wall has 4 of each, a wedge 5 and 6.
 _FEW_DIRECTIONS = 8
 # ... and a convex mesh (at most `_CONVEX_TEST_TRIANGLES` triangles, so about a thousand
-# vertices to project) with up to this many of each: a prism of up to 62 sides, Blender's
-# default cylinder (17 and 17), an arched end wall (10 and 13). With the tilted search
-# alone (`_tilted_overlap`), which stops in a local least, a 9-sided prism pushed into a
-# box came out 42% deeper than the separating axis theorem's depth, AC11's arched walls
-# up to 18%, and 16-sided cylinders pushed into cubes as little as 0.3 of it.
-_CONVEX_FEW_DIRECTIONS = 32
+# vertices to project) with up to this many of each: a prism of up to 254 sides, Blender's
+# default cylinder (17 and 17), an arched end wall (10 and 13), a 16 x 8 UV sphere (64 and
+# 76). With the tilted search alone (`_tilted_overlap`), which stops in a local least, a
+# 9-sided prism pushed into a box came out 42% deeper than the separating axis theorem's
+# depth, AC11's arched walls up to 18%, and 16-sided cylinders pushed into cubes as
+# little as 0.3 of it.
+_CONVEX_FEW_DIRECTIONS = 128
+# A pair is measured along the separating axis theorem's directions (both meshes' face
+# normals, the crosses of their edges) where they number at most this many: any two
+# meshes of up to 32 of each, Blender's 16 x 8 UV sphere (64 and 76) with a cube (295) or
+# a 16-sided cylinder (757), not with another (5,904: its bound is searched by tilting
+# instead). Where they are more, the pair is measured as one with a curved mesh.
+_PAIR_DIRECTIONS = 2 * 32 + 32 * 32
 # `PreparedMeshes` keeps this many shapes for one list of triangles.
 _SHAPES_PER_TRIANGLES = 8
 # `PosedMeshes` keeps meshes of at least this many triangles posed between calls
@@ -310,8 +318,8 @@ class TriangleMesh:
     few_directions: (k, 3) float64 unit rows, local: the distinct directions of the
         mesh's face normals, then of its edges (one sign each; `_distinct_directions`),
         where it has at most `_FEW_DIRECTIONS` of each (a box, a wedge, a mitred wall, a
-        stair), or a convex one at most `_CONVEX_FEW_DIRECTIONS` (a prism, a cylinder of
-        up to 62 sides); empty otherwise (a curved mesh). With their count of face normals,
+        stair), or a convex one at most `_CONVEX_FEW_DIRECTIONS` (a prism, a cylinder, a
+        16 x 8 UV sphere); empty otherwise (a curved mesh). With their count of face normals,
         `normal_count`. `_separating_bound` measures crossing pairs' overlaps along them.
     outward: +1 where the triangles' right-handed normals (`_unit_normals`) point out of
         a closed mesh's volume, -1 where they point in (a mesh turned inside out), 0 for
@@ -3132,16 +3140,29 @@ def _slot_contacts(world, boxes, slots, overlap, max_distance, contact) -> MeshC
     # A pair with a mesh that is a polyhedron of few directions but not a box (a mitred
     # wall, a wedge) is measured along its faces' normals and edges' crosses too: a box's
     # are its face frame's, already among the directions.
-    polyhedral = _not_boxes(world, slots[deep]).any(axis=1)
-    # A pair with a convex mesh of more than `_FEW_DIRECTIONS` (a cylinder) has up to a
-    # thousand: all are projected, since such a mesh has a few hundred vertices at most,
-    # and finding which directions are parallel would cost more (k d d products).
-    wide = _wide_directions(world, slots[deep]).any(axis=1)
+    normals, edges = _direction_counts(world, slots[deep])
+    # The pairs along whose face normals and edge crosses the separating axis theorem
+    # measures them: each mesh keeps them, and there are not too many.
+    complete = (normals.sum(axis=1) + edges.prod(axis=1) <= _PAIR_DIRECTIONS) & (
+        ~_many_directions(world, slots[deep]).any(axis=1)
+    )
+    polyhedral = _not_boxes(world, slots[deep]).any(axis=1) & complete
+    # A pair with a convex mesh of more than `_FEW_DIRECTIONS` (a cylinder) has up to
+    # `_PAIR_DIRECTIONS`: all are projected, since such a mesh has about a thousand
+    # vertices at most, and finding which directions are parallel would cost more (k d d
+    # products). A call lays its pairs' rows out as wide as its meshes need on either side
+    # (`_face_and_edge_axes`), so such pairs are measured in groups by their sides' edge
+    # counts rounded up to powers of two: a sphere's 76 edges with a cube's 3 make 228
+    # crosses, not the 76 x 9 of a sphere with a cylinder (one group for all: the live
+    # calls' projections took 11 ms instead of 3).
+    wide = np.maximum(normals, edges).max(axis=1) > _FEW_DIRECTIONS
+    size_class = np.frexp(np.maximum(edges - 1, 0).astype(np.float64))[1]
+    group = np.where(polyhedral & wide, size_class[:, 0] * 16 + size_class[:, 1], -1)
     least = np.zeros((len(deep), 3))
     for rows, with_faces, distinct in (
         (np.flatnonzero(~polyhedral), False, True),
         (np.flatnonzero(polyhedral & ~wide), True, True),
-        (np.flatnonzero(polyhedral & wide), True, False),
+        *((np.flatnonzero(group == key), True, False) for key in np.unique(group[group >= 0])),
     ):
         if not len(rows):
             continue
@@ -3160,10 +3181,7 @@ def _slot_contacts(world, boxes, slots, overlap, max_distance, contact) -> MeshC
     # along that line (from the least direction alone, 37 of the 1,330 penetrating pairs
     # of UV spheres, cylinders and cubes of 40 live updates came out over 1% deeper than
     # coal's EPA, from both 10, at most 9%).
-    curved = deep[
-        _many_directions(world, slots[deep]).any(axis=1)
-        & (bound[deep] > np.maximum(inside[deep], epsilon[deep]))
-    ]
+    curved = deep[~complete & (bound[deep] > np.maximum(inside[deep], epsilon[deep]))]
     if len(curved):
         least_curved = least[np.searchsorted(deep, curved)]
         centres = _vertex_centres(world, slots[curved].ravel()).reshape(-1, 2, 3)
@@ -3306,17 +3324,15 @@ def _vertex_centres(world: _World, meshes: np.ndarray) -> np.ndarray:
     return np.add.reduceat(take_rows(world.vertices, rows), _starts(counts)) / counts[:, None]
 
 
-def _wide_directions(world: _World, meshes: np.ndarray) -> np.ndarray:
-    """Whether each of the world meshes `meshes` (any shape) keeps more face normals or
-    edge directions than `_FEW_DIRECTIONS` (a convex one: `_CONVEX_FEW_DIRECTIONS`):
-    same shape, bool."""
-    return _per_mesh(
-        world,
-        meshes,
-        lambda mesh: (
-            max(mesh.normal_count, len(mesh.few_directions) - mesh.normal_count) > _FEW_DIRECTIONS
-        ),
-    )
+def _direction_counts(world: _World, meshes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """How many face normals and edge directions each of the world meshes `meshes` (any
+    shape) keeps (`TriangleMesh.few_directions`): two int64 arrays of its shape."""
+    distinct, at = np.unique(meshes, return_inverse=True)
+    kept = [world.meshes[index] for index in distinct]
+    normals = np.array([mesh.normal_count for mesh in kept], dtype=np.int64)
+    directions = np.array([len(mesh.few_directions) for mesh in kept], dtype=np.int64)
+    shape = np.shape(meshes)
+    return normals[at].reshape(shape), (directions - normals)[at].reshape(shape)
 
 
 def _convex_shapes(world: _World, meshes: np.ndarray) -> np.ndarray:
@@ -3338,9 +3354,10 @@ def _many_directions(world: _World, meshes: np.ndarray) -> np.ndarray:
 def _face_and_edge_axes(world: _World, slots: np.ndarray, fallback: np.ndarray) -> np.ndarray:
     """The separating axis theorem's directions of each pair of world meshes `slots`
     (k, 2), posed: both meshes' face normals and the cross products of their edges, from
-    their `TriangleMesh.few_directions`: (k, 2 N + E^2, 3) unit rows (N, E the most face
-    normals and edge directions any of the meshes keeps), `fallback` (k, 3) unit rows
-    where a mesh keeps fewer, a matrix flattens one or two edges are parallel.
+    their `TriangleMesh.few_directions`: (k, N1 + N2 + E1 E2, 3) unit rows (N1, E1 the
+    most face normals and edge directions any of the pairs' first meshes keeps, N2, E2 of
+    their second ones), `fallback` (k, 3) unit rows where a mesh keeps fewer, a matrix
+    flattens one or two edges are parallel.
 
     For two convex meshes the least overlap of their vertices along these is their
     penetration depth: the 30 frame axes of `_separating_bound` miss a mitred wall's end
@@ -3365,21 +3382,33 @@ def _face_and_edge_axes(world: _World, slots: np.ndarray, fallback: np.ndarray) 
     )
     normals = (cofactor[:, None] @ normals[..., None])[..., 0]
     edges = (linear[:, None] @ edges[..., None])[..., 0]
-    first, second = at.reshape(-1, 2).T
-    crosses = cross_rows(edges[first][:, :, None], edges[second][:, None, :]).reshape(
+    # Each side only as wide as its own meshes need.
+    normal_counts = np.array([mesh.normal_count for mesh in kept], dtype=np.int64)
+    edge_counts = np.array([len(mesh.few_directions) for mesh in kept]) - normal_counts
+    sides = []
+    for side in at.reshape(-1, 2).T:
+        normal_side = int(normal_counts[side].max(initial=0))
+        edge_side = int(edge_counts[side].max(initial=0))
+        sides.append((normals[side, :normal_side], edges[side, :edge_side]))
+    (normals_first, edges_first), (normals_second, edges_second) = sides
+    crosses = cross_rows(edges_first[:, :, None], edges_second[:, None, :]).reshape(
         len(slots), -1, 3
     )
-    edge_lengths = _length(edges)
     # Edges within about 1e-9 rad of parallel give no direction of their own (as in
     # `_separating_bound`); NaN rows are directions a mesh does not have (comparisons
     # with NaN are false).
     with np.errstate(invalid="ignore"):
-        parallel_below = 1e-9 * (edge_lengths[first][:, :, None] * edge_lengths[second][:, None, :])
-        axes = np.concatenate([normals[first], normals[second], crosses], axis=1)
+        parallel_below = 1e-9 * (
+            _length(edges_first)[:, :, None] * _length(edges_second)[:, None, :]
+        )
+        axes = np.concatenate([normals_first, normals_second, crosses], axis=1)
         lengths = _length(axes)
         floor = np.concatenate(
             [
-                np.full((len(slots), 2 * normal_width), np.finfo(float).tiny),
+                np.full(
+                    (len(slots), normals_first.shape[1] + normals_second.shape[1]),
+                    np.finfo(float).tiny,
+                ),
                 parallel_below.reshape(len(slots), -1),
             ],
             axis=1,
