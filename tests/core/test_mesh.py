@@ -1245,6 +1245,40 @@ def test_convex_polyhedra_pushed_into_each_other_are_as_deep_as_coal_says(
     assert result.distance[0] == pytest.approx(exact, rel=1e-6, abs=1e-9)
 
 
+def _convex_prism(rng: np.random.Generator, sides: int):
+    """A prism over a convex polygon of `sides` corners on an ellipse, at angles jittered
+    from a regular one's (sides apart by more than the face normals' merging step)."""
+    angles = 2 * np.pi * (np.arange(sides) + rng.uniform(-0.3, 0.3, sides)) / sides
+    radii = rng.uniform(0.2, 1.0, 2)
+    footprint = np.column_stack([radii[0] * np.cos(angles), radii[1] * np.sin(angles)])
+    return prism(footprint, 0.0, float(rng.uniform(0.2, 2.0)))
+
+
+@settings(max_examples=40, deadline=None)
+@given(sides=st.tuples(st.integers(3, 31), st.integers(3, 31)), seed=st.integers(0, 2**16))
+def test_convex_prisms_of_up_to_31_sides_stretched_and_turned_are_as_deep_as_coal_says(sides, seed):
+    """Two prisms over irregular convex polygons of 3 to 31 sides, stretched, sheared and
+    turned at random, the second's corner sunk into the first: up to 32 face normals
+    and 32 edge directions each, so at most `_PAIR_DIRECTIONS` of the separating axis
+    theorem's directions (posed by the matrices, normals by their cofactors), and the
+    depth is coal's EPA."""
+    rng = np.random.default_rng(seed)
+    first, second = (_convex_prism(rng, count) for count in sides)
+    site = random_pose(rng)
+    inside = first[0][rng.integers(len(first[0]))] * rng.uniform(0.3, 0.9)
+    matrices = [site, site @ affine(random_pose(rng)[:3, :3], inside - second[0].mean(axis=0))]
+    meshes = [prepare_mesh(*first), prepare_mesh(*second)]
+    assert all(mesh.convex and len(mesh.few_directions) for mesh in meshes)
+    result = mesh_contacts(meshes, matrices, [[0, 1]], 0.0)
+    world = [
+        shape[0] @ matrix[:3, :3].T + matrix[:3, 3]
+        for shape, matrix in zip((first, second), matrices, strict=True)
+    ]
+    exact = coal_convex_distance(*world)
+    assume(exact < -1e-3)
+    assert result.distance[0] == pytest.approx(exact, rel=1e-6, abs=2e-5)
+
+
 def test_an_open_shell_inside_a_closed_mesh_is_found():
     vertices, triangles = box_mesh([-0.1] * 3, [0.1] * 3)
     shell = prepare_mesh(vertices, triangles[2:])  # a box without one face
