@@ -2695,19 +2695,8 @@ def _inward_planes(world: _World, meshes: np.ndarray) -> tuple[np.ndarray, ...]:
     anchors = np.ascontiguousarray(take_rows(world.corners, triangle)[:, 0])
     # Inwards: towards the mesh's vertex centroid, strictly inside a convex mesh with a
     # volume (a mirroring matrix turns the triangles' winding over).
-    vertex_owner, vertex = expand_runs(world.vertex_start[meshes], world.vertex_count[meshes])
-    centroids = (
-        np.stack(
-            [
-                np.bincount(vertex_owner, world.vertices[vertex, axis], len(meshes))
-                for axis in range(3)
-            ],
-            1,
-        )
-        / world.vertex_count[meshes, None]
-    )
     normals = take_rows(world.unit_normal, triangle)
-    inwards = take_rows(centroids, owner) - anchors
+    inwards = take_rows(_vertex_centres(world, meshes), owner) - anchors
     normals *= np.where(dot_rows(normals, inwards) < 0, -1.0, 1.0)[:, None]
     first_face = np.concatenate(([0], np.cumsum(world.triangle_count[meshes])[:-1]))
     return meshes, first_face, anchors, normals
@@ -3144,7 +3133,7 @@ def _slot_contacts(world, boxes, slots, overlap, max_distance, contact) -> MeshC
     # The pairs along whose face normals and edge crosses the separating axis theorem
     # measures them: each mesh keeps them, and there are not too many.
     complete = (normals.sum(axis=1) + edges.prod(axis=1) <= _PAIR_DIRECTIONS) & (
-        ~_many_directions(world, slots[deep]).any(axis=1)
+        (normals + edges > 0).all(axis=1)
     )
     polyhedral = _not_boxes(world, slots[deep]).any(axis=1) & complete
     # A pair with a convex mesh of more than `_FEW_DIRECTIONS` (a cylinder) has up to
@@ -3287,19 +3276,19 @@ def _usable(directions: np.ndarray) -> np.ndarray:
     return _length(directions) > 0.5
 
 
-def _per_mesh(world: _World, meshes: np.ndarray, flag) -> np.ndarray:
-    """`flag(mesh)` of each of the world meshes `meshes` (any shape), asked once per
-    distinct `TriangleMesh`: same shape, bool. A live update's world meshes are copies of
-    a few (1,000 objects of 3 meshes): `_not_boxes`' products once per mesh, not per
+def _per_mesh(world: _World, meshes: np.ndarray, value, dtype=bool) -> np.ndarray:
+    """`value(mesh)` of each of the world meshes `meshes` (any shape), asked once per
+    distinct `TriangleMesh`: same shape, `dtype`. A live update's world meshes are copies
+    of a few (1,000 objects of 3 meshes): `_not_boxes`' products once per mesh, not per
     object."""
     distinct, at = np.unique(meshes, return_inverse=True)
     objects = [world.meshes[index] for index in distinct]
     by_object = {}
     for mesh in objects:
         if id(mesh) not in by_object:
-            by_object[id(mesh)] = bool(flag(mesh))
-    flags = np.array([by_object[id(mesh)] for mesh in objects], dtype=bool)
-    return flags[at].reshape(np.shape(meshes))
+            by_object[id(mesh)] = value(mesh)
+    values = np.array([by_object[id(mesh)] for mesh in objects], dtype=dtype)
+    return values[at].reshape(np.shape(meshes))
 
 
 def _not_boxes(world: _World, meshes: np.ndarray) -> np.ndarray:
@@ -3316,23 +3305,26 @@ def _not_boxes(world: _World, meshes: np.ndarray) -> np.ndarray:
     )
 
 
+def _vertices_of(world: _World, meshes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The vertices of the world meshes `meshes` (k,), one mesh's after the other: (the
+    row of `meshes` of each (p,), the points (p, 3))."""
+    run, vertex = expand_runs(world.vertex_start[meshes], world.vertex_count[meshes])
+    return run, take_rows(world.vertices, vertex)
+
+
 def _vertex_centres(world: _World, meshes: np.ndarray) -> np.ndarray:
     """The mean (k, 3) of the vertices of each of the world meshes `meshes` (k,), each
     with some: a point that moves with its mesh."""
     counts = world.vertex_count[meshes]
-    _, rows = expand_runs(world.vertex_start[meshes], counts)
-    return np.add.reduceat(take_rows(world.vertices, rows), _starts(counts)) / counts[:, None]
+    return np.add.reduceat(_vertices_of(world, meshes)[1], _starts(counts)) / counts[:, None]
 
 
 def _direction_counts(world: _World, meshes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """How many face normals and edge directions each of the world meshes `meshes` (any
     shape) keeps (`TriangleMesh.few_directions`): two int64 arrays of its shape."""
-    distinct, at = np.unique(meshes, return_inverse=True)
-    kept = [world.meshes[index] for index in distinct]
-    normals = np.array([mesh.normal_count for mesh in kept], dtype=np.int64)
-    directions = np.array([len(mesh.few_directions) for mesh in kept], dtype=np.int64)
-    shape = np.shape(meshes)
-    return normals[at].reshape(shape), (directions - normals)[at].reshape(shape)
+    normals = _per_mesh(world, meshes, lambda mesh: mesh.normal_count, np.int64)
+    directions = _per_mesh(world, meshes, lambda mesh: len(mesh.few_directions), np.int64)
+    return normals, directions - normals
 
 
 def _convex_shapes(world: _World, meshes: np.ndarray) -> np.ndarray:
@@ -3342,13 +3334,6 @@ def _convex_shapes(world: _World, meshes: np.ndarray) -> np.ndarray:
     separating axis theorem's directions give the exact penetration depth
     (`_face_and_edge_axes`)."""
     return _per_mesh(world, meshes, lambda mesh: mesh.convex)
-
-
-def _many_directions(world: _World, meshes: np.ndarray) -> np.ndarray:
-    """Whether each of the world meshes `meshes` (any shape) keeps no `few_directions` (a
-    curved mesh: more face normals or edge directions than `_FEW_DIRECTIONS`, or a convex
-    one than `_CONVEX_FEW_DIRECTIONS`): same shape, bool."""
-    return _per_mesh(world, meshes, lambda mesh: not len(mesh.few_directions))
 
 
 def _face_and_edge_axes(world: _World, slots: np.ndarray, fallback: np.ndarray) -> np.ndarray:
@@ -3364,12 +3349,10 @@ def _face_and_edge_axes(world: _World, slots: np.ndarray, fallback: np.ndarray) 
     face, where a wall's corner overlapping its neighbour's by 0.10 m came out 0.32 m
     deep."""
     meshes, at = np.unique(slots, return_inverse=True)
-    kept = [world.meshes[index] for index in meshes]
-    normal_width = max((mesh.normal_count for mesh in kept), default=0)
-    edge_width = max((len(mesh.few_directions) - mesh.normal_count for mesh in kept), default=0)
-    normals = np.full((len(meshes), normal_width, 3), np.nan)
-    edges = np.full((len(meshes), edge_width, 3), np.nan)
-    for row, mesh in enumerate(kept):
+    normal_counts, edge_counts = _direction_counts(world, meshes)
+    normals = np.full((len(meshes), normal_counts.max(initial=0), 3), np.nan)
+    edges = np.full((len(meshes), edge_counts.max(initial=0), 3), np.nan)
+    for row, mesh in enumerate(world.meshes[index] for index in meshes):
         count = mesh.normal_count
         normals[row, :count] = mesh.few_directions[:count]
         edges[row, : len(mesh.few_directions) - count] = mesh.few_directions[count:]
@@ -3383,8 +3366,6 @@ def _face_and_edge_axes(world: _World, slots: np.ndarray, fallback: np.ndarray) 
     normals = (cofactor[:, None] @ normals[..., None])[..., 0]
     edges = (linear[:, None] @ edges[..., None])[..., 0]
     # Each side only as wide as its own meshes need.
-    normal_counts = np.array([mesh.normal_count for mesh in kept], dtype=np.int64)
-    edge_counts = np.array([len(mesh.few_directions) for mesh in kept]) - normal_counts
     sides = []
     for side in at.reshape(-1, 2).T:
         normal_side = int(normal_counts[side].max(initial=0))
@@ -3556,8 +3537,7 @@ def _vertex_diameters(world: _World, meshes: np.ndarray) -> np.ndarray:
     with vertices: the diagonal of their box. All its vertices: `mesh_lo` and `mesh_hi`
     bound its triangles, and a far vertex in no triangle may be the one extreme along a
     tilt."""
-    _, vertex = expand_runs(world.vertex_start[meshes], world.vertex_count[meshes])
-    points = take_rows(world.vertices, vertex)
+    _, points = _vertices_of(world, meshes)
     starts = _starts(world.vertex_count[meshes])
     return _length(np.maximum.reduceat(points, starts) - np.minimum.reduceat(points, starts))
 
@@ -3598,14 +3578,12 @@ def _extents(
 def _listed_extents(world: _World, meshes: np.ndarray, directions: np.ndarray, near):
     """`_extents` of meshes `meshes` (k,) along their `directions` (k, d, 3) by
     projecting every vertex, or with `near` those within its band."""
-    pair, vertex = expand_runs(world.vertex_start[meshes], world.vertex_count[meshes])
+    pair, points = _vertices_of(world, meshes)
     if near is not None:
         row, chord, *known = near
         diameter = known[0][meshes] if known else _vertex_diameters(world, meshes)
         near = (row, chord * diameter + world.slack)
-    return _point_extents(
-        pair, take_rows(world.vertices, vertex), world.vertex_count[meshes], directions, near
-    )
+    return _point_extents(pair, points, world.vertex_count[meshes], directions, near)
 
 
 def _point_extents(pair, points, counts, directions, near):
@@ -3880,9 +3858,9 @@ def _tilt_listing(world: _World, slots: np.ndarray, ways, diameters):
     screened = ~walked & ~flat & (world.vertex_count * meetings > _SCREENED_WORK)
     if (counts == 0).any() or (walked | screened)[meshes].any() or counts.sum() > _CHUNK_ROWS:
         return None
-    mesh_row, vertex = expand_runs(world.vertex_start[meshes], counts)
+    mesh_row, points = _vertices_of(world, meshes)
     band = _TILT_CHORD * diameters[meshes] + world.slack
-    return mesh_row, take_rows(world.vertices, vertex), counts, band
+    return mesh_row, points, counts, band
 
 
 def _listed_tilt_overlap(listing, active: np.ndarray, tilts: np.ndarray, ahead: np.ndarray):
