@@ -87,18 +87,11 @@ CURVED_EPA_RATIO = 1.01
 
 def by_separating_axes(first: TriangleMesh, second: TriangleMesh) -> bool:
     """Whether `mesh_contacts` measures the two meshes along both's face normals and the
-    crosses of their edges, as `core.mesh._slot_contacts` decides it: each keeps them
-    (`few_directions`), and they number at most `_PAIR_DIRECTIONS`."""
-    counts = [
-        (mesh.normal_count, len(mesh.few_directions) - mesh.normal_count)
-        for mesh in (first, second)
-    ]
-    (normals_first, edges_first), (normals_second, edges_second) = counts
-    return (
-        bool(len(first.few_directions) and len(second.few_directions))
-        and normals_first + normals_second + edges_first * edges_second
-        <= mesh_module._PAIR_DIRECTIONS
-    )
+    crosses of their edges (`core.mesh._by_separating_axes`, as `_slot_contacts` asks)."""
+    meshes = (first, second)
+    normals = np.array([[mesh.normal_count for mesh in meshes]])
+    edges = np.array([[len(mesh.few_directions) for mesh in meshes]]) - normals
+    return bool(mesh_module._by_separating_axes(normals, edges)[0])
 
 
 def decide(meshes, chosen: np.ndarray, matrices, max_distance: float):

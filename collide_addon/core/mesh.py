@@ -3130,11 +3130,7 @@ def _slot_contacts(world, boxes, slots, overlap, max_distance, contact) -> MeshC
     # wall, a wedge) is measured along its faces' normals and edges' crosses too: a box's
     # are its face frame's, already among the directions.
     normals, edges = _direction_counts(world, slots[deep])
-    # The pairs along whose face normals and edge crosses the separating axis theorem
-    # measures them: each mesh keeps them, and there are not too many.
-    complete = (normals.sum(axis=1) + edges.prod(axis=1) <= _PAIR_DIRECTIONS) & (
-        (normals + edges > 0).all(axis=1)
-    )
+    complete = _by_separating_axes(normals, edges)
     polyhedral = _not_boxes(world, slots[deep]).any(axis=1) & complete
     # A pair with a convex mesh of more than `_FEW_DIRECTIONS` (a cylinder) has up to
     # `_PAIR_DIRECTIONS`: all are projected, since such a mesh has about a thousand
@@ -3317,6 +3313,17 @@ def _vertex_centres(world: _World, meshes: np.ndarray) -> np.ndarray:
     with some: a point that moves with its mesh."""
     counts = world.vertex_count[meshes]
     return np.add.reduceat(_vertices_of(world, meshes)[1], _starts(counts)) / counts[:, None]
+
+
+def _by_separating_axes(normals: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """Whether pairs whose two meshes keep `normals` face normals and `edges` edge
+    directions ((k, 2) each, `_direction_counts`) are measured along the separating axis
+    theorem's directions, both meshes' face normals and the crosses of their edges: each
+    mesh keeps them, and they number at most `_PAIR_DIRECTIONS` (k,) bool. For two convex
+    meshes their least overlap along those is the depth."""
+    return (normals.sum(axis=1) + edges.prod(axis=1) <= _PAIR_DIRECTIONS) & (
+        (normals + edges > 0).all(axis=1)
+    )
 
 
 def _direction_counts(world: _World, meshes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

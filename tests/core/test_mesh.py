@@ -1166,6 +1166,19 @@ def test_a_coarse_uv_sphere_with_cubes_and_cylinders_is_as_deep_as_coal_says():
         assert -result.distance[row] == pytest.approx(exact, rel=1e-6, abs=2e-5), row
 
 
+def test_pairs_get_the_separating_axis_theorems_directions_up_to_the_pairs_budget():
+    # (face normals, edge directions) kept: a cube, Blender's 16 x 8 UV sphere, a mesh of
+    # too many (none kept), a convex mesh of 32 and 32.
+    cube, sphere, curved, wide = (3, 3), (64, 76), (0, 0), (32, 32)
+    pairs = [(cube, cube), (sphere, cube), (sphere, sphere), (curved, cube), (wide, wide)]
+    normals = np.array([[first[0], second[0]] for first, second in pairs])
+    edges = np.array([[first[1], second[1]] for first, second in pairs])
+    decided = mesh_module._by_separating_axes(normals, edges)
+    # 15 and 295 directions; two spheres' 5,904 are too many; a mesh keeping none
+    # decides nothing; 32 and 32 each make 1,088, the budget.
+    assert decided.tolist() == [True, True, False, False, True]
+
+
 @pytest.mark.parametrize("sides", [9, 12, 16, 32, 62])
 def test_convex_prisms_of_up_to_32_directions_are_as_deep_as_coal_says(sides):
     """Cylinders of 9 to 62 sides (Blender's default has 32: 17 face normals and 17 edge
