@@ -96,7 +96,8 @@ contact):
   those of (a) would be (the shallower triangle's deepest corner lies beyond the other
   triangle's face, or the bound capped the depth), both are the point where the deepest
   crossing's two triangles meet, on both surfaces, so the clash point lies where the
-  meshes cross.
+  meshes cross. Two convex meshes decided without their triangles (below) take those of
+  (b), or where their faces meet along the depth's direction.
 
 Cost: each `TriangleMesh` carries a bounding volume tree over its triangles, built once
 by `prepare_mesh` (median splits, at most `_LEAF_SIZE` triangles per leaf; once per
@@ -138,6 +139,16 @@ crossing and skipped
 when that bound cannot beat the depth already found, and it stops as soon as a triangle
 within that depth turns up. What stays: touching elements whose faces lie on each other
 have many triangle pairs with a lower bound of 0, and each gets the plane tests.
+
+Two convex meshes of a few hundred faces each (cubes, UV spheres, cylinders: what live
+mode mostly meets) need neither trees nor rays where their points' plane depths and
+their extents decide (`_convex_contacts`): crossing where a point of one lies inside the
+other, or the separating axis theorem finds them overlapping along every axis, while
+each pokes out of the other's bounds; apart where their extents leave a gap along some
+direction. The distance and relation are those the triangles would give, bit for bit
+(the same stages give them); the witnesses are those of the deepest point inside, or
+where the two faces the depth is measured between overlap (`_support_witnesses`).
+Touching, containment and what else they cannot show is left to the triangles.
 """
 
 from __future__ import annotations
@@ -2218,6 +2229,18 @@ class _Best:
         self.second[pair] = take_rows(second, rows)
         return pair, rows
 
+    def halves(self) -> tuple[_Best, _Best]:
+        """The first and second halves of its pairs, each a `_Best` (a copy)."""
+        count = len(self.value) // 2
+        first, second = _Best(count, 0.0), _Best(count, 0.0)
+        for part, rows in ((first, slice(None, count)), (second, slice(count, None))):
+            part.value, part.first, part.second = (
+                self.value[rows].copy(),
+                self.first[rows].copy(),
+                self.second[rows].copy(),
+            )
+        return first, second
+
 
 def _upper_bounds(world: _World, count: int, pair, first, second) -> np.ndarray:
     """An upper bound of each pair's distance (count,): its candidates' nearest
@@ -3062,7 +3085,282 @@ def _apart_contacts(world: _World, slots: np.ndarray) -> MeshContacts:
 def _slot_contacts(world, boxes, slots, overlap, max_distance, contact) -> MeshContacts:
     """`mesh_contacts` of the pairs of world meshes `slots` (m, 2), with the meshes'
     `_posed_boxes` `boxes`, the pairs' `_face_axes_overlap` (m,), their max_distance (m,)
-    and the call's contact epsilon `contact` (of all its meshes, not only these)."""
+    and the call's contact epsilon `contact` (of all its meshes, not only these): those
+    of two convex meshes that `_convex_contacts` decides from their points and extents,
+    the others from their triangles (`_triangle_contacts`)."""
+    quick, found = _convex_contacts(world, boxes, slots, overlap, max_distance, contact)
+    rest = np.flatnonzero(~quick)
+    if not len(rest):
+        return found
+    rest_found = _triangle_contacts(
+        world, boxes, slots[rest], overlap[rest], max_distance[rest], contact
+    )
+    if len(rest) == len(slots):
+        return rest_found
+    order = np.argsort(np.concatenate([np.flatnonzero(quick), rest]), kind="stable")
+    return concatenate_fields(
+        MeshContacts,
+        [found, rest_found],
+        build=lambda **fields: MeshContacts(**{name: rows[order] for name, rows in fields.items()}),
+    )
+
+
+def _convex_contacts(world, boxes, slots, overlap, max_distance, contact):
+    """The pairs among world meshes `slots` (m, 2) (with `_slot_contacts`' arguments)
+    whose contact needs none of their triangles: (decided (m,) bool, their
+    `MeshContacts`, in order).
+
+    Both meshes convex and closed, with face planes to measure points by (at most
+    `_PLANE_DEPTH_TRIANGLES` triangles), and each with a vertex outside the other's
+    bounds, so that neither holds the other. Such a pair penetrates, its surfaces
+    crossing, where (1) a point of one lies deeper than the call's contact epsilon in
+    the other (its depth (b)), or (2) the separating axis theorem decides it (both
+    polyhedra of few directions, `_axes_overlap`) and their overlap exceeds the contact
+    epsilon along every axis. Its depth is then the separating bound, as the triangles
+    give it (`_depth_bound`: a convex pair's depth, no less than (b)); its witnesses
+    those of (b), the deepest point inside and its foot on the other surface, or for (2)
+    alone `_support_witnesses`. A pair lies apart where its meshes' vertices leave a
+    gap of more than max_distance and the contact epsilon (`_extents_gap`). Left to the
+    triangles: pairs that touch or nearly so, that one may hold inside the other, and
+    curved pairs crossing with no point inside. On the live updates of 1,000 convex
+    objects, the triangles and the rays took two thirds of a call."""
+    decided = np.zeros(len(slots), dtype=bool)
+    by_planes = world.convex & world.closed & (world.triangle_count <= _PLANE_DEPTH_TRIANGLES)
+    rows = np.flatnonzero(by_planes[slots].all(axis=1) & (overlap > _SHALLOW))
+    first, second = slots[rows, 0], slots[rows, 1]
+    # Both ways in one call (each pair is measured alone); no ray is cast.
+    both = _inside_stage(
+        world,
+        np.concatenate([first, second]),
+        np.concatenate([second, first]),
+        np.zeros(2 * len(rows)),
+        np.ones(2 * len(rows), dtype=bool),
+    )
+    i_in_j, j_in_i = both.halves()
+    inside = -np.minimum(i_in_j.value, j_in_i.value)
+    apart_ways = _pokes_out(world, first, second) & _pokes_out(world, second, first)
+    bound, along, gap = _depth_bound(
+        world,
+        boxes,
+        slots[rows],
+        np.full(len(rows), np.inf),
+        inside,
+        np.full(len(rows), contact),
+        gaps=True,
+    )
+    by_points = inside > contact
+    crossing = np.flatnonzero(
+        apart_ways & (bound > contact) & (by_points | np.isfinite(along[:, 0]))
+    )
+    point_i, point_j = i_in_j.first[crossing], i_in_j.second[crossing]
+    by_j = j_in_i.value[crossing] < i_in_j.value[crossing]
+    point_i[by_j], point_j[by_j] = j_in_i.second[crossing][by_j], j_in_i.first[crossing][by_j]
+    # (2) alone: where the faces (edges, vertices) its depth is measured between
+    # overlap; a pair whose supports show none is left to the triangles.
+    axes = np.flatnonzero(~by_points[crossing])
+    point_i[axes], point_j[axes] = _support_witnesses(
+        world, slots[rows[crossing[axes]]], along[crossing[axes]], contact
+    )
+    witnessed = np.isfinite(point_i[:, 0])
+    crossing, point_i, point_j = crossing[witnessed], point_i[witnessed], point_j[witnessed]
+    apart = np.flatnonzero(gap > max_distance[rows] + contact)
+    apart = np.setdiff1d(apart, crossing)
+    decided[rows[crossing]] = True
+    decided[rows[apart]] = True
+    order = np.argsort(np.concatenate([rows[crossing], rows[apart]]), kind="stable")
+    found = concatenate_fields(
+        MeshContacts,
+        [
+            MeshContacts(
+                -bound[crossing],
+                point_i,
+                point_j,
+                np.full(len(crossing), CROSSING, dtype=np.int8),
+                np.zeros(len(crossing), dtype=bool),
+            ),
+            _apart_contacts(world, slots[rows[apart]]),
+        ],
+        build=lambda **fields: MeshContacts(
+            **{name: column[order] for name, column in fields.items()}
+        ),
+    )
+    return decided, found
+
+
+# A support of more corners than this (a cylinder's cap seen end on: 16; a face of a
+# finer mesh) leaves its pair's witnesses to the triangles: each corner of one support
+# is tested against each of the other's.
+_SUPPORT_CORNERS = 32
+# Crossings within this fraction of an outline's edge past its ends count as on it.
+_OUTLINE_ROUNDING = 1e-9
+
+
+def _support_witnesses(world: _World, slots: np.ndarray, along: np.ndarray, tolerance: float):
+    """Witness points of pairs of convex world meshes `slots` (m, 2) penetrating by their
+    least overlap along `along` (m, 3) unit rows, as the separating axis theorem finds
+    it: (point_i (m, 3), point_j (m, 3)), NaN for a pair where none is found.
+
+    Along that direction the far side of one mesh meets the near side of the other, and
+    each mesh's support there (its vertices within `tolerance` of its extreme) is a
+    face, an edge or a vertex. Seen along the direction of their least overlap, the two
+    supports of two convex polyhedra overlap (the points that the move separating them
+    joins lie there). The witnesses are a point of that overlap on each support: the
+    mean of each support's corners inside the other's outline and of the outlines'
+    edges' crossings, all in the overlap (convex), so on both surfaces and the depth
+    apart. An outline is its support's corners in order around their centre, a point is
+    inside it when inside a triangle of the centre and two corners next to each other:
+    never outside the support, where a corner inside the face (a fan's hub) leaves a
+    dent. None where a support has more than `_SUPPORT_CORNERS` corners, or where none
+    is found (a vertex on a vertex, an edge along an edge: left to the triangles)."""
+    count = len(slots)
+    run_a, points_a = _vertices_of(world, slots[:, 0])
+    run_b, points_b = _vertices_of(world, slots[:, 1])
+    ahead_a = dot_rows(points_a, take_rows(along, run_a))
+    ahead_b = dot_rows(points_b, take_rows(along, run_b))
+    starts_a = _starts(world.vertex_count[slots[:, 0]])
+    starts_b = _starts(world.vertex_count[slots[:, 1]])
+    low_a, high_a = np.minimum.reduceat(ahead_a, starts_a), np.maximum.reduceat(ahead_a, starts_a)
+    low_b, high_b = np.minimum.reduceat(ahead_b, starts_b), np.maximum.reduceat(ahead_b, starts_b)
+    # Mesh i's far side meets mesh j's near side along `along`, or the other way round:
+    # turned so that it is the first.
+    turned = (high_a - low_b) > (high_b - low_a)
+    sign = np.where(turned, -1.0, 1.0)
+    along = along * sign[:, None]
+    top_a = np.where(turned, -low_a, high_a)
+    bottom_b = np.where(turned, -high_b, low_b)
+    ahead_a *= sign[run_a]
+    ahead_b *= sign[run_b]
+    support_a = np.flatnonzero(ahead_a >= top_a[run_a] - tolerance)
+    support_b = np.flatnonzero(ahead_b <= bottom_b[run_b] + tolerance)
+    # Coordinates across the direction.
+    helper = np.eye(3)[np.argmin(np.abs(along), axis=1)]
+    across_u = _unit_rows(cross_rows(along, helper))
+    across_v = cross_rows(along, across_u)
+    outlines = []
+    for run, points in (
+        (run_a[support_a], take_rows(points_a, support_a)),
+        (run_b[support_b], take_rows(points_b, support_b)),
+    ):
+        flat = np.stack(
+            [
+                dot_rows(points, take_rows(across_u, run)),
+                dot_rows(points, take_rows(across_v, run)),
+            ],
+            axis=1,
+        )
+        outlines.append(_outline(run, flat, count))
+    (
+        (run_a, corner_a, next_a, centre_a, corners_a),
+        (run_b, corner_b, next_b, centre_b, corners_b),
+    ) = outlines
+    found = [np.zeros((0, 2))]
+    found_run = [np.zeros(0, dtype=np.int64)]
+    usable = (corners_a <= _SUPPORT_CORNERS) & (corners_b <= _SUPPORT_CORNERS)
+    for inner_run, inner, outer in (
+        (run_a, corner_a, (run_b, corner_b, next_b, centre_b, corners_b)),
+        (run_b, corner_b, (run_a, corner_a, next_a, centre_a, corners_a)),
+    ):
+        rows, points = _inside_outlines(inner_run, inner, *outer, usable, tolerance)
+        found.append(points)
+        found_run.append(rows)
+    rows, points = _outline_crossings(
+        run_a, corner_a, next_a, run_b, corner_b, next_b, corners_b, usable
+    )
+    found.append(points)
+    found_run.append(rows)
+    found_run = np.concatenate(found_run)
+    found = np.concatenate(found)
+    counts = np.bincount(found_run, minlength=count)
+    middle = (
+        np.stack(
+            [np.bincount(found_run, found[:, axis], minlength=count) for axis in range(2)], axis=1
+        )
+        / np.maximum(counts, 1)[:, None]
+    )
+    point_i = middle[:, :1] * across_u + middle[:, 1:] * across_v + top_a[:, None] * along
+    point_j = point_i + (bottom_b - top_a)[:, None] * along
+    point_i[counts == 0] = np.nan
+    point_j[counts == 0] = np.nan
+    return point_i, point_j
+
+
+def _outline(run: np.ndarray, flat: np.ndarray, count: int):
+    """The outlines of `count` supports from their corners `flat` (p, 2) in runs `run`
+    (p,) ascending: (run (p,), corner (p, 2), the next corner around (p, 2), each run's
+    centre (count, 2), its number of corners (count,)), corners in order of their angle
+    about the centre."""
+    corners = np.bincount(run, minlength=count)
+    centre = (
+        np.stack([np.bincount(run, flat[:, axis], minlength=count) for axis in range(2)], axis=1)
+        / np.maximum(corners, 1)[:, None]
+    )
+    offset = flat - take_rows(centre, run)
+    order = np.lexsort((np.arctan2(offset[:, 1], offset[:, 0]), run))
+    run, flat = run[order], take_rows(flat, order)
+    # Each run's last corner is followed by its first.
+    following = np.arange(1, len(run) + 1)
+    firsts = np.flatnonzero(run_starts(run))
+    following[np.append(firsts[1:], len(run))[: len(firsts)] - 1] = firsts
+    return run, flat, take_rows(flat, following), centre, corners
+
+
+def _cross_2d(first: np.ndarray, second: np.ndarray) -> np.ndarray:
+    return first[:, 0] * second[:, 1] - first[:, 1] * second[:, 0]
+
+
+def _inside_outlines(
+    run, points, outline_run, corner, following, centre, corners, usable, rounding
+):
+    """The points (p, 2) of runs `run` (p,) inside the outline of their run (`_outline`'s
+    `outline_run`, `corner`, `following`, `centre`, `corners`) of at least three
+    corners, or within `rounding` of it, for runs `usable` (count,) bool: (their runs
+    (k,), the points (k, 2))."""
+    keep = usable[run] & (corners[run] >= 3)
+    run, points = run[keep], points[keep]
+    # Each point against each triangle of its outline's fan.
+    point, wedge = expand_runs(_starts(corners)[run], corners[run])
+    at = points[point]
+    hub = centre[outline_run[wedge]]
+    first, second = corner[wedge], following[wedge]
+    inside = np.ones(len(point), dtype=bool)
+    for start, end in ((hub, first), (first, second), (second, hub)):
+        edge = end - start
+        inside &= _cross_2d(edge, at - start) >= -rounding * np.sqrt((edge * edge).sum(axis=1))
+    hit = np.unique(point[inside])
+    return run[hit], points[hit]
+
+
+def _outline_crossings(run_a, corner_a, next_a, run_b, corner_b, next_b, corners_b, usable):
+    """Where the edges of two sets of outlines (`_outline`'s) cross, run by run, for runs
+    `usable` (count,) bool: (their runs (k,), the crossings (k, 2))."""
+    keep = np.flatnonzero(usable[run_a])
+    edge_a, edge_b = expand_runs(_starts(corners_b)[run_a[keep]], corners_b[run_a[keep]])
+    edge_a = keep[edge_a]
+    start_a, start_b = corner_a[edge_a], corner_b[edge_b]
+    along_a, along_b = next_a[edge_a] - start_a, next_b[edge_b] - start_b
+    between = start_b - start_a
+    denominator = _cross_2d(along_a, along_b)
+    # Parallel or degenerate edges (a support of one or two corners) cross nowhere.
+    scale = np.sqrt((along_a * along_a).sum(axis=1) * (along_b * along_b).sum(axis=1))
+    skew = np.abs(denominator) > 1e-12 * scale
+    safe = np.where(skew, denominator, 1.0)
+    on_a = _cross_2d(between, along_b) / safe
+    on_b = _cross_2d(between, along_a) / safe
+    low, high = -_OUTLINE_ROUNDING, 1.0 + _OUTLINE_ROUNDING
+    met = skew & (on_a >= low) & (on_a <= high) & (on_b >= low) & (on_b <= high)
+    return run_a[edge_a[met]], start_a[met] + on_a[met, None] * along_a[met]
+
+
+def _pokes_out(world: _World, inner: np.ndarray, outer: np.ndarray) -> np.ndarray:
+    """Whether a vertex of each world mesh `inner` (m,) lies outside the bounds of the
+    world mesh `outer` (m,) (`_in_local_bounds`), and so outside it: (m,) bool."""
+    run, points = _vertices_of(world, inner)
+    out = ~_in_local_bounds(world, points, outer[run])
+    return np.bincount(run[out], minlength=len(inner)) > 0
+
+
+def _triangle_contacts(world, boxes, slots, overlap, max_distance, contact) -> MeshContacts:
+    """`_slot_contacts` from the pairs' triangles (see the module docstring)."""
     grow = max_distance + contact
     nearest, crossing, crossing_point, shared_point = _triangle_stage(world, slots, grow)
     faces_shared = np.isfinite(shared_point[:, 0])
@@ -3113,75 +3411,7 @@ def _slot_contacts(world, boxes, slots, overlap, max_distance, contact) -> MeshC
     convex_pair[penetrating] = _convex_shapes(world, slots[penetrating]).all(axis=1)
     bound_is_depth = faces_shared | convex_pair
     crossing_depth = np.where(bound_is_depth, np.inf, -crossing.value)
-    # The bound caps a depth: the pairs where nothing crosses and nothing lies inside have
-    # none to cap (their depth is 0 whatever the bound).
-    bound = np.full(len(slots), np.inf)
-    capped = np.flatnonzero(np.maximum(crossing_depth, inside) > 0)
-    bound[capped], directions = _separating_bound(world, boxes, slots[capped])
-    # Where a penetration would be reported from crossing triangles, the meshes' own
-    # extents along the same directions (their vertices, not their boxes) may show that a
-    # smaller move separates. Not where points inside give the depth: no move that
-    # separates is shorter than theirs.
-    deep = np.flatnonzero(
-        (np.minimum(crossing_depth, bound) > np.maximum(inside, epsilon)) & (bound > inside)
-    )
-    deep_directions = take_rows(directions, np.searchsorted(capped, deep))
-    # A pair with a mesh that is a polyhedron of few directions but not a box (a mitred
-    # wall, a wedge) is measured along its faces' normals and edges' crosses too: a box's
-    # are its face frame's, already among the directions.
-    normals, edges = _direction_counts(world, slots[deep])
-    complete = _by_separating_axes(normals, edges)
-    polyhedral = _not_boxes(world, slots[deep]).any(axis=1) & complete
-    # A pair with a convex mesh of more than `_FEW_DIRECTIONS` (a cylinder) has up to
-    # `_PAIR_DIRECTIONS`: all are projected, since such a mesh has about a thousand
-    # vertices at most, and finding which directions are parallel would cost more (k d d
-    # products). A call lays its pairs' rows out as wide as its meshes need on either side
-    # (`_face_and_edge_axes`), so such pairs are measured in groups by their sides' edge
-    # counts rounded up to powers of two: a sphere's 76 edges with a cube's 3 make 228
-    # crosses, not the 76 x 9 of a sphere with a cylinder (one group for all: the live
-    # calls' projections took 11 ms instead of 3).
-    wide = np.maximum(normals, edges).max(axis=1) > _FEW_DIRECTIONS
-    size_class = np.frexp(np.maximum(edges - 1, 0).astype(np.float64))[1]
-    group = np.where(polyhedral & wide, size_class[:, 0] * 16 + size_class[:, 1], -1)
-    least = np.zeros((len(deep), 3))
-    for rows, with_faces, distinct in (
-        (np.flatnonzero(~polyhedral), False, True),
-        (np.flatnonzero(polyhedral & ~wide), True, True),
-        *((np.flatnonzero(group == key), True, False) for key in np.unique(group[group >= 0])),
-    ):
-        if not len(rows):
-            continue
-        along = deep_directions[rows]
-        if with_faces:
-            along = np.concatenate(
-                [along, _face_and_edge_axes(world, slots[deep[rows]], along[:, 0])], axis=1
-            )
-        if distinct:
-            along = _distinct_per_pair(along)
-        measured, least[rows] = _projected_overlap(world, slots[deep[rows]], along)
-        bound[deep[rows]] = np.minimum(bound[deep[rows]], measured)
-    # A pair with a mesh of many directions (a curved one) tilts its least direction, and
-    # the line between the two meshes' vertex centres: the search stops in a local
-    # least, and two convex meshes pushed into each other are often separated nearly
-    # along that line (from the least direction alone, 37 of the 1,330 penetrating pairs
-    # of UV spheres, cylinders and cubes of 40 live updates came out over 1% deeper than
-    # coal's EPA, from both 10, at most 9%).
-    curved = deep[~complete & (bound[deep] > np.maximum(inside[deep], epsilon[deep]))]
-    if len(curved):
-        least_curved = least[np.searchsorted(deep, curved)]
-        centres = _vertex_centres(world, slots[curved].ravel()).reshape(-1, 2, 3)
-        line = centres[:, 1] - centres[:, 0]
-        # Concentric meshes have no line between them: the least direction again.
-        line = np.where((_length(line) > 0.0)[:, None], _unit_rows(line), least_curved)
-        from_line, _ = _projected_overlap(world, slots[curved], line[:, None])
-        # Both searches in one call (each pair's rows are searched alone).
-        tilted = _tilted_overlap(
-            world,
-            np.concatenate([slots[curved], slots[curved]]),
-            np.concatenate([bound[curved], from_line]),
-            np.concatenate([least_curved, line]),
-        ).reshape(2, -1)
-        bound[curved] = np.minimum(tilted[0], tilted[1])
+    bound, _ = _depth_bound(world, boxes, slots, crossing_depth, inside, epsilon)
     shared_point[~faces_shared] = np.nan
     return _combine(
         nearest,
@@ -3196,6 +3426,122 @@ def _slot_contacts(world, boxes, slots, overlap, max_distance, contact) -> MeshC
         max_distance,
         ~closed.all(axis=1),
     )
+
+
+def _depth_bound(world, boxes, slots, crossing_depth, inside, epsilon, gaps=False):
+    """The separating bound (m,) of pairs of world meshes `slots` (m, 2) that caps their
+    depth, given their `_posed_boxes` `boxes`, the depth (a) each would report (m,)
+    (+inf where the bound is its depth), its depth (b) `inside` (m,) and its contact
+    epsilon (m,): +inf where nothing crosses and nothing lies inside. And for the pairs
+    that the separating axis theorem decides (`_axes_overlap`), the direction (m, 3) of
+    their bound where their vertices' extents gave it (NaN elsewhere).
+
+    gaps: also measure every pair with a bound along the axes and the line between the
+    meshes' vertex centres, and return the largest gap (m,) between their vertices'
+    extents found along those (<= 0 where none, NaN for pairs without a bound): no
+    distance between the meshes is less. The bound is the same."""
+    # The bound caps a depth: the pairs where nothing crosses and nothing lies inside have
+    # none to cap (their depth is 0 whatever the bound).
+    bound = np.full(len(slots), np.inf)
+    capped = np.flatnonzero(np.maximum(crossing_depth, inside) > 0)
+    bound[capped], directions = _separating_bound(world, boxes, slots[capped])
+    # Where a penetration would be reported from crossing triangles, the meshes' own
+    # extents along the same directions (their vertices, not their boxes) may show that a
+    # smaller move separates. Not where points inside give the depth: no move that
+    # separates is shorter than theirs.
+    deep = np.flatnonzero(
+        (np.minimum(crossing_depth, bound) > np.maximum(inside, epsilon)) & (bound > inside)
+    )
+    measured_rows = capped if gaps else deep
+    measured, least, complete = _axes_overlap(
+        world,
+        slots[measured_rows],
+        take_rows(directions, np.searchsorted(capped, measured_rows)),
+        floor=-np.inf if gaps else 0.0,
+    )
+    at_deep = np.searchsorted(measured_rows, deep)
+    bound[deep] = np.minimum(bound[deep], np.maximum(measured[at_deep], 0.0))
+    decided = deep[complete[at_deep]]
+    along = np.full((len(slots), 3), np.nan)
+    along[decided] = least[np.searchsorted(measured_rows, decided)]
+    # A pair with a mesh of many directions (a curved one) tilts its least direction, and
+    # the line between the two meshes' vertex centres: the search stops in a local
+    # least, and two convex meshes pushed into each other are often separated nearly
+    # along that line (from the least direction alone, 37 of the 1,330 penetrating pairs
+    # of UV spheres, cylinders and cubes of 40 live updates came out over 1% deeper than
+    # coal's EPA, from both 10, at most 9%). Two apart often lie apart along it.
+    curved = deep[~complete[at_deep] & (bound[deep] > np.maximum(inside[deep], epsilon[deep]))]
+    lined = measured_rows if gaps else curved
+    from_line = np.zeros(0)
+    if len(lined):
+        least_lined = least[np.searchsorted(measured_rows, lined)]
+        centres = _vertex_centres(world, slots[lined].ravel()).reshape(-1, 2, 3)
+        line = centres[:, 1] - centres[:, 0]
+        # Concentric meshes have no line between them: the least direction again.
+        line = np.where((_length(line) > 0.0)[:, None], _unit_rows(line), least_lined)
+        from_line, _ = _projected_overlap(
+            world, slots[lined], line[:, None], floor=-np.inf if gaps else 0.0
+        )
+    if len(curved):
+        at_curved = np.searchsorted(lined, curved)
+        # Both searches in one call (each pair's rows are searched alone).
+        tilted = _tilted_overlap(
+            world,
+            np.concatenate([slots[curved], slots[curved]]),
+            np.concatenate([bound[curved], np.maximum(from_line[at_curved], 0.0)]),
+            np.concatenate([least_lined[at_curved], line[at_curved]]),
+        ).reshape(2, -1)
+        bound[curved] = np.minimum(tilted[0], tilted[1])
+    if not gaps:
+        return bound, along
+    gap = np.full(len(slots), np.nan)
+    gap[capped] = -np.minimum(measured, from_line)
+    return bound, along, gap
+
+
+def _axes_overlap(world: _World, slots: np.ndarray, directions: np.ndarray, floor=0.0):
+    """The least overlap (k,) of the vertices' extents of the two world meshes of each
+    pair `slots` (k, 2) along its `directions` (k, d, 3) (`_separating_bound`'s), and for
+    a pair decided by the separating axis theorem (`_by_separating_axes`) along its face
+    normals and edge crosses too, no less than `floor` (-inf: a gap is negative); the
+    direction (k, 3) it is along; and which pairs the theorem decides (k,) bool (for
+    two convex meshes their overlap is then their exact depth, or a gap that separates
+    them)."""
+    # A pair with a mesh that is a polyhedron of few directions but not a box (a mitred
+    # wall, a wedge) is measured along its faces' normals and edges' crosses too: a box's
+    # are its face frame's, already among the directions.
+    normals, edges = _direction_counts(world, slots)
+    complete = _by_separating_axes(normals, edges)
+    polyhedral = _not_boxes(world, slots).any(axis=1) & complete
+    # A pair with a convex mesh of more than `_FEW_DIRECTIONS` (a cylinder) has up to
+    # `_PAIR_DIRECTIONS`: all are projected, since such a mesh has about a thousand
+    # vertices at most, and finding which directions are parallel would cost more (k d d
+    # products). A call lays its pairs' rows out as wide as its meshes need on either side
+    # (`_face_and_edge_axes`), so such pairs are measured in groups by their sides' edge
+    # counts rounded up to powers of two: a sphere's 76 edges with a cube's 3 make 228
+    # crosses, not the 76 x 9 of a sphere with a cylinder (one group for all: the live
+    # calls' projections took 11 ms instead of 3).
+    wide = np.maximum(normals, edges).max(axis=1) > _FEW_DIRECTIONS
+    size_class = np.frexp(np.maximum(edges - 1, 0).astype(np.float64))[1]
+    group = np.where(polyhedral & wide, size_class[:, 0] * 16 + size_class[:, 1], -1)
+    overlap = np.full(len(slots), np.inf)
+    least = np.zeros((len(slots), 3))
+    for rows, with_faces, distinct in (
+        (np.flatnonzero(~polyhedral), False, True),
+        (np.flatnonzero(polyhedral & ~wide), True, True),
+        *((np.flatnonzero(group == key), True, False) for key in np.unique(group[group >= 0])),
+    ):
+        if not len(rows):
+            continue
+        along = directions[rows]
+        if with_faces:
+            along = np.concatenate(
+                [along, _face_and_edge_axes(world, slots[rows], along[:, 0])], axis=1
+            )
+        if distinct:
+            along = _distinct_per_pair(along)
+        overlap[rows], least[rows] = _projected_overlap(world, slots[rows], along, floor=floor)
+    return overlap, least, complete
 
 
 def _posed_boxes(matrices, used, world: _World) -> np.ndarray:
@@ -3464,7 +3810,7 @@ _PARALLEL_TABLE_ROWS = 64
 
 
 def _projected_overlap(
-    world: _World, slots: np.ndarray, directions: np.ndarray, near=None, ways=None
+    world: _World, slots: np.ndarray, directions: np.ndarray, near=None, ways=None, floor=0.0
 ):
     """For each pair of world meshes `slots` (k, 2), the smallest overlap of the two
     meshes' vertices' extents along its `directions` (k, d, 3) unit vectors: (k,) >= 0,
@@ -3478,6 +3824,7 @@ def _projected_overlap(
     row (for any unit u within c of the row v, u.p - u.q differs from v.p - v.q by at
     most c |p - q|).
     ways: optional `_extent_ways(world)`, for a caller measuring the same world in rounds.
+    floor: the least overlap returned; -inf for the gap of pairs apart (negative).
 
     Exact where boxes are not: a rafter resting on a gable wall's sloped top overlaps it
     by rounding along the rafter's face normal, where the wall's box reaches up to the
@@ -3514,19 +3861,19 @@ def _projected_overlap(
             band,
             screened,
         )
-        overlap[rows], along_least[rows] = _least_overlap(low, high, chosen)
+        overlap[rows], along_least[rows] = _least_overlap(low, high, chosen, floor)
     return overlap, along_least
 
 
-def _least_overlap(low: np.ndarray, high: np.ndarray, chosen: np.ndarray):
+def _least_overlap(low: np.ndarray, high: np.ndarray, chosen: np.ndarray, floor=0.0):
     """`_projected_overlap`'s result for c pairs from the extents low, high (2c, d) of
     their first meshes then their second ones along their directions `chosen` (c, d, 3):
-    (overlap (c,), direction (c, 3))."""
+    (overlap (c,), direction (c, 3)), the overlap no less than `floor`."""
     count = len(chosen)
     widths = np.minimum(high[:count] - low[count:], high[count:] - low[:count])
     widths = np.where(_usable(chosen), widths, np.inf)
     least = widths.argmin(axis=1)
-    return np.maximum(pick_rows(widths, least), 0.0), pick_rows(chosen, least)
+    return np.maximum(pick_rows(widths, least), floor), pick_rows(chosen, least)
 
 
 def _extent_ways(world: _World) -> tuple[np.ndarray, np.ndarray]:
