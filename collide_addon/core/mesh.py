@@ -3120,7 +3120,7 @@ def _convex_contacts(world, boxes, slots, overlap, max_distance, contact):
     give it (`_depth_bound`: a convex pair's depth, no less than (b)); its witnesses
     those of (b), the deepest point inside and its foot on the other surface, or for (2)
     alone `_support_witnesses`. A pair lies apart where its meshes' vertices leave a
-    gap of more than max_distance and the contact epsilon (`_extents_gap`). Left to the
+    gap of more than max_distance and the contact epsilon (`_depth_bound`'s gaps). Left to the
     triangles: pairs that touch or nearly so, that one may hold inside the other, and
     curved pairs crossing with no point inside. On the live updates of 1,000 convex
     objects, the triangles and the rays took two thirds of a call."""
@@ -3305,6 +3305,7 @@ def _outline(run: np.ndarray, flat: np.ndarray, count: int):
 
 
 def _cross_2d(first: np.ndarray, second: np.ndarray) -> np.ndarray:
+    """The cross products (k,) of plane vectors (k, 2)."""
     return first[:, 0] * second[:, 1] - first[:, 1] * second[:, 0]
 
 
@@ -3322,7 +3323,10 @@ def _inside_outlines(
     at = points[point]
     hub = centre[outline_run[wedge]]
     first, second = corner[wedge], following[wedge]
-    inside = np.ones(len(point), dtype=bool)
+    # A wedge of no width (corners in a line with the centre) holds no point: within
+    # `rounding` of its three edges lies all of their line.
+    span = second - first
+    inside = _cross_2d(first - hub, second - hub) > rounding * np.sqrt((span * span).sum(axis=1))
     for start, end in ((hub, first), (first, second), (second, hub)):
         edge = end - start
         inside &= _cross_2d(edge, at - start) >= -rounding * np.sqrt((edge * edge).sum(axis=1))
@@ -3340,7 +3344,7 @@ def _outline_crossings(run_a, corner_a, next_a, run_b, corner_b, next_b, corners
     along_a, along_b = next_a[edge_a] - start_a, next_b[edge_b] - start_b
     between = start_b - start_a
     denominator = _cross_2d(along_a, along_b)
-    # Parallel or degenerate edges (a support of one or two corners) cross nowhere.
+    # Parallel edges, and a support of one corner's edge of no length, cross nowhere.
     scale = np.sqrt((along_a * along_a).sum(axis=1) * (along_b * along_b).sum(axis=1))
     skew = np.abs(denominator) > 1e-12 * scale
     safe = np.where(skew, denominator, 1.0)

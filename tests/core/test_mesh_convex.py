@@ -161,3 +161,21 @@ def test_a_cube_inside_a_sphere_is_left_to_the_triangles_and_held(monkeypatch):
     result = mesh_contacts([cube, sphere], [np.eye(4)] * 2, [[0, 1]], 0.05)
     assert walked == [1]
     assert result.relation[0] == I_INSIDE_J
+
+
+def test_a_point_is_inside_an_outline_only_within_its_corners():
+    """Two supports' outlines (a square, and three corners in a line, as on an edge cut
+    in two): a point counts as inside the square within the rounding of it, and never
+    inside the line, not even on it beyond its ends."""
+    run = np.array([0, 0, 0, 0, 1, 1, 1])
+    corners = np.array(
+        [[0.0, 0.0], [1.0, 0.0], [1.0, 1.0], [0.0, 1.0], [0.0, 0.0], [1.0, 0.0], [2.0, 0.0]]
+    )
+    outline = mesh_module._outline(run, corners, 2)
+    points = np.array([[0.5, 0.5], [1.0 + 1e-12, 0.5], [1.1, 0.5], [3.0, 0.0], [1.5, 0.0]])
+    owners = np.array([0, 0, 0, 1, 1])
+    rows, found = mesh_module._inside_outlines(
+        owners, points, *outline, np.ones(2, dtype=bool), 1e-9
+    )
+    np.testing.assert_array_equal(rows, [0, 0])
+    np.testing.assert_array_equal(found, points[:2])
