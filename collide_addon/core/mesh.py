@@ -3127,6 +3127,8 @@ def _convex_contacts(world, boxes, slots, overlap, max_distance, contact):
     decided = np.zeros(len(slots), dtype=bool)
     by_planes = world.convex & world.closed & (world.triangle_count <= _PLANE_DEPTH_TRIANGLES)
     rows = np.flatnonzero(by_planes[slots].all(axis=1) & (overlap > _SHALLOW))
+    if not len(rows):
+        return decided, _apart_contacts(world, slots[:0])
     first, second = slots[rows, 0], slots[rows, 1]
     # Both ways in one call (each pair is measured alone); no ray is cast.
     both = _inside_stage(
