@@ -179,3 +179,49 @@ def test_a_point_is_inside_an_outline_only_within_its_corners():
     )
     np.testing.assert_array_equal(rows, [0, 0])
     np.testing.assert_array_equal(found, points[:2])
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_axes_left_out_change_no_depth_and_are_most_of_them(monkeypatch, seed):
+    """The separating axis theorem's face normals and edge crosses that a few of each
+    mesh's vertices show cannot be the least are left out (`_axes_pruned_overlap`):
+    every pair's distance, relation and witnesses are those of measuring all of them,
+    bit for bit, and most of a UV sphere's axes with cubes and cylinders go unmeasured."""
+    meshes, _, matrices, pairs = scene(seed)
+    widths = []
+    projected = mesh_module._projected_overlap
+    monkeypatch.setattr(
+        mesh_module,
+        "_projected_overlap",
+        lambda world, slots, directions, **rest: (
+            widths.append(directions.shape[0] * directions.shape[1])
+            or projected(world, slots, directions, **rest)
+        ),
+    )
+    pruned = mesh_contacts(meshes, matrices, pairs, 0.05)
+    pruned_width = sum(widths)
+    widths.clear()
+    monkeypatch.setattr(
+        mesh_module,
+        "_axes_pruned_overlap",
+        lambda world, slots, along, axes, floor: mesh_module._projected_overlap(
+            world, slots, np.concatenate([along, axes], axis=1), floor=floor
+        ),
+    )
+    every = mesh_contacts(meshes, matrices, pairs, 0.05)
+    for field in ("distance", "point_i", "point_j", "relation"):
+        np.testing.assert_array_equal(getattr(pruned, field), getattr(every, field))
+    assert pruned_width < 0.5 * sum(widths)
+
+
+def test_a_meshs_core_is_its_extremes_along_26_directions():
+    """`TriangleMesh.core`: a UV sphere's vertices extreme along the axes, their sums by
+    two and by three (26 or fewer, each once); all of a cube's eight."""
+    sphere = MESHES[1]
+    core = sphere.core
+    assert len(core) <= 26 and len(np.unique(core)) == len(core)
+    steps = np.array([-1.0, 0.0, 1.0])
+    directions = np.stack(np.meshgrid(steps, steps, steps), axis=-1).reshape(-1, 3)
+    along = directions @ sphere.vertices.T
+    assert np.allclose(along[:, core].max(axis=1), along.max(axis=1))
+    np.testing.assert_array_equal(MESHES[0].core, np.arange(8))
