@@ -3593,16 +3593,24 @@ def _axes_pruned_overlap(world: _World, slots: np.ndarray, along, axes, floor):
     cores = [world.meshes[mesh].core for mesh in distinct.tolist()]
     counts = np.array([len(core) for core in cores], dtype=np.int64)
     vertex = np.concatenate(cores) + np.repeat(world.vertex_start[distinct], counts)
-    run, position = expand_runs(_starts(counts)[at], counts[at])
-    low, high = _point_extents(
-        run,
-        take_rows(world.vertices, vertex[position]),
-        counts[at],
-        np.concatenate([axes, axes]),
-        None,
-    )
     count = len(slots)
-    lower = np.minimum(high[:count] - low[count:], high[count:] - low[:count])
+    lower = np.empty(axes.shape[:2])
+    # Pairs in chunks of about `_CHUNK_ROWS` points times 16 axes: each point's axes are
+    # gathered (1,000 pairs of a sphere and a cylinder would hold 0.9 GB at once).
+    per_pair = counts[at].reshape(2, -1).sum(axis=0) * axes.shape[1]
+    for part in _chunks(per_pair, 16 * _CHUNK_ROWS):
+        rows = np.arange(count)[part]
+        rows = np.concatenate([rows, rows + count])
+        run, position = expand_runs(_starts(counts)[at[rows]], counts[at[rows]])
+        low, high = _point_extents(
+            run,
+            take_rows(world.vertices, vertex[position]),
+            counts[at[rows]],
+            np.concatenate([axes[part], axes[part]]),
+            None,
+        )
+        size = len(rows) // 2
+        lower[part] = np.minimum(high[:size] - low[size:], high[size:] - low[:size])
     measured = lower <= first[:, None] + world.slack
     counts = measured.sum(axis=1)
     # Each row's axes measured, in order, then its least direction so far again: at

@@ -225,3 +225,15 @@ def test_a_meshs_core_is_its_extremes_along_26_directions():
     along = directions @ sphere.vertices.T
     assert np.allclose(along[:, core].max(axis=1), along.max(axis=1))
     np.testing.assert_array_equal(MESHES[0].core, np.arange(8))
+
+
+def test_pairs_measured_in_small_chunks_decide_as_in_one(monkeypatch):
+    """The axes' lower bounds and the projections are measured in chunks of pairs
+    (`_CHUNK_ROWS` points times axes): chunks of a pair or two give the same contacts,
+    bit for bit, as one chunk."""
+    meshes, _, matrices, pairs = scene(11, count=30)
+    whole = mesh_contacts(meshes, matrices, pairs, 0.05)
+    monkeypatch.setattr(mesh_module, "_CHUNK_ROWS", 256)
+    chunked = mesh_contacts(meshes, matrices, pairs, 0.05)
+    for field in ("distance", "point_i", "point_j", "relation"):
+        np.testing.assert_array_equal(getattr(chunked, field), getattr(whole, field))
