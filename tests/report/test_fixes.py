@@ -81,7 +81,8 @@ def test_proxy_fixes_leave_each_pair_apart_at_its_worst_frame(tmp_path):
     schema = json.loads(SCHEMA_PATH.read_text())
     jsonschema.Draft202012Validator(schema).validate(json.loads(paths["json"].read_text()))
     assert read_json_report(paths["json"])["clashes"] == report["clashes"]
-    rows = list(csv.DictReader(paths["csv"].open(newline="")))
+    with paths["csv"].open(newline="") as stream:
+        rows = list(csv.DictReader(stream))
     assert {row["fix"] for row in rows if row["b"] == "crate"} == {"move crate by (0.500002, 0, 0)"}
     html = paths["html"].read_text()
     assert "<th>Fix</th>" in html and "move crate by (0.500002, 0, 0)" in html
