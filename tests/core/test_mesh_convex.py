@@ -41,6 +41,18 @@ def by_triangles(monkeypatch) -> None:
     monkeypatch.setattr(mesh_module, "_convex_contacts", nothing_decided)
 
 
+def spy(monkeypatch, name: str, note) -> None:
+    """`mesh_module.<name>` from now on calls `note(args, result)` after each call."""
+    original = getattr(mesh_module, name)
+
+    def noted(*args, **options):
+        result = original(*args, **options)
+        note(args, result)
+        return result
+
+    monkeypatch.setattr(mesh_module, name, noted)
+
+
 def scene(seed: int, count: int = 24):
     """`count` of the shapes, turned, stretched and moved at random within a small room,
     so that many pairs cross, some touch nothing and a few hold another."""
@@ -72,14 +84,7 @@ def test_convex_pairs_decide_as_their_triangles_do(monkeypatch, seed):
     triangles are most of them, and their witnesses lie on both surfaces."""
     meshes, _, matrices, pairs = scene(seed)
     decided = []
-    convex_contacts = mesh_module._convex_contacts
-    monkeypatch.setattr(
-        mesh_module,
-        "_convex_contacts",
-        lambda *args: (lambda found: decided.append(found[1].relation) or found)(
-            convex_contacts(*args)
-        ),
-    )
+    spy(monkeypatch, "_convex_contacts", lambda args, found: decided.append(found[1].relation))
     fast = mesh_contacts(meshes, matrices, pairs, 0.05)
     decided = np.concatenate(decided)
     by_triangles(monkeypatch)
@@ -189,15 +194,7 @@ def test_axes_left_out_change_no_depth_and_are_most_of_them(monkeypatch, seed):
     bit for bit, and most of a UV sphere's axes with cubes and cylinders go unmeasured."""
     meshes, _, matrices, pairs = scene(seed)
     widths = []
-    projected = mesh_module._projected_overlap
-    monkeypatch.setattr(
-        mesh_module,
-        "_projected_overlap",
-        lambda world, slots, directions, **rest: (
-            widths.append(directions.shape[0] * directions.shape[1])
-            or projected(world, slots, directions, **rest)
-        ),
-    )
+    spy(monkeypatch, "_projected_overlap", lambda args, _: widths.append(args[2][..., 0].size))
     pruned = mesh_contacts(meshes, matrices, pairs, 0.05)
     pruned_width = sum(widths)
     widths.clear()
