@@ -234,3 +234,17 @@ def test_pairs_measured_in_small_chunks_decide_as_in_one(monkeypatch):
     chunked = mesh_contacts(meshes, matrices, pairs, 0.05)
     for field in ("distance", "point_i", "point_j", "relation"):
         np.testing.assert_array_equal(getattr(chunked, field), getattr(whole, field))
+
+
+def test_a_call_whose_pairs_need_no_triangles_builds_no_trees(monkeypatch):
+    """The posed meshes' trees are built on first use (`_World.tree`): not at all for a
+    call of convex pairs with a point inside, once for one with a pair held inside."""
+    built = []
+    spy(monkeypatch, "_forest", lambda args, _: built.append(len(args[0])))
+    cube = MESHES[0]
+    sunk = affine(turn([1, 1, 0], 30.0), (0.7, 0.2, 0.1))
+    result = mesh_contacts([cube, cube], [np.eye(4), sunk], [[0, 1]], 0.05)
+    assert result.relation[0] == CROSSING and built == []
+    small = prepare_mesh(*box_mesh([-0.1] * 3, [0.1] * 3))
+    result = mesh_contacts([small, MESHES[1]], [np.eye(4)] * 2, [[0, 1]], 0.05)
+    assert result.relation[0] == I_INSIDE_J and built == [2]
