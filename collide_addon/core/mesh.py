@@ -2901,6 +2901,12 @@ def _sorted_unique(pair: np.ndarray, row: np.ndarray, rows: int) -> tuple[np.nda
     return key // rows, key % rows
 
 
+def _by_planes(world: _World) -> np.ndarray:
+    """Which world meshes a point's depth in is its least height below their face
+    planes (u,) bool: the convex ones of at most `_PLANE_DEPTH_TRIANGLES` triangles."""
+    return world.convex & (world.triangle_count <= _PLANE_DEPTH_TRIANGLES)
+
+
 def _inside_stage(world: _World, inner: np.ndarray, outer: np.ndarray, known, apart) -> _Best:
     """Depth (b) of the pairs of world meshes (inner, outer) (m,) each, the outer ones
     closed: minus the largest distance of an inner vertex or face centre strictly inside
@@ -2935,7 +2941,7 @@ def _inside_stage(world: _World, inner: np.ndarray, outer: np.ndarray, known, ap
     keep = keep[_in_local_bounds(world, take_rows(points, keep), target[keep])]
     # In a convex mesh a point's depth is its least height below the faces' planes: no
     # ray and no search (in one of a few hundred faces at most).
-    by_planes = world.convex & (world.triangle_count <= _PLANE_DEPTH_TRIANGLES)
+    by_planes = _by_planes(world)
     convex = keep[by_planes[target[keep]]]
     _offer_convex_depths(
         world,
@@ -3063,11 +3069,19 @@ def mesh_contacts(
             progress(done, len(slots))
     if len(found) == 1:  # one share of all pairs, in order
         return found[0]
-    order = np.argsort(np.concatenate([apart, *shares]), kind="stable")
+    return _in_order(found, [apart, *shares])
+
+
+def _in_order(parts: list[MeshContacts], rows: list[np.ndarray]) -> MeshContacts:
+    """One `MeshContacts` of the pairs `parts` hold, the pairs `rows` (k,) each of them
+    (between them every row once; an empty one may have no part), in the rows' order."""
+    order = np.argsort(np.concatenate(rows), kind="stable")
     return concatenate_fields(
         MeshContacts,
-        found,
-        build=lambda **fields: MeshContacts(**{name: rows[order] for name, rows in fields.items()}),
+        parts,
+        build=lambda **fields: MeshContacts(
+            **{name: column[order] for name, column in fields.items()}
+        ),
     )
 
 
@@ -3119,12 +3133,7 @@ def _slot_contacts(world, boxes, slots, overlap, max_distance, contact) -> MeshC
     )
     if len(rest) == len(slots):
         return rest_found
-    order = np.argsort(np.concatenate([np.flatnonzero(quick), rest]), kind="stable")
-    return concatenate_fields(
-        MeshContacts,
-        [found, rest_found],
-        build=lambda **fields: MeshContacts(**{name: rows[order] for name, rows in fields.items()}),
-    )
+    return _in_order([found, rest_found], [np.flatnonzero(quick), rest])
 
 
 def _convex_contacts(world, boxes, slots, overlap, max_distance, contact):
@@ -3147,22 +3156,19 @@ def _convex_contacts(world, boxes, slots, overlap, max_distance, contact):
     curved pairs crossing with no point inside. On the live updates of 1,000 convex
     objects, the triangles and the rays took two thirds of a call."""
     decided = np.zeros(len(slots), dtype=bool)
-    by_planes = world.convex & world.closed & (world.triangle_count <= _PLANE_DEPTH_TRIANGLES)
+    by_planes = _by_planes(world) & world.closed
     rows = np.flatnonzero(by_planes[slots].all(axis=1) & (overlap > _SHALLOW))
     if not len(rows):
         return decided, _apart_contacts(world, slots[:0])
     first, second = slots[rows, 0], slots[rows, 1]
     # Both ways in one call (each pair is measured alone); no ray is cast.
+    both_ways = np.concatenate([first, second]), np.concatenate([second, first])
     both = _inside_stage(
-        world,
-        np.concatenate([first, second]),
-        np.concatenate([second, first]),
-        np.zeros(2 * len(rows)),
-        np.ones(2 * len(rows), dtype=bool),
+        world, *both_ways, np.zeros(2 * len(rows)), np.ones(2 * len(rows), dtype=bool)
     )
     i_in_j, j_in_i = both.halves()
     inside = -np.minimum(i_in_j.value, j_in_i.value)
-    apart_ways = _pokes_out(world, first, second) & _pokes_out(world, second, first)
+    apart_ways = _pokes_out(world, both_ways[0], both_ways[1]).reshape(2, -1).all(axis=0)
     bound, along, gap = _depth_bound(
         world,
         boxes,
@@ -3191,9 +3197,7 @@ def _convex_contacts(world, boxes, slots, overlap, max_distance, contact):
     apart = np.setdiff1d(apart, crossing)
     decided[rows[crossing]] = True
     decided[rows[apart]] = True
-    order = np.argsort(np.concatenate([rows[crossing], rows[apart]]), kind="stable")
-    found = concatenate_fields(
-        MeshContacts,
+    found = _in_order(
         [
             MeshContacts(
                 -bound[crossing],
@@ -3204,9 +3208,7 @@ def _convex_contacts(world, boxes, slots, overlap, max_distance, contact):
             ),
             _apart_contacts(world, slots[rows[apart]]),
         ],
-        build=lambda **fields: MeshContacts(
-            **{name: column[order] for name, column in fields.items()}
-        ),
+        [rows[crossing], rows[apart]],
     )
     return decided, found
 
@@ -3237,42 +3239,40 @@ def _support_witnesses(world: _World, slots: np.ndarray, along: np.ndarray, tole
     dent. None where a support has more than `_SUPPORT_CORNERS` corners, or where none
     is found (a vertex on a vertex, an edge along an edge: left to the triangles)."""
     count = len(slots)
-    run_a, points_a = _vertices_of(world, slots[:, 0])
-    run_b, points_b = _vertices_of(world, slots[:, 1])
-    ahead_a = dot_rows(points_a, take_rows(along, run_a))
-    ahead_b = dot_rows(points_b, take_rows(along, run_b))
-    starts_a = _starts(world.vertex_count[slots[:, 0]])
-    starts_b = _starts(world.vertex_count[slots[:, 1]])
-    low_a, high_a = np.minimum.reduceat(ahead_a, starts_a), np.maximum.reduceat(ahead_a, starts_a)
-    low_b, high_b = np.minimum.reduceat(ahead_b, starts_b), np.maximum.reduceat(ahead_b, starts_b)
+    # Both meshes' vertices, mesh i's then mesh j's, as `_projected_overlap` lays them
+    # out, and their extents along `along`.
+    run, points = _vertices_of(world, slots.T.reshape(-1))
+    ahead = dot_rows(points, take_rows(np.concatenate([along, along]), run))
+    starts = _starts(world.vertex_count[slots.T.reshape(-1)])
+    low, high = np.minimum.reduceat(ahead, starts), np.maximum.reduceat(ahead, starts)
     # Mesh i's far side meets mesh j's near side along `along`, or the other way round:
     # turned so that it is the first.
-    turned = (high_a - low_b) > (high_b - low_a)
+    turned = (high[:count] - low[count:]) > (high[count:] - low[:count])
     sign = np.where(turned, -1.0, 1.0)
     along = along * sign[:, None]
-    top_a = np.where(turned, -low_a, high_a)
-    bottom_b = np.where(turned, -high_b, low_b)
-    ahead_a *= sign[run_a]
-    ahead_b *= sign[run_b]
-    support_a = np.flatnonzero(ahead_a >= top_a[run_a] - tolerance)
-    support_b = np.flatnonzero(ahead_b <= bottom_b[run_b] + tolerance)
+    ahead *= np.concatenate([sign, sign])[run]
+    top = np.where(turned, -low[:count], high[:count])  # mesh i's far side
+    bottom = np.where(turned, -high[count:], low[count:])  # mesh j's near side
+    extreme = np.concatenate([top, bottom])[run]
+    side_i = run < count
+    support = np.flatnonzero(
+        np.where(side_i, ahead >= extreme - tolerance, ahead <= extreme + tolerance)
+    )
     # Coordinates across the direction.
     helper = np.eye(3)[np.argmin(np.abs(along), axis=1)]
     across_u = _unit_rows(cross_rows(along, helper))
     across_v = cross_rows(along, across_u)
     outlines = []
-    for run, points in (
-        (run_a[support_a], take_rows(points_a, support_a)),
-        (run_b[support_b], take_rows(points_b, support_b)),
-    ):
+    for kept in (support[side_i[support]], support[~side_i[support]]):
+        run_of, corners_of = run[kept] % count, take_rows(points, kept)
         flat = np.stack(
             [
-                dot_rows(points, take_rows(across_u, run)),
-                dot_rows(points, take_rows(across_v, run)),
+                dot_rows(corners_of, take_rows(across_u, run_of)),
+                dot_rows(corners_of, take_rows(across_v, run_of)),
             ],
             axis=1,
         )
-        outlines.append(_outline(run, flat, count))
+        outlines.append(_outline(run_of, flat, count))
     (
         (run_a, corner_a, next_a, centre_a, corners_a),
         (run_b, corner_b, next_b, centre_b, corners_b),
@@ -3301,8 +3301,8 @@ def _support_witnesses(world: _World, slots: np.ndarray, along: np.ndarray, tole
         )
         / np.maximum(counts, 1)[:, None]
     )
-    point_i = middle[:, :1] * across_u + middle[:, 1:] * across_v + top_a[:, None] * along
-    point_j = point_i + (bottom_b - top_a)[:, None] * along
+    point_i = middle[:, :1] * across_u + middle[:, 1:] * across_v + top[:, None] * along
+    point_j = point_i + (bottom - top)[:, None] * along
     point_i[counts == 0] = np.nan
     point_j[counts == 0] = np.nan
     return point_i, point_j
@@ -3618,8 +3618,7 @@ def _axes_pruned_overlap(world: _World, slots: np.ndarray, along, axes, floor):
             np.concatenate([axes[part], axes[part]]),
             None,
         )
-        size = len(rows) // 2
-        lower[part] = np.minimum(high[:size] - low[size:], high[size:] - low[:size])
+        lower[part] = _widths(low, high)
     measured = lower <= first[:, None] + world.slack
     counts = measured.sum(axis=1)
     # Each row's axes measured, in order, then its least direction so far again: at
@@ -3959,11 +3958,17 @@ def _least_overlap(low: np.ndarray, high: np.ndarray, chosen: np.ndarray, floor=
     """`_projected_overlap`'s result for c pairs from the extents low, high (2c, d) of
     their first meshes then their second ones along their directions `chosen` (c, d, 3):
     (overlap (c,), direction (c, 3)), the overlap no less than `floor`."""
-    count = len(chosen)
-    widths = np.minimum(high[:count] - low[count:], high[count:] - low[:count])
-    widths = np.where(_usable(chosen), widths, np.inf)
+    widths = np.where(_usable(chosen), _widths(low, high), np.inf)
     least = widths.argmin(axis=1)
     return np.maximum(pick_rows(widths, least), floor), pick_rows(chosen, least)
+
+
+def _widths(low: np.ndarray, high: np.ndarray) -> np.ndarray:
+    """How far the two meshes of c pairs overlap along each direction (c, d), from the
+    extents low, high (2c, d) of their first meshes then their second ones (as
+    `_projected_overlap` lays them out): negative for a gap."""
+    count = len(low) // 2
+    return np.minimum(high[:count] - low[count:], high[count:] - low[:count])
 
 
 def _extent_ways(world: _World) -> tuple[np.ndarray, np.ndarray]:
