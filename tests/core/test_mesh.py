@@ -521,16 +521,23 @@ def without_face_axis_test(monkeypatch):
     )
 
 
+def spy(monkeypatch, name: str, note) -> None:
+    """`mesh_module.<name>` from now on calls `note(args, result)` after each call."""
+    original = getattr(mesh_module, name)
+
+    def noted(*args, **options):
+        result = original(*args, **options)
+        note(args, result)
+        return result
+
+    monkeypatch.setattr(mesh_module, name, noted)
+
+
 def walked_pairs(monkeypatch) -> list[int]:
     """A list that gets the number of pairs of each call of the triangle stage (its
     trees walked) from now on."""
     walked = []
-    stage = mesh_module._triangle_stage
-    monkeypatch.setattr(
-        mesh_module,
-        "_triangle_stage",
-        lambda world, slots, grow: walked.append(len(slots)) or stage(world, slots, grow),
-    )
+    spy(monkeypatch, "_triangle_stage", lambda args, _: walked.append(len(args[1])))
     return walked
 
 

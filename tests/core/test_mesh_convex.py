@@ -15,7 +15,7 @@ from collide_addon.core.contact import contact_epsilon
 from collide_dev.coal_oracle import coal_convex_distance
 from collide_dev.mesh_shapes import box_mesh, cylinder, prism, uv_sphere
 from tests.core.shapes_for_tests import turn
-from tests.core.test_mesh import affine, random_pose, walked_pairs
+from tests.core.test_mesh import affine, random_pose, spy, walked_pairs
 from tests.core.test_mesh_fzk import surface_gaps
 
 # The live benchmark's shapes, a wedge and a cube: convex, each with face planes.
@@ -39,18 +39,6 @@ def by_triangles(monkeypatch) -> None:
         return np.zeros(len(slots), dtype=bool), none
 
     monkeypatch.setattr(mesh_module, "_convex_contacts", nothing_decided)
-
-
-def spy(monkeypatch, name: str, note) -> None:
-    """`mesh_module.<name>` from now on calls `note(args, result)` after each call."""
-    original = getattr(mesh_module, name)
-
-    def noted(*args, **options):
-        result = original(*args, **options)
-        note(args, result)
-        return result
-
-    monkeypatch.setattr(mesh_module, name, noted)
 
 
 def scene(seed: int, count: int = 24):
